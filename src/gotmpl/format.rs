@@ -1,0 +1,659 @@
+//! Go's `fmt` as templates observe it: `%v` printing of values, `%q`
+//! quoting, shortest float formatting, and `Sprintf` with its verbs, flags
+//! and error markers (`%!d(float64=42)`).
+
+use super::value::Value;
+
+/// `strconv.FormatFloat(f, 'g', -1, 64)`.
+pub fn format_float_g(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+    }
+    let (neg, digits, exp) = shortest_digits(f);
+    let x = exp; // decimal exponent of d.ddd form
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    if x < -4 || x >= 6 {
+        out.push_str(&sci(&digits, x));
+    } else {
+        out.push_str(&fixed(&digits, x));
+    }
+    out
+}
+
+/// Shortest round-trip decimal digits of |f| and the decimal exponent of
+/// the first digit (value = 0.d1d2.. * 10^(exp+1)).
+pub fn shortest_digits(f: f64) -> (bool, String, i32) {
+    let neg = f.is_sign_negative();
+    let a = f.abs();
+    if a == 0.0 {
+        return (neg, "0".into(), 0);
+    }
+    let s = format!("{:e}", a);
+    let (m, e) = s.split_once('e').unwrap();
+    let exp: i32 = e.parse().unwrap();
+    let digits: String = m.chars().filter(|c| *c != '.').collect();
+    (neg, digits, exp)
+}
+
+fn sci(digits: &str, x: i32) -> String {
+    let mut s = String::new();
+    s.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        s.push('.');
+        s.push_str(&digits[1..]);
+    }
+    s.push('e');
+    s.push(if x < 0 { '-' } else { '+' });
+    let ax = x.abs();
+    if ax < 10 {
+        s.push('0');
+    }
+    s.push_str(&ax.to_string());
+    s
+}
+
+fn fixed(digits: &str, x: i32) -> String {
+    let nd = digits.len() as i32;
+    if x < 0 {
+        let mut s = String::from("0.");
+        for _ in 0..(-x - 1) {
+            s.push('0');
+        }
+        s.push_str(digits);
+        s
+    } else if x + 1 >= nd {
+        let mut s = digits.to_string();
+        for _ in 0..(x + 1 - nd) {
+            s.push('0');
+        }
+        s
+    } else {
+        format!("{}.{}", &digits[..(x + 1) as usize], &digits[(x + 1) as usize..])
+    }
+}
+
+/// `%v` formatting of a value as Go's fmt does it, nil printing `<nil>`.
+pub fn format_v(v: &Value) -> String {
+    let mut s = String::new();
+    write_v(&mut s, v, false);
+    s
+}
+
+/// `%+v` (same as %v for the data Helm has, except structs).
+pub fn write_v(out: &mut String, v: &Value, _plus: bool) {
+    match v {
+        Value::Nil => out.push_str("<nil>"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) | Value::Int64(i) => out.push_str(&i.to_string()),
+        Value::Uint64(u) => out.push_str(&u.to_string()),
+        Value::Uint8(u) => out.push_str(&u.to_string()),
+        Value::Uint32(u) => out.push_str(&u.to_string()),
+        Value::Float(f) => out.push_str(&format_float_g(*f)),
+        Value::Str(s) => out.push_str(s),
+        Value::Bytes(b) => {
+            out.push('[');
+            for (i, x) in b.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(&x.to_string());
+            }
+            out.push(']');
+        }
+        Value::List(l, _) => {
+            out.push('[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                write_v(out, x, _plus);
+            }
+            out.push(']');
+        }
+        Value::Map(m, _) => {
+            out.push_str("map[");
+            for (i, (k, x)) in m.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(k);
+                out.push(':');
+                write_v(out, x, _plus);
+            }
+            out.push(']');
+        }
+        Value::Object(o) => out.push_str(&o.format()),
+    }
+}
+
+/// `strconv.Quote`.
+pub fn quote_go(s: &str) -> String {
+    quote_with(s, '"', false)
+}
+
+pub fn quote_bytes_go(b: &[u8]) -> String {
+    let mut out = String::from("\"");
+    let mut i = 0;
+    while i < b.len() {
+        match std::str::from_utf8(&b[i..]).map(|s| s.chars().next()) {
+            Ok(Some(c)) => {
+                escape_rune(&mut out, c, '"', false);
+                i += c.len_utf8();
+            }
+            _ => {
+                // Decode one valid char if possible else escape the byte.
+                let end = (i + 4).min(b.len());
+                let mut done = false;
+                for j in (i + 1..=end).rev() {
+                    if let Ok(s) = std::str::from_utf8(&b[i..j]) {
+                        if let Some(c) = s.chars().next() {
+                            if c.len_utf8() == j - i {
+                                escape_rune(&mut out, c, '"', false);
+                                i = j;
+                                done = true;
+                                break;
+                            }
+                        }
+                    }
+                }
+                if !done {
+                    out.push_str(&format!("\\x{:02x}", b[i]));
+                    i += 1;
+                }
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+pub fn quote_with(s: &str, q: char, ascii_only: bool) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(q);
+    for c in s.chars() {
+        escape_rune(&mut out, c, q, ascii_only);
+    }
+    out.push(q);
+    out
+}
+
+fn escape_rune(out: &mut String, c: char, q: char, ascii_only: bool) {
+    if c == q || c == '\\' {
+        out.push('\\');
+        out.push(c);
+        return;
+    }
+    if ascii_only {
+        if (c as u32) < 0x80 && is_go_print(c) {
+            out.push(c);
+            return;
+        }
+    } else if is_go_print(c) {
+        out.push(c);
+        return;
+    }
+    match c {
+        '\x07' => out.push_str("\\a"),
+        '\x08' => out.push_str("\\b"),
+        '\x0c' => out.push_str("\\f"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\x0b' => out.push_str("\\v"),
+        c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+        c => out.push_str(&format!("\\U{:08x}", c as u32)),
+    }
+}
+
+/// An approximation of Go's unicode.IsPrint (letters, marks, numbers,
+/// punctuation, symbols and ASCII space).
+pub fn is_go_print(c: char) -> bool {
+    if c == ' ' {
+        return true;
+    }
+    if c.is_control() {
+        return false;
+    }
+    let u = c as u32;
+    // Separators other than ASCII space, format characters, private use,
+    // surrogates and unassigned planes are not printable.
+    if matches!(u, 0x00A0 | 0x1680 | 0x2000..=0x200F | 0x2028..=0x202F | 0x205F..=0x206F | 0x3000 | 0xFEFF | 0xFFF9..=0xFFFB)
+    {
+        return false;
+    }
+    if matches!(u, 0xE000..=0xF8FF | 0xF0000..=0x10FFFF | 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E) {
+        return false;
+    }
+    if matches!(u, 0xFFFE | 0xFFFF) || (u & 0xFFFE) == 0xFFFE {
+        return false;
+    }
+    true
+}
+
+/// Go `fmt.Sprint`: spaces between operands when neither is a string.
+pub fn sprint(args: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            let prev_str = matches!(args[i - 1], Value::Str(_));
+            let this_str = matches!(a, Value::Str(_));
+            if !prev_str && !this_str {
+                out.push(' ');
+            }
+        }
+        write_v(&mut out, a, false);
+    }
+    out
+}
+
+/// Go `fmt.Sprintln`.
+pub fn sprintln(args: &[Value]) -> String {
+    let mut out = String::new();
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        write_v(&mut out, a, false);
+    }
+    out.push('\n');
+    out
+}
+
+#[derive(Default, Clone, Copy)]
+struct Flags {
+    minus: bool,
+    plus: bool,
+    sharp: bool,
+    space: bool,
+    zero: bool,
+    width: Option<usize>,
+    prec: Option<usize>,
+}
+
+fn pad(out: &mut String, s: &str, f: &Flags) {
+    let n = s.chars().count();
+    let w = f.width.unwrap_or(0);
+    if n >= w {
+        out.push_str(s);
+        return;
+    }
+    let fill = w - n;
+    if f.minus {
+        out.push_str(s);
+        out.extend(std::iter::repeat(' ').take(fill));
+    } else if f.zero {
+        // zero padding goes after the sign
+        let (sign, rest) = if s.starts_with(['-', '+', ' ']) { s.split_at(1) } else { ("", s) };
+        out.push_str(sign);
+        out.extend(std::iter::repeat('0').take(fill));
+        out.push_str(rest);
+    } else {
+        out.extend(std::iter::repeat(' ').take(fill));
+        out.push_str(s);
+    }
+}
+
+fn bad_verb(out: &mut String, verb: char, v: &Value) {
+    out.push_str("%!");
+    out.push(verb);
+    out.push('(');
+    match v {
+        Value::Nil => out.push_str("<nil>"),
+        _ => {
+            out.push_str(&v.type_name());
+            out.push('=');
+            write_v(out, v, false);
+        }
+    }
+    out.push(')');
+}
+
+fn fmt_int(out: &mut String, neg: bool, mag: u128, verb: char, f: &Flags) {
+    let mut digits = match verb {
+        'd' | 'v' => mag.to_string(),
+        'x' => format!("{:x}", mag),
+        'X' => format!("{:X}", mag),
+        'o' | 'O' => format!("{:o}", mag),
+        'b' => format!("{:b}", mag),
+        _ => mag.to_string(),
+    };
+    if let Some(p) = f.prec {
+        if p == 0 && mag == 0 {
+            digits.clear();
+        }
+        while digits.len() < p {
+            digits.insert(0, '0');
+        }
+    }
+    let prefix = match verb {
+        'x' if f.sharp => "0x",
+        'X' if f.sharp => "0X",
+        'o' if f.sharp && !digits.starts_with('0') => "0",
+        'O' => "0o",
+        'b' if f.sharp => "0b",
+        _ => "",
+    };
+    let sign = if neg {
+        "-"
+    } else if f.plus {
+        "+"
+    } else if f.space {
+        " "
+    } else {
+        ""
+    };
+    let body = format!("{sign}{prefix}{digits}");
+    let mut ff = *f;
+    if f.prec.is_some() {
+        ff.zero = false;
+    }
+    pad(out, &body, &ff);
+}
+
+fn fmt_float(out: &mut String, x: f64, verb: char, f: &Flags) {
+    let mut s = match verb {
+        'v' | 'g' | 'G' => match f.prec {
+            None => format_float_g(x),
+            Some(p) => format_g_prec(x, p.max(1)),
+        },
+        'f' | 'F' => {
+            if x.is_infinite() || x.is_nan() {
+                format_float_g(x)
+            } else {
+                format!("{:.*}", f.prec.unwrap_or(6), x)
+            }
+        }
+        'e' | 'E' => format_e(x, f.prec.unwrap_or(6)),
+        _ => format_float_g(x),
+    };
+    if verb == 'G' || verb == 'E' {
+        s = s.to_uppercase();
+    }
+    if f.plus && !s.starts_with('-') && !s.starts_with('+') {
+        s.insert(0, '+');
+    } else if f.space && !s.starts_with('-') {
+        s.insert(0, ' ');
+    }
+    if s == "+Inf" && !f.plus {
+        s = "+Inf".into();
+    }
+    pad(out, &s, f);
+}
+
+pub fn format_e(x: f64, prec: usize) -> String {
+    if x.is_infinite() || x.is_nan() {
+        return format_float_g(x);
+    }
+    let s = format!("{:.*e}", prec, x);
+    let (m, e) = s.split_once('e').unwrap();
+    let exp: i32 = e.parse().unwrap();
+    format!("{}e{}{:02}", m, if exp < 0 { '-' } else { '+' }, exp.abs())
+}
+
+fn format_g_prec(x: f64, p: usize) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if x.is_infinite() || x.is_nan() {
+        return format_float_g(x);
+    }
+    let s = format!("{:.*e}", p - 1, x);
+    let (m, e) = s.split_once('e').unwrap();
+    let exp: i32 = e.parse().unwrap();
+    let neg = m.starts_with('-');
+    let digits: String = m.chars().filter(|c| c.is_ascii_digit()).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let mut eprec = p as i32;
+    if eprec > digits.len() as i32 && digits.len() as i32 >= exp + 1 {
+        eprec = digits.len() as i32;
+    }
+    let body = if exp < -4 || exp >= eprec { sci(digits, exp) } else { fixed(digits, exp) };
+    if neg {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// Go `fmt.Sprintf`.
+pub fn sprintf(format: &str, args: &[Value]) -> String {
+    let mut out = String::new();
+    let mut argi = 0;
+    let chars: Vec<char> = format.chars().collect();
+    let mut i = 0;
+    let mut reordered = false;
+    while i < chars.len() {
+        let c = chars[i];
+        if c != '%' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let mut f = Flags::default();
+        while i < chars.len() {
+            match chars[i] {
+                '-' => {
+                    f.minus = true;
+                    f.zero = false
+                }
+                '+' => f.plus = true,
+                '#' => f.sharp = true,
+                ' ' => f.space = true,
+                '0' => f.zero = !f.minus,
+                _ => break,
+            }
+            i += 1;
+        }
+        // width
+        if i < chars.len() && chars[i] == '*' {
+            i += 1;
+            match args.get(argi) {
+                Some(Value::Int(n)) | Some(Value::Int64(n)) => {
+                    let n = *n;
+                    if n < 0 {
+                        f.minus = true;
+                        f.width = Some((-n) as usize);
+                    } else {
+                        f.width = Some(n as usize);
+                    }
+                }
+                _ => out.push_str("%!(BADWIDTH)"),
+            }
+            argi += 1;
+        } else {
+            let st = i;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+            if i > st {
+                f.width = chars[st..i].iter().collect::<String>().parse().ok();
+            }
+        }
+        if i < chars.len() && chars[i] == '.' {
+            i += 1;
+            if i < chars.len() && chars[i] == '*' {
+                i += 1;
+                match args.get(argi) {
+                    Some(Value::Int(n)) | Some(Value::Int64(n)) if *n >= 0 => f.prec = Some(*n as usize),
+                    _ => out.push_str("%!(BADPREC)"),
+                }
+                argi += 1;
+            } else {
+                let st = i;
+                while i < chars.len() && chars[i].is_ascii_digit() {
+                    i += 1;
+                }
+                f.prec = Some(chars[st..i].iter().collect::<String>().parse().unwrap_or(0));
+            }
+        }
+        if i >= chars.len() {
+            out.push_str("%!(NOVERB)");
+            break;
+        }
+        let verb = chars[i];
+        i += 1;
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        let Some(arg) = args.get(argi) else {
+            out.push_str(&format!("%!{verb}(MISSING)"));
+            continue;
+        };
+        argi += 1;
+        fmt_arg(&mut out, arg, verb, &f);
+    }
+    if !reordered && argi < args.len() {
+        out.push_str("%!(EXTRA ");
+        for (k, a) in args[argi..].iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            match a {
+                Value::Nil => out.push_str("<nil>"),
+                _ => {
+                    out.push_str(&a.type_name());
+                    out.push('=');
+                    write_v(&mut out, a, false);
+                }
+            }
+        }
+        out.push(')');
+    }
+    reordered = false;
+    let _ = reordered;
+    out
+}
+
+fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
+    if verb == 'T' {
+        pad(out, &arg.type_name(), f);
+        return;
+    }
+    match arg {
+        Value::Nil => match verb {
+            'v' => pad(out, "<nil>", f),
+            _ => bad_verb(out, verb, arg),
+        },
+        Value::Bool(b) => match verb {
+            'v' | 't' => pad(out, if *b { "true" } else { "false" }, f),
+            _ => bad_verb(out, verb, arg),
+        },
+        Value::Int(n) | Value::Int64(n) => fmt_integer(out, arg, *n < 0, (*n as i128).unsigned_abs(), verb, f),
+        Value::Uint64(n) => fmt_integer(out, arg, false, *n as u128, verb, f),
+        Value::Uint8(n) => fmt_integer(out, arg, false, *n as u128, verb, f),
+        Value::Uint32(n) => fmt_integer(out, arg, false, *n as u128, verb, f),
+        Value::Float(x) => match verb {
+            'v' | 'g' | 'G' | 'f' | 'F' | 'e' | 'E' => fmt_float(out, *x, verb, f),
+            'x' | 'X' | 'b' => bad_verb(out, verb, arg),
+            _ => bad_verb(out, verb, arg),
+        },
+        Value::Str(s) => fmt_string(out, s.as_bytes(), verb, f, arg),
+        Value::Bytes(b) => match verb {
+            's' | 'q' | 'x' | 'X' => fmt_string(out, b, verb, f, arg),
+            _ => {
+                let mut s = String::new();
+                s.push('[');
+                for (i, x) in b.iter().enumerate() {
+                    if i > 0 {
+                        s.push(' ');
+                    }
+                    let mut tmp = String::new();
+                    fmt_integer(&mut tmp, &Value::Uint8(*x), false, *x as u128, verb, &Flags::default());
+                    s.push_str(&tmp);
+                }
+                s.push(']');
+                pad(out, &s, f);
+            }
+        },
+        Value::List(l, _) => {
+            let mut s = String::from("[");
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    s.push(' ');
+                }
+                fmt_arg(&mut s, x, verb, &Flags { width: None, ..*f });
+            }
+            s.push(']');
+            pad(out, &s, &Flags { width: None, ..*f });
+        }
+        Value::Map(m, _) => {
+            let mut s = String::from("map[");
+            for (i, (k, x)) in m.borrow().iter().enumerate() {
+                if i > 0 {
+                    s.push(' ');
+                }
+                fmt_arg(&mut s, &Value::str(k), verb, &Flags { width: None, ..*f });
+                s.push(':');
+                fmt_arg(&mut s, x, verb, &Flags { width: None, ..*f });
+            }
+            s.push(']');
+            out.push_str(&s);
+        }
+        Value::Object(o) => match verb {
+            'v' | 's' => pad(out, &o.format(), f),
+            'q' => pad(out, &quote_go(&o.format()), f),
+            _ => bad_verb(out, verb, arg),
+        },
+    }
+}
+
+fn fmt_integer(out: &mut String, arg: &Value, neg: bool, mag: u128, verb: char, f: &Flags) {
+    match verb {
+        'v' | 'd' | 'x' | 'X' | 'o' | 'O' | 'b' => fmt_int(out, neg, mag, verb, f),
+        'c' => pad(out, &char::from_u32(mag as u32).unwrap_or('\u{FFFD}').to_string(), f),
+        'q' => pad(out, &quote_with(&char::from_u32(mag as u32).unwrap_or('\u{FFFD}').to_string(), '\'', false), f),
+        'U' => pad(out, &format!("U+{:04X}", mag), f),
+        'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
+            let x = if neg { -(mag as f64) } else { mag as f64 };
+            fmt_float(out, x, verb, f)
+        }
+        _ => bad_verb(out, verb, arg),
+    }
+}
+
+fn fmt_string(out: &mut String, b: &[u8], verb: char, f: &Flags, arg: &Value) {
+    let s = String::from_utf8_lossy(b);
+    match verb {
+        'v' | 's' => {
+            let s: String = match f.prec {
+                Some(p) => s.chars().take(p).collect(),
+                None => s.into_owned(),
+            };
+            pad(out, &s, f)
+        }
+        'q' => {
+            if f.sharp && !s.contains('`') {
+                pad(out, &format!("`{s}`"), f)
+            } else if f.plus {
+                pad(out, &quote_with(&s, '"', true), f)
+            } else {
+                pad(out, &quote_bytes_go(b), f)
+            }
+        }
+        'x' | 'X' => {
+            let mut h = String::new();
+            for (i, byte) in b.iter().enumerate() {
+                if f.space && i > 0 {
+                    h.push(' ');
+                }
+                if verb == 'x' {
+                    h.push_str(&format!("{:02x}", byte));
+                } else {
+                    h.push_str(&format!("{:02X}", byte));
+                }
+            }
+            pad(out, &h, f)
+        }
+        _ => bad_verb(out, verb, arg),
+    }
+}

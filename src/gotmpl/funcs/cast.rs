@@ -1,0 +1,112 @@
+//! spf13/cast v1.7.0 conversions, which Sprig uses for `int`, `int64`,
+//! `float64` and the implicit conversions of its math functions.
+
+use crate::gotmpl::parse::{parse_go_float, parse_go_int};
+use crate::gotmpl::value::Value;
+
+fn trim_zero_decimal(s: &str) -> &str {
+    let b = s.as_bytes();
+    let mut found_zero = false;
+    let mut i = b.len();
+    while i > 0 {
+        match b[i - 1] {
+            b'.' => {
+                if found_zero {
+                    return &s[..i - 1];
+                }
+            }
+            b'0' => found_zero = true,
+            _ => return s,
+        }
+        i -= 1;
+    }
+    s
+}
+
+/// Go's strconv.ParseInt(s, 0, 64).
+pub fn parse_int_base0(s: &str) -> Option<i64> {
+    if s.is_empty() {
+        return None;
+    }
+    // Underscores are only allowed when a base prefix is present (base 0).
+    let body = s.trim_start_matches(['+', '-']);
+    if s.len() - body.len() > 1 {
+        return None;
+    }
+    let has_prefix = body.len() > 1
+        && body.starts_with('0')
+        && matches!(body.as_bytes()[1], b'x' | b'X' | b'o' | b'O' | b'b' | b'B' | b'0'..=b'9' | b'_');
+    if body.contains('_') && !has_prefix && !(body.starts_with('0') && body.len() > 1) {
+        return None;
+    }
+    parse_go_int(s)
+}
+
+pub fn to_int64(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) | Value::Int64(i) => *i,
+        Value::Uint64(u) => *u as i64,
+        Value::Uint8(u) => *u as i64,
+        Value::Uint32(u) => *u as i64,
+        Value::Float(f) => {
+            if f.is_nan() {
+                i64::MIN
+            } else {
+                *f as i64
+            }
+        }
+        Value::Bool(b) => *b as i64,
+        Value::Str(s) => parse_int_base0(trim_zero_decimal(s)).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+pub fn to_float64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) | Value::Int64(i) => *i as f64,
+        Value::Uint64(u) => *u as f64,
+        Value::Uint8(u) => *u as f64,
+        Value::Uint32(u) => *u as f64,
+        Value::Float(f) => *f,
+        Value::Bool(b) => *b as i64 as f64,
+        Value::Str(s) => parse_float(s).unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+/// Go's strconv.ParseFloat(s, 64).
+pub fn parse_float(s: &str) -> Option<f64> {
+    let l = s.to_ascii_lowercase();
+    let body = l.trim_start_matches(['+', '-']);
+    if s.len() - body.len() > 1 {
+        return None;
+    }
+    let neg = l.starts_with('-');
+    match body {
+        "inf" | "infinity" => return Some(if neg { f64::NEG_INFINITY } else { f64::INFINITY }),
+        "nan" => return Some(f64::NAN),
+        _ => {}
+    }
+    if body.starts_with("0x") {
+        if !body.contains('p') {
+            return None;
+        }
+        return parse_go_float(s);
+    }
+    if s.contains('_') {
+        return None;
+    }
+    if body.is_empty() || !body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-')) {
+        return None;
+    }
+    s.parse::<f64>().ok()
+}
+
+/// Go's strconv.Atoi.
+pub fn atoi(s: &str) -> Option<i64> {
+    let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse::<i64>().ok()
+}

@@ -1,0 +1,170 @@
+//! The function table: Go's built-ins, Sprig v3 as Helm exposes it, and
+//! Helm's own functions. Each entry declares Go's parameter types because
+//! the executor checks arguments against them exactly as Go does.
+
+mod builtins;
+pub mod cast;
+mod crypto;
+mod dates;
+mod dicts;
+mod helm;
+mod lists;
+mod math;
+pub mod semver;
+mod strings;
+
+use super::exec::Exec;
+use super::error::ExecError;
+use super::value::{Map, MapKind, Value};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// Go parameter types the executor distinguishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum P {
+    /// `interface {}`
+    Any,
+    /// `reflect.Value` (built-ins that take raw values)
+    Value,
+    Str,
+    Int,
+    Int64,
+    Float,
+    Bool,
+    Uint32,
+    /// `[]interface {}`
+    List,
+    /// `map[string]interface {}`
+    Map,
+}
+
+impl P {
+    pub fn go_name(self) -> &'static str {
+        match self {
+            P::Any => "interface {}",
+            P::Value => "reflect.Value",
+            P::Str => "string",
+            P::Int => "int",
+            P::Int64 => "int64",
+            P::Float => "float64",
+            P::Bool => "bool",
+            P::Uint32 => "uint32",
+            P::List => "[]interface {}",
+            P::Map => "map[string]interface {}",
+        }
+    }
+    pub fn can_be_nil(self) -> bool {
+        matches!(self, P::Any | P::Value | P::List | P::Map)
+    }
+    pub fn zero(self) -> Value {
+        match self {
+            P::List => Value::list(Vec::new()),
+            P::Map => Value::Map(std::rc::Rc::new(std::cell::RefCell::new(Map::new())), MapKind::Any),
+            _ => Value::Nil,
+        }
+    }
+}
+
+pub enum FuncError {
+    Msg(String),
+    Exec(Box<ExecError>),
+    /// `fail` / `required`.
+    Fail(String),
+}
+
+impl From<String> for FuncError {
+    fn from(s: String) -> Self {
+        FuncError::Msg(s)
+    }
+}
+impl From<&str> for FuncError {
+    fn from(s: &str) -> Self {
+        FuncError::Msg(s.to_string())
+    }
+}
+
+pub type FResult = Result<Value, FuncError>;
+pub type FnImpl = fn(&mut Exec, Vec<Value>) -> FResult;
+
+pub struct Func {
+    pub params: &'static [P],
+    pub variadic: Option<P>,
+    pub f: FnImpl,
+}
+
+pub struct Registry {
+    map: HashMap<&'static str, Func>,
+}
+
+impl Registry {
+    pub fn add(&mut self, name: &'static str, params: &'static [P], variadic: Option<P>, f: FnImpl) {
+        self.map.insert(name, Func { params, variadic, f });
+    }
+    /// Same function under several names.
+    pub fn alias(&mut self, name: &'static str, existing: &'static str) {
+        let f = self.map.get(existing).expect("alias of a known function");
+        let copy = Func { params: f.params, variadic: f.variadic, f: f.f };
+        self.map.insert(name, copy);
+    }
+}
+
+fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
+    REG.get_or_init(|| {
+        let mut r = Registry { map: HashMap::new() };
+        builtins::register(&mut r);
+        strings::register(&mut r);
+        math::register(&mut r);
+        lists::register(&mut r);
+        dicts::register(&mut r);
+        dates::register(&mut r);
+        crypto::register(&mut r);
+        semver::register(&mut r);
+        helm::register(&mut r);
+        r
+    })
+}
+
+pub fn get(name: &str) -> Option<&'static Func> {
+    registry().map.get(name)
+}
+
+pub fn exists(name: &str) -> bool {
+    registry().map.contains_key(name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    let mut v: Vec<_> = registry().map.keys().copied().collect();
+    v.sort();
+    v
+}
+
+// ---- helpers shared by the function modules ----
+
+pub fn arg_str(v: &Value) -> &str {
+    v.as_str().unwrap_or("")
+}
+
+pub fn arg_int(v: &Value) -> i64 {
+    match v {
+        Value::Int(i) | Value::Int64(i) => *i,
+        Value::Uint32(u) => *u as i64,
+        _ => 0,
+    }
+}
+
+pub fn arg_map(v: &Value) -> Option<std::rc::Rc<std::cell::RefCell<Map>>> {
+    match v {
+        Value::Map(m, _) => Some(m.clone()),
+        _ => None,
+    }
+}
+
+/// Go's `fmt.Sprintf("%v", v)` for a single value, as Sprig's `strval`.
+pub fn strval(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.to_string(),
+        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        other => super::format::format_v(other),
+    }
+}

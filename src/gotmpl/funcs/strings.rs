@@ -1,0 +1,1015 @@
+//! Sprig's string, regex, path, encoding, URL, reflection and default
+//! functions.
+
+use super::{arg_int, arg_str, strval, FResult, Registry, P};
+use crate::gotmpl::exec::Exec;
+use crate::gotmpl::format::{self, quote_go};
+use crate::gotmpl::value::{ListKind, Map, MapKind, Value};
+use base64::Engine as _;
+use std::rc::Rc;
+
+fn s(v: String) -> FResult {
+    Ok(Value::string(v))
+}
+
+pub fn register(r: &mut Registry) {
+    use P::*;
+    r.add("hello", &[], None, |_, _| s("Hello!".into()));
+    r.add("trim", &[Str], None, |_, a| s(arg_str(&a[0]).trim_matches(char::is_whitespace).to_string()));
+    r.add("trimAll", &[Str, Str], None, |_, a| {
+        let cut: Vec<char> = arg_str(&a[0]).chars().collect();
+        s(arg_str(&a[1]).trim_matches(|c| cut.contains(&c)).to_string())
+    });
+    r.alias("trimall", "trimAll");
+    r.add("trimPrefix", &[Str, Str], None, |_, a| {
+        s(arg_str(&a[1]).strip_prefix(arg_str(&a[0])).unwrap_or(arg_str(&a[1])).to_string())
+    });
+    r.add("trimSuffix", &[Str, Str], None, |_, a| {
+        s(arg_str(&a[1]).strip_suffix(arg_str(&a[0])).unwrap_or(arg_str(&a[1])).to_string())
+    });
+    r.add("upper", &[Str], None, |_, a| s(arg_str(&a[0]).to_uppercase()));
+    r.add("lower", &[Str], None, |_, a| s(arg_str(&a[0]).to_lowercase()));
+    r.add("title", &[Str], None, |_, a| s(title(arg_str(&a[0]))));
+    r.add("untitle", &[Str], None, |_, a| s(untitle(arg_str(&a[0]))));
+    r.add("repeat", &[Int, Str], None, |_, a| {
+        let n = arg_int(&a[0]);
+        if n < 0 {
+            return Err("strings: negative Repeat count".into());
+        }
+        s(arg_str(&a[1]).repeat(n as usize))
+    });
+    r.add("substr", &[Int, Int, Str], None, |_, a| substr(arg_int(&a[0]), arg_int(&a[1]), arg_str(&a[2])));
+    r.add("trunc", &[Int, Str], None, |_, a| {
+        let c = arg_int(&a[0]);
+        let st = arg_str(&a[1]);
+        let b = st.as_bytes();
+        let l = b.len() as i64;
+        if c < 0 && l + c > 0 {
+            return s(String::from_utf8_lossy(&b[(l + c) as usize..]).into_owned());
+        }
+        if c >= 0 && l > c {
+            return s(String::from_utf8_lossy(&b[..c as usize]).into_owned());
+        }
+        s(st.to_string())
+    });
+    r.add("abbrev", &[Int, Str], None, |_, a| {
+        let w = arg_int(&a[0]);
+        if w < 4 {
+            return s(arg_str(&a[1]).to_string());
+        }
+        s(abbreviate_full(arg_str(&a[1]), 0, w).unwrap_or_default())
+    });
+    r.add("abbrevboth", &[Int, Int, Str], None, |_, a| {
+        let (l, rt) = (arg_int(&a[0]), arg_int(&a[1]));
+        if rt < 4 || l > 0 && rt < 7 {
+            return s(arg_str(&a[2]).to_string());
+        }
+        s(abbreviate_full(arg_str(&a[2]), l, rt).unwrap_or_default())
+    });
+    r.add("initials", &[Str], None, |_, a| {
+        s(arg_str(&a[0]).split(char::is_whitespace).filter_map(|w| w.chars().next()).collect())
+    });
+    r.add("wrap", &[Int, Str], None, |_, a| s(wrap_custom(arg_str(&a[1]), arg_int(&a[0]), "", false)));
+    r.add("wrapWith", &[Int, Str, Str], None, |_, a| {
+        s(wrap_custom(arg_str(&a[2]), arg_int(&a[0]), arg_str(&a[1]), true))
+    });
+    r.add("contains", &[Str, Str], None, |_, a| Ok(Value::Bool(arg_str(&a[1]).contains(arg_str(&a[0])))));
+    r.add("hasPrefix", &[Str, Str], None, |_, a| Ok(Value::Bool(arg_str(&a[1]).starts_with(arg_str(&a[0])))));
+    r.add("hasSuffix", &[Str, Str], None, |_, a| Ok(Value::Bool(arg_str(&a[1]).ends_with(arg_str(&a[0])))));
+    r.add("quote", &[], Some(Any), |_, a| {
+        s(a.iter().filter(|v| !v.is_nil()).map(|v| quote_go(&strval(v))).collect::<Vec<_>>().join(" "))
+    });
+    r.add("squote", &[], Some(Any), |_, a| {
+        s(a.iter().filter(|v| !v.is_nil()).map(|v| format!("'{}'", format::format_v(v))).collect::<Vec<_>>().join(" "))
+    });
+    r.add("cat", &[], Some(Any), |_, a| {
+        s(a.iter().filter(|v| !v.is_nil()).map(format::format_v).collect::<Vec<_>>().join(" "))
+    });
+    r.add("indent", &[Int, Str], None, |_, a| s(indent(arg_int(&a[0]), arg_str(&a[1]))));
+    r.add("nindent", &[Int, Str], None, |_, a| s(format!("\n{}", indent(arg_int(&a[0]), arg_str(&a[1])))));
+    r.add("replace", &[Str, Str, Str], None, |_, a| s(go_replace(arg_str(&a[2]), arg_str(&a[0]), arg_str(&a[1]))));
+    r.add("plural", &[Str, Str, Int], None, |_, a| {
+        s(if arg_int(&a[2]) == 1 { arg_str(&a[0]) } else { arg_str(&a[1]) }.to_string())
+    });
+    r.add("snakecase", &[Str], None, |_, a| s(to_lower_words(arg_str(&a[0]), '_')));
+    r.add("kebabcase", &[Str], None, |_, a| s(to_lower_words(arg_str(&a[0]), '-')));
+    r.add("camelcase", &[Str], None, |_, a| s(camelcase(arg_str(&a[0]))));
+    r.add("swapcase", &[Str], None, |_, a| {
+        s(arg_str(&a[0])
+            .chars()
+            .flat_map(|c| {
+                if c.is_uppercase() {
+                    c.to_lowercase().collect::<Vec<_>>()
+                } else if c.is_lowercase() {
+                    c.to_uppercase().collect()
+                } else {
+                    vec![c]
+                }
+            })
+            .collect())
+    });
+    r.add("shuffle", &[Str], None, |_, a| {
+        use rand::seq::SliceRandom;
+        let mut c: Vec<char> = arg_str(&a[0]).chars().collect();
+        c.shuffle(&mut rand::thread_rng());
+        s(c.into_iter().collect())
+    });
+    r.add("nospace", &[Str], None, |_, a| s(arg_str(&a[0]).chars().filter(|c| !c.is_whitespace()).collect()));
+    r.add("toString", &[Any], None, |_, a| s(strval(&a[0])));
+    r.add("toStrings", &[Any], None, |_, a| Ok(Value::str_list(strslice(&a[0]))));
+    r.add("join", &[Str, Any], None, |_, a| s(strslice(&a[1]).join(arg_str(&a[0]))));
+    r.add("split", &[Str, Str], None, |_, a| {
+        let parts = go_split(arg_str(&a[1]), arg_str(&a[0]), -1);
+        Ok(split_map(parts))
+    });
+    r.add("splitn", &[Str, Int, Str], None, |_, a| {
+        let parts = go_split(arg_str(&a[2]), arg_str(&a[0]), arg_int(&a[1]));
+        Ok(split_map(parts))
+    });
+    r.add("splitList", &[Str, Str], None, |_, a| Ok(Value::str_list(go_split(arg_str(&a[1]), arg_str(&a[0]), -1))));
+    r.add("sortAlpha", &[Any], None, |_, a| {
+        let mut l = match &a[0] {
+            Value::List(..) | Value::Bytes(_) => strslice(&a[0]),
+            other => vec![strval(other)],
+        };
+        l.sort();
+        Ok(Value::str_list(l))
+    });
+    r.add("sha1sum", &[Str], None, |_, a| {
+        use sha1::Digest;
+        s(hex(&sha1::Sha1::digest(arg_str(&a[0]).as_bytes())))
+    });
+    r.add("sha256sum", &[Str], None, |_, a| {
+        use sha2::Digest;
+        s(hex(&sha2::Sha256::digest(arg_str(&a[0]).as_bytes())))
+    });
+    r.add("sha512sum", &[Str], None, |_, a| {
+        use sha2::Digest;
+        s(hex(&sha2::Sha512::digest(arg_str(&a[0]).as_bytes())))
+    });
+    r.add("adler32sum", &[Str], None, |_, a| s(adler32(arg_str(&a[0]).as_bytes()).to_string()));
+    r.add("b64enc", &[Str], None, |_, a| s(base64::engine::general_purpose::STANDARD.encode(arg_str(&a[0]))));
+    r.add("b64dec", &[Str], None, |_, a| {
+        s(match go_b64_decode(arg_str(&a[0])) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => e,
+        })
+    });
+    r.add("b32enc", &[Str], None, |_, a| s(b32_encode(arg_str(&a[0]).as_bytes())));
+    r.add("b32dec", &[Str], None, |_, a| {
+        s(match b32_decode(arg_str(&a[0])) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => e,
+        })
+    });
+    // Regular expressions.
+    r.add("regexMatch", &[Str, Str], None, |_, a| {
+        Ok(Value::Bool(compile(arg_str(&a[0])).map(|re| re.is_match(arg_str(&a[1]))).unwrap_or(false)))
+    });
+    r.add("mustRegexMatch", &[Str, Str], None, |_, a| {
+        Ok(Value::Bool(compile(arg_str(&a[0]))?.is_match(arg_str(&a[1]))))
+    });
+    r.add("regexFindAll", &[Str, Str, Int], None, |_, a| regex_find_all(&a, true));
+    r.add("mustRegexFindAll", &[Str, Str, Int], None, |_, a| regex_find_all(&a, false));
+    r.add("regexFind", &[Str, Str], None, |_, a| regex_find(&a, true));
+    r.add("mustRegexFind", &[Str, Str], None, |_, a| regex_find(&a, false));
+    r.add("regexReplaceAll", &[Str, Str, Str], None, |_, a| regex_replace(&a, true, true));
+    r.add("mustRegexReplaceAll", &[Str, Str, Str], None, |_, a| regex_replace(&a, true, false));
+    r.add("regexReplaceAllLiteral", &[Str, Str, Str], None, |_, a| regex_replace(&a, false, true));
+    r.add("mustRegexReplaceAllLiteral", &[Str, Str, Str], None, |_, a| regex_replace(&a, false, false));
+    r.add("regexSplit", &[Str, Str, Int], None, |_, a| regex_split(&a, true));
+    r.add("mustRegexSplit", &[Str, Str, Int], None, |_, a| regex_split(&a, false));
+    r.add("regexQuoteMeta", &[Str], None, |_, a| s(quote_meta(arg_str(&a[0]))));
+    // Paths.
+    r.add("base", &[Str], None, |_, a| s(path_base(arg_str(&a[0]))));
+    r.add("dir", &[Str], None, |_, a| s(path_dir(arg_str(&a[0]))));
+    r.add("clean", &[Str], None, |_, a| s(path_clean(arg_str(&a[0]))));
+    r.add("ext", &[Str], None, |_, a| s(path_ext(arg_str(&a[0]))));
+    r.add("isAbs", &[Str], None, |_, a| Ok(Value::Bool(arg_str(&a[0]).starts_with('/'))));
+    r.alias("osBase", "base");
+    r.alias("osDir", "dir");
+    r.alias("osClean", "clean");
+    r.alias("osExt", "ext");
+    r.alias("osIsAbs", "isAbs");
+    // URLs.
+    r.add("urlParse", &[Str], None, |_, a| url_parse(arg_str(&a[0])));
+    r.add("urlJoin", &[Map], None, |_, a| url_join(&a[0]));
+    // Reflection.
+    r.add("typeOf", &[Any], None, |_, a| s(a[0].type_name()));
+    r.add("typeIs", &[Str, Any], None, |_, a| Ok(Value::Bool(arg_str(&a[0]) == a[1].type_name())));
+    r.add("typeIsLike", &[Str, Any], None, |_, a| {
+        let t = a[1].type_name();
+        let target = arg_str(&a[0]);
+        Ok(Value::Bool(target == t || format!("*{target}") == t))
+    });
+    r.add("kindOf", &[Any], None, |_, a| s(a[0].kind_name().to_string()));
+    r.add("kindIs", &[Str, Any], None, |_, a| Ok(Value::Bool(arg_str(&a[0]) == a[1].kind_name())));
+    r.add("deepEqual", &[Any, Any], None, |_, a| Ok(Value::Bool(a[0].deep_equal(&a[1]))));
+    // Defaults.
+    r.add("default", &[Any], Some(Any), |_, a| {
+        if a.len() < 2 || is_empty(&a[1]) {
+            return Ok(a[0].clone());
+        }
+        Ok(a[1].clone())
+    });
+    r.add("empty", &[Any], None, |_, a| Ok(Value::Bool(is_empty(&a[0]))));
+    r.add("coalesce", &[], Some(Any), |_, a| Ok(a.into_iter().find(|v| !is_empty(v)).unwrap_or(Value::Nil)));
+    r.add("all", &[], Some(Any), |_, a| Ok(Value::Bool(a.iter().all(|v| !is_empty(v)))));
+    r.add("any", &[], Some(Any), |_, a| Ok(Value::Bool(a.iter().any(|v| !is_empty(v)))));
+    r.add("ternary", &[Any, Any, Bool], None, |_, a| Ok(if a[2].truthy() { a[0].clone() } else { a[1].clone() }));
+}
+
+/// Sprig's `empty`.
+pub fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Object(o) => o.is_pointer() && false,
+        other => !other.truthy(),
+    }
+}
+
+pub fn hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        s.push_str(&format!("{:02x}", x));
+    }
+    s
+}
+
+fn adler32(data: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for &x in data {
+        a = (a + x as u32) % 65521;
+        b = (b + a) % 65521;
+    }
+    (b << 16) | a
+}
+
+/// Go's strings.Title.
+fn title(st: &str) -> String {
+    let mut out = String::with_capacity(st.len());
+    let mut prev = ' ';
+    for c in st.chars() {
+        if is_title_separator(prev) {
+            out.extend(c.to_uppercase().take(1).chain(if c.to_uppercase().count() > 1 { None } else { None }));
+            if c.to_uppercase().count() > 1 {
+                // Go uses unicode.ToTitle, a single rune.
+            }
+        } else {
+            out.push(c);
+        }
+        prev = c;
+    }
+    out
+}
+
+fn is_title_separator(c: char) -> bool {
+    if c.is_ascii() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            return false;
+        }
+        return true;
+    }
+    if c.is_alphabetic() || c.is_numeric() {
+        return false;
+    }
+    c.is_whitespace()
+}
+
+fn untitle(st: &str) -> String {
+    let mut out = String::with_capacity(st.len());
+    let mut at_start = true;
+    for c in st.chars() {
+        if c.is_whitespace() {
+            at_start = true;
+            out.push(c);
+        } else if at_start {
+            out.extend(c.to_lowercase());
+            at_start = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn substr(start: i64, end: i64, st: &str) -> FResult {
+    let b = st.as_bytes();
+    let l = b.len() as i64;
+    let slice = |a: i64, z: i64| -> FResult {
+        if a < 0 || z > l || a > z {
+            if z > l {
+                return Err(format!("runtime error: slice bounds out of range [:{z}] with length {l}").into());
+            }
+            return Err(format!("runtime error: slice bounds out of range [{a}:{z}]").into());
+        }
+        Ok(Value::string(String::from_utf8_lossy(&b[a as usize..z as usize]).into_owned()))
+    };
+    if start < 0 {
+        return slice(0, end);
+    }
+    if end < 0 || end > l {
+        if start > l {
+            return Err(format!("runtime error: slice bounds out of range [{start}:{l}]").into());
+        }
+        return slice(start, l);
+    }
+    slice(start, end)
+}
+
+fn abbreviate_full(st: &str, offset: i64, max: i64) -> Option<String> {
+    if st.is_empty() {
+        return Some(String::new());
+    }
+    if max < 4 {
+        return None;
+    }
+    let l = st.len() as i64;
+    if l <= max {
+        return Some(st.to_string());
+    }
+    let mut offset = offset.min(l);
+    if l - offset < max - 3 {
+        offset = l - (max - 3);
+    }
+    let b = st.as_bytes();
+    let sub = |a: i64, z: i64| String::from_utf8_lossy(&b[a as usize..z as usize]).into_owned();
+    if offset <= 4 {
+        return Some(sub(0, max - 3) + "...");
+    }
+    if max < 7 {
+        return None;
+    }
+    if offset + max - 3 < l {
+        let rest = abbreviate_full(&sub(offset, l), 0, max - 3)?;
+        return Some(format!("...{rest}"));
+    }
+    Some(format!("...{}", sub(l - (max - 3), l)))
+}
+
+fn wrap_custom(st: &str, wrap_len: i64, nl: &str, wrap_long: bool) -> String {
+    if st.is_empty() {
+        return String::new();
+    }
+    let nl = if nl.is_empty() { "\n" } else { nl };
+    let w = wrap_len.max(1) as usize;
+    let b = st.as_bytes();
+    let n = b.len();
+    let mut offset = 0usize;
+    let mut out: Vec<u8> = Vec::new();
+    while n - offset > w {
+        if b[offset] == b' ' {
+            offset += 1;
+            continue;
+        }
+        let end = w + offset + 1;
+        let space = b[offset..end].iter().rposition(|&c| c == b' ');
+        if let Some(sp) = space {
+            let at = sp + offset;
+            out.extend_from_slice(&b[offset..at]);
+            out.extend_from_slice(nl.as_bytes());
+            offset = at + 1;
+        } else if wrap_long {
+            let end = w + offset;
+            out.extend_from_slice(&b[offset..end]);
+            out.extend_from_slice(nl.as_bytes());
+            offset += w;
+        } else {
+            let end = w + offset;
+            match b[end..].iter().position(|&c| c == b' ') {
+                None => {
+                    out.extend_from_slice(&b[offset..]);
+                    offset = n;
+                }
+                Some(i) => {
+                    let at = i + end;
+                    out.extend_from_slice(&b[offset..at]);
+                    out.extend_from_slice(nl.as_bytes());
+                    offset = at + 1;
+                }
+            }
+        }
+    }
+    out.extend_from_slice(&b[offset.min(n)..]);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn indent(n: i64, st: &str) -> String {
+    let pad = " ".repeat(n.max(0) as usize);
+    let mut out = String::with_capacity(st.len() + pad.len() * 4);
+    out.push_str(&pad);
+    for (i, part) in st.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+            out.push_str(&pad);
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// Go's strings.Replace(s, old, new, -1), including the empty-`old` case.
+fn go_replace(st: &str, old: &str, new: &str) -> String {
+    if old.is_empty() {
+        let mut out = String::new();
+        out.push_str(new);
+        for c in st.chars() {
+            out.push(c);
+            out.push_str(new);
+        }
+        return out;
+    }
+    st.replace(old, new)
+}
+
+/// Go's strings.SplitN (n < 0: all).
+pub fn go_split(st: &str, sep: &str, n: i64) -> Vec<String> {
+    if n == 0 {
+        return Vec::new();
+    }
+    if sep.is_empty() {
+        let chars: Vec<String> = st.chars().map(|c| c.to_string()).collect();
+        if n > 0 && (n as usize) < chars.len() {
+            let mut v: Vec<String> = chars[..n as usize - 1].to_vec();
+            v.push(st.chars().skip(n as usize - 1).collect());
+            return v;
+        }
+        return chars;
+    }
+    if n < 0 {
+        st.split(sep).map(|x| x.to_string()).collect()
+    } else {
+        st.splitn(n as usize, sep).map(|x| x.to_string()).collect()
+    }
+}
+
+fn split_map(parts: Vec<String>) -> Value {
+    let mut m = Map::new();
+    for (i, p) in parts.into_iter().enumerate() {
+        m.insert(format!("_{i}"), Value::string(p));
+    }
+    Value::Map(Rc::new(std::cell::RefCell::new(m)), MapKind::StrStr)
+}
+
+/// Sprig's strslice.
+pub fn strslice(v: &Value) -> Vec<String> {
+    match v {
+        Value::List(l, ListKind::Str) => l.iter().map(strval).collect(),
+        Value::List(l, _) => l.iter().filter(|x| !x.is_nil()).map(strval).collect(),
+        Value::Bytes(b) => b.iter().map(|x| x.to_string()).collect(),
+        Value::Nil => Vec::new(),
+        other => vec![strval(other)],
+    }
+}
+
+fn is_connector(c: char) -> bool {
+    c == '-' || c == '_' || c.is_whitespace()
+}
+
+fn camelcase(st: &str) -> String {
+    let mut out = String::new();
+    let mut chars = st.chars().peekable();
+    let mut r0 = None;
+    while let Some(c) = chars.next() {
+        if !is_connector(c) {
+            r0 = Some(c.to_uppercase().next().unwrap_or(c));
+            break;
+        }
+        out.push(c);
+    }
+    let Some(mut r0) = r0 else { return out };
+    for c in chars {
+        let r1 = r0;
+        r0 = c;
+        if is_connector(r0) && is_connector(r1) {
+            out.push(r1);
+            continue;
+        }
+        if is_connector(r1) {
+            r0 = r0.to_uppercase().next().unwrap_or(r0);
+        } else {
+            out.push(r1);
+        }
+    }
+    out.push(r0);
+    out
+}
+
+/// huandu/xstrings ToSnakeCase / ToKebabCase.
+fn to_lower_words(st: &str, conn: char) -> String {
+    #[derive(PartialEq, Clone, Copy)]
+    enum K {
+        Upper,
+        Lower,
+        Digit,
+        Conn,
+        Other,
+    }
+    let kind = |c: char| {
+        if c.is_uppercase() {
+            K::Upper
+        } else if c.is_lowercase() {
+            K::Lower
+        } else if c.is_numeric() {
+            K::Digit
+        } else if is_connector(c) || c == '.' {
+            K::Conn
+        } else if c.is_alphabetic() {
+            K::Lower
+        } else {
+            K::Other
+        }
+    };
+    let chars: Vec<char> = st.chars().collect();
+    let mut words: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for i in 0..chars.len() {
+        let c = chars[i];
+        let k = kind(c);
+        if k == K::Conn {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        if !cur.is_empty() {
+            let p = kind(chars[i - 1]);
+            let next_lower = i + 1 < chars.len() && kind(chars[i + 1]) == K::Lower;
+            let boundary = match (p, k) {
+                (K::Lower, K::Upper) => true,
+                (K::Upper, K::Upper) => next_lower,
+                (K::Digit, K::Upper) => true,
+                (K::Lower | K::Upper, K::Digit) => false,
+                _ => false,
+            };
+            if boundary {
+                words.push(std::mem::take(&mut cur));
+            }
+        }
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words.join(&conn.to_string())
+}
+
+// ---- base64 / base32 with Go's error texts ----
+
+pub fn go_b64_decode(st: &str) -> Result<Vec<u8>, String> {
+    let alphabet = |c: u8| -> Option<u8> {
+        match c {
+            b'A'..=b'Z' => Some(c - b'A'),
+            b'a'..=b'z' => Some(c - b'a' + 26),
+            b'0'..=b'9' => Some(c - b'0' + 52),
+            b'+' => Some(62),
+            b'/' => Some(63),
+            _ => None,
+        }
+    };
+    let src = st.as_bytes();
+    let mut out = Vec::new();
+    let mut si = 0usize;
+    loop {
+        let mut dbuf = [0u8; 4];
+        let mut dlen = 4;
+        let mut j = 0;
+        while j < 4 {
+            if si == src.len() {
+                if j == 0 {
+                    return Ok(out);
+                }
+                return Err(format!("illegal base64 data at input byte {}", si - j));
+            }
+            let c = src[si];
+            si += 1;
+            if c == b'\n' || c == b'\r' {
+                continue;
+            }
+            if let Some(v) = alphabet(c) {
+                dbuf[j] = v;
+                j += 1;
+                continue;
+            }
+            if c != b'=' {
+                return Err(format!("illegal base64 data at input byte {}", si - 1));
+            }
+            // padding
+            match j {
+                0 | 1 => return Err(format!("illegal base64 data at input byte {}", si - 1)),
+                2 => {
+                    while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
+                        si += 1;
+                    }
+                    if si == src.len() {
+                        return Err(format!("illegal base64 data at input byte {}", src.len()));
+                    }
+                    if src[si] != b'=' {
+                        return Err(format!("illegal base64 data at input byte {}", si - 1));
+                    }
+                    si += 1;
+                }
+                _ => {}
+            }
+            while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
+                si += 1;
+            }
+            if si < src.len() {
+                return Err(format!("illegal base64 data at input byte {}", si));
+            }
+            dlen = j;
+            break;
+        }
+        let val = (dbuf[0] as u32) << 18 | (dbuf[1] as u32) << 12 | (dbuf[2] as u32) << 6 | dbuf[3] as u32;
+        let bytes = [(val >> 16) as u8, (val >> 8) as u8, val as u8];
+        match dlen {
+            4 => out.extend_from_slice(&bytes),
+            3 => out.extend_from_slice(&bytes[..2]),
+            2 => out.push(bytes[0]),
+            _ => {}
+        }
+        if dlen < 4 {
+            return Ok(out);
+        }
+    }
+}
+
+const B32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+
+fn b32_encode(data: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in data.chunks(5) {
+        let mut buf = [0u8; 5];
+        buf[..chunk.len()].copy_from_slice(chunk);
+        let v = buf.iter().fold(0u64, |acc, &b| acc << 8 | b as u64);
+        let nchars = match chunk.len() {
+            1 => 2,
+            2 => 4,
+            3 => 5,
+            4 => 7,
+            _ => 8,
+        };
+        for i in 0..8 {
+            if i < nchars {
+                out.push(B32[((v >> (35 - i * 5)) & 31) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn b32_decode(st: &str) -> Result<Vec<u8>, String> {
+    let src: Vec<u8> = st.bytes().filter(|&c| c != b'\n' && c != b'\r').collect();
+    if src.len() % 8 != 0 {
+        return Err(format!("illegal base32 data at input byte {}", (src.len() / 8) * 8));
+    }
+    let mut out = Vec::new();
+    for (ci, chunk) in src.chunks(8).enumerate() {
+        let mut v = 0u64;
+        let mut n = 0;
+        for (i, &c) in chunk.iter().enumerate() {
+            if c == b'=' {
+                if chunk[i..].iter().any(|&x| x != b'=') || ci != src.len() / 8 - 1 {
+                    return Err(format!("illegal base32 data at input byte {}", ci * 8 + i));
+                }
+                break;
+            }
+            let Some(p) = B32.iter().position(|&x| x == c) else {
+                return Err(format!("illegal base32 data at input byte {}", ci * 8 + i));
+            };
+            v |= (p as u64) << (35 - i * 5);
+            n += 1;
+        }
+        let nbytes = match n {
+            8 => 5,
+            7 => 4,
+            5 => 3,
+            4 => 2,
+            2 => 1,
+            _ => return Err(format!("illegal base32 data at input byte {}", ci * 8 + n)),
+        };
+        for i in 0..nbytes {
+            out.push((v >> (32 - i * 8)) as u8);
+        }
+    }
+    Ok(out)
+}
+
+// ---- regex ----
+
+fn compile(re: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(re).map_err(|e| format!("error parsing regexp: {}", regex_err_text(&e, re)))
+}
+
+fn regex_err_text(e: &regex::Error, re: &str) -> String {
+    let msg = e.to_string();
+    if msg.contains("unclosed group") {
+        return format!("missing closing ): `{re}`");
+    }
+    if msg.contains("unopened group") {
+        return format!("unexpected ): `{re}`");
+    }
+    if msg.contains("unclosed character class") {
+        return format!("missing closing ]: `{}`", &re[re.find('[').unwrap_or(0)..]);
+    }
+    if msg.contains("repetition operator missing expression") {
+        return format!("missing argument to repetition operator: `{}`", re.chars().next().unwrap_or('*'));
+    }
+    msg.lines().last().unwrap_or("").trim().to_string()
+}
+
+fn must<T>(r: Result<T, String>, panicky: bool, re: &str) -> Result<T, super::FuncError> {
+    r.map_err(|e| {
+        if panicky {
+            super::FuncError::Msg(format!("regexp: Compile({}): {}", quote_go(re).replace('"', "`"), e))
+        } else {
+            super::FuncError::Msg(e)
+        }
+    })
+}
+
+fn find_all<'t>(re: &regex::Regex, st: &'t str, n: i64) -> Vec<regex::Match<'t>> {
+    if n == 0 {
+        return Vec::new();
+    }
+    let mut v = Vec::new();
+    let mut prev_end: Option<usize> = None;
+    for m in re.find_iter(st) {
+        if m.start() == m.end() && Some(m.start()) == prev_end {
+            continue;
+        }
+        prev_end = Some(m.end());
+        v.push(m);
+        if n > 0 && v.len() as i64 >= n {
+            break;
+        }
+    }
+    v
+}
+
+fn regex_find_all(a: &[Value], panicky: bool) -> FResult {
+    let re = must(compile(arg_str(&a[0])), panicky, arg_str(&a[0]))?;
+    let st = arg_str(&a[1]);
+    let v: Vec<String> = find_all(&re, st, arg_int(&a[2])).iter().map(|m| m.as_str().to_string()).collect();
+    Ok(Value::str_list(v))
+}
+
+fn regex_find(a: &[Value], panicky: bool) -> FResult {
+    let re = must(compile(arg_str(&a[0])), panicky, arg_str(&a[0]))?;
+    Ok(Value::string(re.find(arg_str(&a[1])).map(|m| m.as_str().to_string()).unwrap_or_default()))
+}
+
+fn regex_replace(a: &[Value], expand: bool, panicky: bool) -> FResult {
+    let re = must(compile(arg_str(&a[0])), panicky, arg_str(&a[0]))?;
+    let st = arg_str(&a[1]);
+    let repl = arg_str(&a[2]);
+    let out = if expand {
+        re.replace_all(st, repl).into_owned()
+    } else {
+        re.replace_all(st, regex::NoExpand(repl)).into_owned()
+    };
+    Ok(Value::string(out))
+}
+
+fn regex_split(a: &[Value], panicky: bool) -> FResult {
+    let re = must(compile(arg_str(&a[0])), panicky, arg_str(&a[0]))?;
+    let st = arg_str(&a[1]);
+    let n = arg_int(&a[2]);
+    if n == 0 {
+        return Ok(Value::List(Rc::new(Vec::new()), ListKind::Str));
+    }
+    if !arg_str(&a[0]).is_empty() && st.is_empty() {
+        return Ok(Value::str_list(vec![String::new()]));
+    }
+    let matches = find_all(&re, st, n);
+    let mut out: Vec<String> = Vec::new();
+    let (mut beg, mut end) = (0usize, 0usize);
+    for m in matches {
+        if n > 0 && out.len() as i64 == n - 1 {
+            break;
+        }
+        end = m.start();
+        if m.end() != 0 {
+            out.push(st[beg..end].to_string());
+        }
+        beg = m.end();
+    }
+    if end != st.len() {
+        out.push(st[beg..].to_string());
+    }
+    Ok(Value::str_list(out))
+}
+
+fn quote_meta(st: &str) -> String {
+    let mut out = String::new();
+    for c in st.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+// ---- paths (Go's `path` package) ----
+
+pub fn path_clean(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let rooted = p.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                if !parts.is_empty() && *parts.last().unwrap() != ".." {
+                    parts.pop();
+                } else if !rooted {
+                    parts.push("..");
+                }
+            }
+            s => parts.push(s),
+        }
+    }
+    let body = parts.join("/");
+    if rooted {
+        format!("/{body}")
+    } else if body.is_empty() {
+        ".".into()
+    } else {
+        body
+    }
+}
+
+pub fn path_base(p: &str) -> String {
+    if p.is_empty() {
+        return ".".into();
+    }
+    let t = p.trim_end_matches('/');
+    if t.is_empty() {
+        return "/".into();
+    }
+    t.rsplit('/').next().unwrap_or(t).to_string()
+}
+
+pub fn path_dir(p: &str) -> String {
+    let dir = match p.rfind('/') {
+        Some(i) => &p[..i + 1],
+        None => "",
+    };
+    path_clean(dir)
+}
+
+pub fn path_ext(p: &str) -> String {
+    for (i, c) in p.char_indices().rev() {
+        if c == '/' {
+            break;
+        }
+        if c == '.' {
+            return p[i..].to_string();
+        }
+    }
+    String::new()
+}
+
+// ---- URLs ----
+
+fn url_parse(raw: &str) -> FResult {
+    let mut rest = raw;
+    let mut m = Map::new();
+    let mut fragment = String::new();
+    if let Some(i) = rest.find('#') {
+        fragment = percent_decode(&rest[i + 1..]);
+        rest = &rest[..i];
+    }
+    let mut scheme = String::new();
+    if let Some(i) = rest.find(':') {
+        let cand = &rest[..i];
+        if !cand.is_empty()
+            && cand.chars().next().unwrap().is_ascii_alphabetic()
+            && cand.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        {
+            scheme = cand.to_lowercase();
+            rest = &rest[i + 1..];
+        } else if cand.is_empty() {
+            return Err(format!("unable to parse url: parse {}: missing protocol scheme", quote_go(raw)).into());
+        }
+    }
+    let mut query = String::new();
+    if let Some(i) = rest.find('?') {
+        query = rest[i + 1..].to_string();
+        rest = &rest[..i];
+    }
+    let mut opaque = String::new();
+    let mut host = String::new();
+    let mut userinfo = String::new();
+    let mut path = String::new();
+    if !scheme.is_empty() && !rest.starts_with('/') {
+        opaque = rest.to_string();
+    } else if let Some(r) = rest.strip_prefix("//") {
+        let (authority, p) = match r.find('/') {
+            Some(i) => (&r[..i], &r[i..]),
+            None => (r, ""),
+        };
+        let authority = match authority.rfind('@') {
+            Some(i) => {
+                userinfo = authority[..i].to_string();
+                &authority[i + 1..]
+            }
+            None => authority,
+        };
+        host = authority.to_string();
+        path = percent_decode(p);
+    } else {
+        path = percent_decode(rest);
+    }
+    let hostname = if host.starts_with('[') {
+        host[1..host.find(']').unwrap_or(host.len())].to_string()
+    } else {
+        host.split(':').next().unwrap_or("").to_string()
+    };
+    m.insert("scheme".into(), Value::string(scheme));
+    m.insert("host".into(), Value::string(host));
+    m.insert("hostname".into(), Value::string(hostname));
+    m.insert("path".into(), Value::string(path));
+    m.insert("query".into(), Value::string(query));
+    m.insert("opaque".into(), Value::string(opaque));
+    m.insert("fragment".into(), Value::string(fragment));
+    m.insert("userinfo".into(), Value::string(userinfo));
+    Ok(Value::map(m))
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
+            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn url_join(d: &Value) -> FResult {
+    let get = |k: &str| -> Result<String, super::FuncError> {
+        match d {
+            Value::Map(m, _) => match m.borrow().get(k) {
+                None => Ok(String::new()),
+                Some(Value::Str(s)) => Ok(s.to_string()),
+                Some(other) => Err(format!("unable to parse {k}: {}", format::format_v(other)).into()),
+            },
+            _ => Ok(String::new()),
+        }
+    };
+    let scheme = get("scheme")?;
+    let host = get("host")?;
+    let path = get("path")?;
+    let query = get("query")?;
+    let opaque = get("opaque")?;
+    let fragment = get("fragment")?;
+    let userinfo = get("userinfo")?;
+    let mut out = String::new();
+    if !scheme.is_empty() {
+        out.push_str(&scheme);
+        out.push(':');
+    }
+    if !opaque.is_empty() {
+        out.push_str(&opaque);
+    } else {
+        if !scheme.is_empty() || !host.is_empty() || !userinfo.is_empty() {
+            if !host.is_empty() || !path.is_empty() || !userinfo.is_empty() {
+                out.push_str("//");
+            }
+            if !userinfo.is_empty() {
+                out.push_str(&userinfo);
+                out.push('@');
+            }
+            out.push_str(&host);
+        }
+        if !path.is_empty() && !path.starts_with('/') && !host.is_empty() {
+            out.push('/');
+        }
+        out.push_str(&path);
+    }
+    if !query.is_empty() {
+        out.push('?');
+        out.push_str(&query);
+    }
+    if !fragment.is_empty() {
+        out.push('#');
+        out.push_str(&fragment);
+    }
+    Ok(Value::string(out))
+}
+
+#[allow(dead_code)]
+fn unused(_: &mut Exec) {}
