@@ -470,7 +470,7 @@ impl<'s> Exec<'s> {
         if matches!(inner, Arg::Nil { .. }) {
             return self.errorf(format!("indirection through explicit nil in {}", node));
         }
-        let recv = self.eval_arg(dot, P::Value, inner)?;
+        let recv = self.eval_arg(dot, P::Raw, inner)?;
         self.eval_field_chain(dot, recv, fields, cmd, fin)
     }
 
@@ -613,7 +613,7 @@ impl<'s> Exec<'s> {
             let want = name == "or";
             let mut v = Value::Nil;
             for a in args {
-                v = self.eval_arg(dot, P::Value, a)?.v;
+                v = self.eval_arg(dot, P::Raw, a)?.v;
                 if v.truthy() == want {
                     return Ok(Slot::concrete(v));
                 }
@@ -713,7 +713,7 @@ impl<'s> Exec<'s> {
                 Arg::Str { text, .. } => Ok(Slot::concrete(Value::Str(text.clone()))),
                 _ => self.errorf(format!("expected string; found {n}")),
             },
-            P::Any | P::Value => match n {
+            P::Any | P::Raw => match n {
                 Arg::Bool { val, .. } => Ok(Slot::concrete(Value::Bool(*val))),
                 Arg::Number { lit, .. } => Ok(Slot::concrete(self.ideal_constant(lit)?)),
                 Arg::Str { text, .. } => Ok(Slot::concrete(Value::Str(text.clone()))),
@@ -725,7 +725,7 @@ impl<'s> Exec<'s> {
 
     /// Go's validateType: the value must be assignable to the parameter type.
     fn validate_type(&self, s: Slot, t: P) -> R<Value> {
-        if let P::Any | P::Value = t {
+        if let P::Any | P::Raw = t {
             return Ok(s.v);
         }
         if s.v.is_nil() {
@@ -745,7 +745,7 @@ impl<'s> Exec<'s> {
             (P::Float, Value::Float(_)) => true,
             (P::Bool, Value::Bool(_)) => true,
             (P::List, Value::List(_, ListKind::Any)) => true,
-            (P::Map, Value::Map(_, MapKind::Any | MapKind::Values)) => true,
+            (P::Dict, Value::Map(_, MapKind::Any | MapKind::Values)) => true,
             _ => false,
         };
         if ok {

@@ -657,3 +657,36 @@ fn fmt_string(out: &mut String, b: &[u8], verb: char, f: &Flags, arg: &Value) {
         _ => bad_verb(out, verb, arg),
     }
 }
+
+/// `strconv.FormatFloat(f, 'e', -1, 64)`.
+pub fn format_e_shortest(f: f64) -> String {
+    let (neg, digits, x) = shortest_digits(f);
+    let s = sci(&digits, x);
+    if neg {
+        format!("-{s}")
+    } else {
+        s
+    }
+}
+
+/// Plain decimal text of `digits` with decimal exponent `x` of the first digit.
+pub fn fixed_digits(digits: &str, x: i32) -> String {
+    fixed(digits, x)
+}
+
+/// Go's %g formatting of a float32 value (shortest float32 digits).
+pub fn format_float32_g(f: f32) -> String {
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+    }
+    let s = format!("{:e}", f.abs());
+    let (m, e) = s.split_once('e').unwrap();
+    let x: i32 = e.parse().unwrap();
+    let digits: String = m.chars().filter(|c| *c != '.').collect();
+    let body = if x < -4 || x >= 6 { sci(&digits, x) } else { fixed(&digits, x) };
+    if f < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}

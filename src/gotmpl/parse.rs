@@ -406,7 +406,7 @@ impl<'f> Parser<'f> {
                     return self.unexpected(&t, &format!("{{{{{what}}}}}"));
                 }
                 if self.range_depth == 0 {
-                    return self.err(format!("{{{{{what}}}} outside {{{{range}}}}"));
+                    return self.err(format!("{{{{{what}}}}} outside {{{{range}}}}"));
                 }
                 return Ok(Parsed::Node(Some(if tok.typ == Tok::Break {
                     Node::Break { pos: tok.pos }

@@ -8,24 +8,24 @@ use crate::gotmpl::value::Value;
 pub fn register(r: &mut Registry) {
     // and/or are handled by the executor (short-circuit); the entries give
     // their signatures.
-    r.add("and", &[P::Value], Some(P::Value), |_, a| Ok(a.into_iter().last().unwrap_or(Value::Nil)));
-    r.add("or", &[P::Value], Some(P::Value), |_, a| Ok(a.into_iter().last().unwrap_or(Value::Nil)));
-    r.add("not", &[P::Value], None, |_, a| Ok(Value::Bool(!a[0].truthy())));
-    r.add("len", &[P::Value], None, len);
-    r.add("index", &[P::Value], Some(P::Value), index);
-    r.add("eq", &[P::Value], Some(P::Value), eq);
-    r.add("ne", &[P::Value, P::Value], None, |_, a| Ok(Value::Bool(!eq_pair(&a[0], &a[1])?)));
-    r.add("lt", &[P::Value, P::Value], None, |_, a| Ok(Value::Bool(lt(&a[0], &a[1])?)));
-    r.add("le", &[P::Value, P::Value], None, |_, a| Ok(Value::Bool(le(&a[0], &a[1])?)));
-    r.add("gt", &[P::Value, P::Value], None, |_, a| Ok(Value::Bool(!le(&a[0], &a[1])?)));
-    r.add("ge", &[P::Value, P::Value], None, |_, a| Ok(Value::Bool(!lt(&a[0], &a[1])?)));
+    r.add("and", &[P::Raw], Some(P::Raw), |_, a| Ok(a.into_iter().last().unwrap_or(Value::Nil)));
+    r.add("or", &[P::Raw], Some(P::Raw), |_, a| Ok(a.into_iter().last().unwrap_or(Value::Nil)));
+    r.add("not", &[P::Raw], None, |_, a| Ok(Value::Bool(!a[0].truthy())));
+    r.add("len", &[P::Raw], None, len);
+    r.add("index", &[P::Raw], Some(P::Raw), index);
+    r.add("eq", &[P::Raw], Some(P::Raw), eq);
+    r.add("ne", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(!eq_pair(&a[0], &a[1])?)));
+    r.add("lt", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(lt(&a[0], &a[1])?)));
+    r.add("le", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(le(&a[0], &a[1])?)));
+    r.add("gt", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(!le(&a[0], &a[1])?)));
+    r.add("ge", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(!lt(&a[0], &a[1])?)));
     r.add("print", &[], Some(P::Any), |_, a| Ok(Value::string(sprint(&a))));
     r.add("printf", &[P::Str], Some(P::Any), |_, a| Ok(Value::string(sprintf(super::arg_str(&a[0]), &a[1..]))));
     r.add("println", &[], Some(P::Any), |_, a| Ok(Value::string(sprintln(&a))));
     r.add("html", &[], Some(P::Any), |_, a| Ok(Value::string(html_escape(&eval_args(&a)))));
     r.add("js", &[], Some(P::Any), |_, a| Ok(Value::string(js_escape(&eval_args(&a)))));
     r.add("urlquery", &[], Some(P::Any), |_, a| Ok(Value::string(query_escape(&eval_args(&a)))));
-    r.add("call", &[P::Value], Some(P::Value), |_, a| {
+    r.add("call", &[P::Raw], Some(P::Raw), |_, a| {
         Err(format!("non-function {} of type {}", format::format_v(&a[0]), a[0].type_name()).into())
     });
 }

@@ -11,7 +11,7 @@ mod helm;
 mod lists;
 mod math;
 pub mod semver;
-mod strings;
+pub mod strings;
 
 use super::exec::Exec;
 use super::error::ExecError;
@@ -25,7 +25,7 @@ pub enum P {
     /// `interface {}`
     Any,
     /// `reflect.Value` (built-ins that take raw values)
-    Value,
+    Raw,
     Str,
     Int,
     Int64,
@@ -35,14 +35,14 @@ pub enum P {
     /// `[]interface {}`
     List,
     /// `map[string]interface {}`
-    Map,
+    Dict,
 }
 
 impl P {
     pub fn go_name(self) -> &'static str {
         match self {
             P::Any => "interface {}",
-            P::Value => "reflect.Value",
+            P::Raw => "reflect.Value",
             P::Str => "string",
             P::Int => "int",
             P::Int64 => "int64",
@@ -50,16 +50,16 @@ impl P {
             P::Bool => "bool",
             P::Uint32 => "uint32",
             P::List => "[]interface {}",
-            P::Map => "map[string]interface {}",
+            P::Dict => "map[string]interface {}",
         }
     }
     pub fn can_be_nil(self) -> bool {
-        matches!(self, P::Any | P::Value | P::List | P::Map)
+        matches!(self, P::Any | P::Raw | P::List | P::Dict)
     }
     pub fn zero(self) -> Value {
         match self {
             P::List => Value::list(Vec::new()),
-            P::Map => Value::Map(std::rc::Rc::new(std::cell::RefCell::new(Map::new())), MapKind::Any),
+            P::Dict => Value::Map(std::rc::Rc::new(std::cell::RefCell::new(Map::new())), MapKind::Any),
             _ => Value::Nil,
         }
     }

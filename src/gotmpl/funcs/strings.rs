@@ -193,7 +193,7 @@ pub fn register(r: &mut Registry) {
     r.alias("osIsAbs", "isAbs");
     // URLs.
     r.add("urlParse", &[Str], None, |_, a| url_parse(arg_str(&a[0])));
-    r.add("urlJoin", &[Map], None, |_, a| url_join(&a[0]));
+    r.add("urlJoin", &[Dict], None, |_, a| url_join(&a[0]));
     // Reflection.
     r.add("typeOf", &[Any], None, |_, a| s(a[0].type_name()));
     r.add("typeIs", &[Str, Any], None, |_, a| Ok(Value::Bool(arg_str(&a[0]) == a[1].type_name())));

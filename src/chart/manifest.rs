@@ -1,0 +1,292 @@
+//! Turning rendered files into Helm's manifest: notes taken out, documents
+//! split, hooks separated, manifests sorted in install order.
+
+use crate::goyaml::parse::{parse_documents, to_json};
+use crate::gotmpl::value::Value;
+use std::collections::BTreeMap;
+
+pub const INSTALL_ORDER: &[&str] = &[
+    "PriorityClass",
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+pub const UNINSTALL_ORDER: &[&str] = &[
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "APIService",
+    "Ingress",
+    "IngressClass",
+    "Service",
+    "CronJob",
+    "Job",
+    "StatefulSet",
+    "HorizontalPodAutoscaler",
+    "Deployment",
+    "ReplicaSet",
+    "ReplicationController",
+    "Pod",
+    "DaemonSet",
+    "RoleBindingList",
+    "RoleBinding",
+    "RoleList",
+    "Role",
+    "ClusterRoleBindingList",
+    "ClusterRoleBinding",
+    "ClusterRoleList",
+    "ClusterRole",
+    "CustomResourceDefinition",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "ConfigMap",
+    "SecretList",
+    "Secret",
+    "ServiceAccount",
+    "PodDisruptionBudget",
+    "PodSecurityPolicy",
+    "LimitRange",
+    "ResourceQuota",
+    "NetworkPolicy",
+    "Namespace",
+    "PriorityClass",
+];
+
+#[derive(Debug, Clone, Default)]
+pub struct Head {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+    pub annotations: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// Template path (`chart/templates/x.yaml`).
+    pub path: String,
+    pub content: String,
+    pub head: Head,
+}
+
+#[derive(Debug, Clone)]
+pub struct Hook {
+    pub name: String,
+    pub kind: String,
+    pub path: String,
+    pub manifest: String,
+    pub events: Vec<String>,
+    pub weight: i64,
+    pub delete_policies: Vec<String>,
+    pub output_log_policies: Vec<String>,
+}
+
+const HOOK_EVENTS: &[&str] =
+    &["pre-install", "post-install", "pre-delete", "post-delete", "pre-upgrade", "post-upgrade", "pre-rollback", "post-rollback", "test"];
+
+/// Helm v4's SplitManifests.
+pub fn split_documents(file: &str) -> Vec<String> {
+    use std::sync::OnceLock;
+    static SEP: OnceLock<regex::Regex> = OnceLock::new();
+    let sep = SEP.get_or_init(|| regex::Regex::new(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*").unwrap());
+    let big = file.trim_start();
+    sep.split(big)
+        .filter(|d| !d.trim().is_empty())
+        .map(|d| d.trim_start().to_string())
+        .collect()
+}
+
+fn head_of(doc: &str, path: &str) -> Result<Head, String> {
+    let wrap = |m: String| format!("YAML parse error on {path}: {m}");
+    let docs = parse_documents(doc).map_err(|e| wrap(format!("error converting YAML to JSON: {}", e.msg)))?;
+    let Some(first) = docs.first() else { return Ok(Head::default()) };
+    let v = to_json(first).map_err(|e| wrap(e.msg))?;
+    let mut h = Head::default();
+    match &v {
+        Value::Nil => return Ok(h),
+        Value::Map(m, _) => {
+            let m = m.borrow();
+            let field_str = |v: Option<&Value>, field: &str| -> Result<String, String> {
+                match v {
+                    None | Some(Value::Nil) => Ok(String::new()),
+                    Some(Value::Str(s)) => Ok(s.to_string()),
+                    Some(other) => Err(wrap(format!(
+                        "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {} of type string",
+                        crate::goyaml::parse::json_kind(other),
+                        field
+                    ))),
+                }
+            };
+            h.api_version = field_str(m.get("apiVersion"), "SimpleHead.apiVersion")?;
+            h.kind = field_str(m.get("kind"), "SimpleHead.kind")?;
+            match m.get("metadata") {
+                None | Some(Value::Nil) => {}
+                Some(Value::Map(md, _)) => {
+                    let md = md.borrow();
+                    h.name = field_str(md.get("name"), "SimpleHead.metadata.name")?;
+                    h.namespace = field_str(md.get("namespace"), "SimpleHead.metadata.namespace")?;
+                    match md.get("annotations") {
+                        None | Some(Value::Nil) => {}
+                        Some(Value::Map(an, _)) => {
+                            for (k, v) in an.borrow().iter() {
+                                h.annotations.insert(k.clone(), field_str(Some(v), "SimpleHead.metadata.annotations")?);
+                            }
+                        }
+                        Some(other) => {
+                            return Err(wrap(format!(
+                                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field .metadata.annotations of type map[string]string",
+                                crate::goyaml::parse::json_kind(other)
+                            )))
+                        }
+                    }
+                }
+                Some(other) => {
+                    return Err(wrap(format!(
+                        "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field SimpleHead.metadata of type struct {{ Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }}",
+                        crate::goyaml::parse::json_kind(other)
+                    )))
+                }
+            }
+        }
+        other => {
+            return Err(wrap(format!(
+                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",
+                crate::goyaml::parse::json_kind(other)
+            )))
+        }
+    }
+    Ok(h)
+}
+
+fn kind_rank(kind: &str, order: &[&str]) -> Option<usize> {
+    order.iter().position(|k| *k == kind)
+}
+
+pub fn sort_by_kind<T>(items: &mut [T], kind_of: impl Fn(&T) -> &str, order: &[&str]) {
+    items.sort_by(|a, b| {
+        let (ka, kb) = (kind_of(a), kind_of(b));
+        match (kind_rank(ka, order), kind_rank(kb, order)) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => ka.cmp(kb),
+        }
+    });
+}
+
+pub struct Sorted {
+    pub manifests: Vec<Manifest>,
+    pub hooks: Vec<Hook>,
+    pub notes: String,
+}
+
+/// Helm's SortManifests over rendered files (NOTES taken out first).
+pub fn sort_manifests(files: &BTreeMap<String, String>, root_chart: &str) -> Result<Sorted, String> {
+    let mut manifests = Vec::new();
+    let mut hooks = Vec::new();
+    let mut notes = String::new();
+    let root_notes = format!("{root_chart}/templates/NOTES.txt");
+    for (path, content) in files {
+        if path.ends_with("NOTES.txt") {
+            if *path == root_notes {
+                notes = content.clone();
+            }
+            continue;
+        }
+        if path.rsplit('/').next().map(|b| b.starts_with('_')).unwrap_or(false) {
+            continue;
+        }
+        if content.trim().is_empty() {
+            continue;
+        }
+        for doc in split_documents(content) {
+            let head = head_of(&doc, path)?;
+            let Some(hook_types) = head.annotations.get("helm.sh/hook").cloned() else {
+                manifests.push(Manifest { path: path.clone(), content: doc, head });
+                continue;
+            };
+            let mut events = Vec::new();
+            let mut unknown = false;
+            for t in hook_types.split(',') {
+                let t = t.trim().to_lowercase();
+                let t = if t == "test-success" { "test".to_string() } else { t };
+                if !HOOK_EVENTS.contains(&t.as_str()) {
+                    unknown = true;
+                    break;
+                }
+                events.push(t);
+            }
+            if unknown {
+                continue;
+            }
+            let weight = head.annotations.get("helm.sh/hook-weight").and_then(|w| w.trim().parse::<i64>().ok()).unwrap_or(0);
+            let list = |key: &str| -> Vec<String> {
+                head.annotations
+                    .get(key)
+                    .map(|v| v.split(',').map(|x| x.trim().to_lowercase()).filter(|x| !x.is_empty()).collect())
+                    .unwrap_or_default()
+            };
+            hooks.push(Hook {
+                name: head.name.clone(),
+                kind: head.kind.clone(),
+                path: path.clone(),
+                manifest: doc,
+                events,
+                weight,
+                delete_policies: list("helm.sh/hook-delete-policy"),
+                output_log_policies: list("helm.sh/hook-output-log-policy"),
+            });
+        }
+    }
+    sort_by_kind(&mut manifests, |m| m.head.kind.as_str(), INSTALL_ORDER);
+    sort_by_kind(&mut hooks, |h| h.kind.as_str(), INSTALL_ORDER);
+    Ok(Sorted { manifests, hooks, notes })
+}
+
+/// The release manifest string.
+pub fn manifest_string(manifests: &[Manifest]) -> String {
+    let mut out = String::new();
+    for m in manifests {
+        out.push_str("---\n# Source: ");
+        out.push_str(&m.path);
+        out.push('\n');
+        out.push_str(&m.content);
+        out.push('\n');
+    }
+    out
+}

@@ -1,0 +1,61 @@
+//! Helm charts: loading (directory or .tgz), dependency processing, values
+//! coalescing, rendering and manifest assembly, as Helm v4.2.3 does them.
+
+pub mod files;
+pub mod load;
+pub mod manifest;
+pub mod metadata;
+pub mod render;
+pub mod schema;
+pub mod strvals;
+pub mod values;
+
+pub use load::{load_chart, LoadError};
+pub use metadata::Metadata;
+
+use crate::gotmpl::value::Map;
+
+#[derive(Debug, Clone)]
+pub struct File {
+    pub name: String,
+    pub data: Vec<u8>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Chart {
+    pub metadata: Metadata,
+    /// Default values (values.yaml).
+    pub values: Map,
+    pub schema: Option<Vec<u8>>,
+    /// Files under templates/, with paths relative to the chart root.
+    pub templates: Vec<File>,
+    /// Every other file (README, crds/, files/...).
+    pub files: Vec<File>,
+    /// Subcharts found under charts/.
+    pub dependencies: Vec<Chart>,
+    /// Chart.lock / requirements.lock contents, raw.
+    pub lock: Option<Vec<u8>>,
+}
+
+impl Chart {
+    pub fn name(&self) -> &str {
+        &self.metadata.name
+    }
+
+    pub fn is_library(&self) -> bool {
+        self.metadata.chart_type == "library"
+    }
+
+    /// Files under crds/ with a .yaml, .yml or .json extension.
+    pub fn crd_files(&self) -> Vec<&File> {
+        self.files
+            .iter()
+            .filter(|f| {
+                f.name.starts_with("crds/") && {
+                    let l = f.name.to_lowercase();
+                    l.ends_with(".yaml") || l.ends_with(".yml") || l.ends_with(".json")
+                }
+            })
+            .collect()
+    }
+}

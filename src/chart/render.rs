@@ -1,0 +1,413 @@
+//! Rendering a chart tree: the objects templates see (.Values, .Release,
+//! .Chart, .Capabilities, .Files, .Subcharts, .Template) and Helm's engine
+//! loop (parse every template into one set, execute each non-partial).
+
+use super::files::Files;
+use super::values::{coalesce_values_for, process_dependencies};
+use super::Chart;
+use crate::gotmpl::exec::{Exec, LookupFn, Slot, TemplateSet};
+use crate::gotmpl::value::{ListKind, Map, MapKind, Object, Value};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+/// Helm v4.2.3's offline API versions.
+pub const DEFAULT_API_VERSIONS: &[&str] = &[
+    "v1",
+    "admissionregistration.k8s.io/v1",
+    "admissionregistration.k8s.io/v1alpha1",
+    "admissionregistration.k8s.io/v1beta1",
+    "internal.apiserver.k8s.io/v1alpha1",
+    "apps/v1",
+    "apps/v1beta1",
+    "apps/v1beta2",
+    "authentication.k8s.io/v1",
+    "authentication.k8s.io/v1alpha1",
+    "authentication.k8s.io/v1beta1",
+    "authorization.k8s.io/v1",
+    "authorization.k8s.io/v1beta1",
+    "autoscaling/v1",
+    "autoscaling/v2",
+    "batch/v1",
+    "batch/v1beta1",
+    "certificates.k8s.io/v1",
+    "certificates.k8s.io/v1beta1",
+    "certificates.k8s.io/v1alpha1",
+    "coordination.k8s.io/v1alpha2",
+    "coordination.k8s.io/v1beta1",
+    "coordination.k8s.io/v1",
+    "discovery.k8s.io/v1",
+    "discovery.k8s.io/v1beta1",
+    "events.k8s.io/v1",
+    "events.k8s.io/v1beta1",
+    "extensions/v1beta1",
+    "flowcontrol.apiserver.k8s.io/v1",
+    "flowcontrol.apiserver.k8s.io/v1beta1",
+    "flowcontrol.apiserver.k8s.io/v1beta2",
+    "flowcontrol.apiserver.k8s.io/v1beta3",
+    "networking.k8s.io/v1",
+    "networking.k8s.io/v1beta1",
+    "node.k8s.io/v1",
+    "node.k8s.io/v1alpha1",
+    "node.k8s.io/v1beta1",
+    "policy/v1",
+    "policy/v1beta1",
+    "rbac.authorization.k8s.io/v1",
+    "rbac.authorization.k8s.io/v1beta1",
+    "rbac.authorization.k8s.io/v1alpha1",
+    "resource.k8s.io/v1",
+    "resource.k8s.io/v1beta2",
+    "resource.k8s.io/v1beta1",
+    "resource.k8s.io/v1alpha3",
+    "scheduling.k8s.io/v1alpha2",
+    "scheduling.k8s.io/v1beta1",
+    "scheduling.k8s.io/v1",
+    "storage.k8s.io/v1beta1",
+    "storage.k8s.io/v1",
+    "storage.k8s.io/v1alpha1",
+    "storagemigration.k8s.io/v1beta1",
+    "apiextensions.k8s.io/v1beta1",
+    "apiextensions.k8s.io/v1",
+];
+
+#[derive(Debug, Clone)]
+pub struct KubeVersion {
+    pub version: String,
+    pub major: String,
+    pub minor: String,
+}
+
+impl KubeVersion {
+    /// Parse `1.30`, `v1.30.2` and the like; normalises to `vX.Y.Z`.
+    pub fn parse(s: &str) -> Result<KubeVersion, String> {
+        let v = crate::gotmpl::funcs::semver::Version::parse(s).map_err(|e| format!("invalid kube version {s:?}: {e}"))?;
+        let mut version = format!("v{}.{}.{}", v.major, v.minor, v.patch);
+        if !v.pre.is_empty() {
+            version.push('-');
+            version.push_str(&v.pre);
+        }
+        if !v.metadata.is_empty() {
+            version.push('+');
+            version.push_str(&v.metadata);
+        }
+        Ok(KubeVersion { version, major: v.major.to_string(), minor: v.minor.to_string() })
+    }
+}
+
+impl Default for KubeVersion {
+    fn default() -> Self {
+        KubeVersion { version: "v1.36.0".into(), major: "1".into(), minor: "36".into() }
+    }
+}
+
+impl Object for KubeVersion {
+    fn type_name(&self) -> String {
+        "common.KubeVersion".into()
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        match name {
+            "Version" => Some(Value::str(&self.version)),
+            "Major" => Some(Value::str(&self.major)),
+            "Minor" => Some(Value::str(&self.minor)),
+            _ => None,
+        }
+    }
+    fn has_method(&self, name: &str) -> bool {
+        matches!(name, "String" | "GitVersion")
+    }
+    fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, String> {
+        if !args.is_empty() {
+            return Err(format!("wrong number of args: want 0 got {}", args.len()));
+        }
+        Ok(Value::str(&self.version))
+    }
+    fn format(&self) -> String {
+        self.version.clone()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn to_data(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("Version".into(), Value::str(&self.version));
+        m.insert("Major".into(), Value::str(&self.major));
+        m.insert("Minor".into(), Value::str(&self.minor));
+        Value::map(m)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ApiVersions(pub Vec<String>);
+
+impl Object for ApiVersions {
+    fn type_name(&self) -> String {
+        "common.VersionSet".into()
+    }
+    fn kind_name(&self) -> &'static str {
+        "slice"
+    }
+    fn field(&self, _name: &str) -> Option<Value> {
+        None
+    }
+    fn has_method(&self, name: &str) -> bool {
+        name == "Has"
+    }
+    fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, String> {
+        match args.as_slice() {
+            [Value::Str(s)] => Ok(Value::Bool(self.0.iter().any(|v| v.as_str() == &**s))),
+            [other] => Err(format!("wrong type for value; expected string; got {}", other.type_name())),
+            _ => Err(format!("wrong number of args for Has: want 1 got {}", args.len())),
+        }
+    }
+    fn format(&self) -> String {
+        format!("[{}]", self.0.join(" "))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn to_data(&self) -> Value {
+        Value::List(Rc::new(self.0.iter().map(Value::str).collect()), ListKind::Str)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct HelmVersion;
+
+impl Object for HelmVersion {
+    fn type_name(&self) -> String {
+        "version.BuildInfo".into()
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        Some(Value::str(match name {
+            "Version" => "v4.2",
+            "GitCommit" => "",
+            "GitTreeState" => "",
+            "GoVersion" => "go1.26.6",
+            "KubeClientVersion" => "v1.36",
+            _ => return None,
+        }))
+    }
+    fn format(&self) -> String {
+        "{v4.2   go1.26.6 v1.36}".into()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn to_data(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("version".into(), Value::str("v4.2"));
+        m.insert("go_version".into(), Value::str("go1.26.6"));
+        m.insert("kube_client_version".into(), Value::str("v1.36"));
+        Value::map(m)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    pub kube_version: KubeVersion,
+    pub api_versions: Vec<String>,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Capabilities { kube_version: KubeVersion::default(), api_versions: DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect() }
+    }
+}
+
+impl Object for Capabilities {
+    fn type_name(&self) -> String {
+        "*common.Capabilities".into()
+    }
+    fn kind_name(&self) -> &'static str {
+        "ptr"
+    }
+    fn is_pointer(&self) -> bool {
+        true
+    }
+    fn field(&self, name: &str) -> Option<Value> {
+        match name {
+            "KubeVersion" => Some(Value::Object(Rc::new(self.kube_version.clone()))),
+            "APIVersions" => Some(Value::Object(Rc::new(ApiVersions(self.api_versions.clone())))),
+            "HelmVersion" => Some(Value::Object(Rc::new(HelmVersion))),
+            _ => None,
+        }
+    }
+    fn format(&self) -> String {
+        format!("&{{{} [{}] {}}}", self.kube_version.version, self.api_versions.join(" "), HelmVersion.format())
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Release facts for `.Release`.
+#[derive(Debug, Clone)]
+pub struct ReleaseOptions {
+    pub name: String,
+    pub namespace: String,
+    pub revision: i64,
+    pub is_install: bool,
+    pub is_upgrade: bool,
+}
+
+impl Default for ReleaseOptions {
+    fn default() -> Self {
+        ReleaseOptions { name: "release-name".into(), namespace: "default".into(), revision: 1, is_install: true, is_upgrade: false }
+    }
+}
+
+#[derive(Debug)]
+pub struct RenderError(pub String);
+
+impl std::fmt::Display for RenderError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// The outcome of rendering: template path to text, plus the processed
+/// chart tree and final values.
+pub struct Rendered {
+    pub files: BTreeMap<String, String>,
+    pub chart: Chart,
+    pub values: Map,
+}
+
+struct Renderable {
+    text: String,
+    vals: Value,
+    base_path: String,
+}
+
+fn collect(c: &Chart, parent_path: Option<&str>, top: &Map, parent_vals: &Value, out: &mut BTreeMap<String, Renderable>, is_root: bool) -> Value {
+    let full_path = match parent_path {
+        None => c.name().to_string(),
+        Some(p) => format!("{p}/charts/{}", c.name()),
+    };
+    let values = if is_root {
+        parent_vals.clone()
+    } else {
+        match parent_vals {
+            Value::Map(m, _) => match m.borrow().get(c.name()) {
+                Some(Value::Map(sub, _)) => Value::Map(sub.clone(), MapKind::Values),
+                _ => Value::values_map(Map::new()),
+            },
+            _ => Value::values_map(Map::new()),
+        }
+    };
+    let subcharts = Value::map(Map::new());
+    let mut next = Map::new();
+    next.insert("Chart".into(), c.metadata.to_value(is_root));
+    next.insert("Files".into(), Value::Object(Rc::new(Files::new(&c.files))));
+    next.insert("Release".into(), top.get("Release").cloned().unwrap_or(Value::Nil));
+    next.insert("Capabilities".into(), top.get("Capabilities").cloned().unwrap_or(Value::Nil));
+    next.insert("Values".into(), values.clone());
+    next.insert("Subcharts".into(), subcharts.clone());
+    let next = Value::map(next);
+    for child in &c.dependencies {
+        let v = collect(child, Some(&full_path), top, &values, out, false);
+        if let Value::Map(m, _) = &subcharts {
+            m.borrow_mut().insert(child.name().to_string(), v);
+        }
+    }
+    for t in &c.templates {
+        if c.is_library() && !t.name.rsplit('/').next().map(|b| b.starts_with('_')).unwrap_or(false) {
+            continue;
+        }
+        out.insert(
+            format!("{full_path}/{}", t.name),
+            Renderable { text: String::from_utf8_lossy(&t.data).into_owned(), vals: next.clone(), base_path: format!("{full_path}/templates") },
+        );
+    }
+    next
+}
+
+/// Helm's sortTemplates: deeper paths first, then reverse lexical order.
+fn parse_order(keys: &[String]) -> Vec<String> {
+    let mut k = keys.to_vec();
+    k.sort_by(|a, b| {
+        let (ca, cb) = (a.matches('/').count(), b.matches('/').count());
+        cb.cmp(&ca).then_with(|| b.cmp(a))
+    });
+    k
+}
+
+pub struct RenderOptions<'a> {
+    pub release: ReleaseOptions,
+    pub capabilities: Capabilities,
+    pub lookup: Option<&'a LookupFn>,
+    pub strict: bool,
+    pub skip_schema_validation: bool,
+}
+
+impl Default for RenderOptions<'_> {
+    fn default() -> Self {
+        RenderOptions { release: ReleaseOptions::default(), capabilities: Capabilities::default(), lookup: None, strict: false, skip_schema_validation: false }
+    }
+}
+
+/// Render a chart with user values, as `helm template` / install do.
+pub fn render_chart(chart: &Chart, user: &Map, opts: &RenderOptions) -> Result<Rendered, RenderError> {
+    if !chart.metadata.kube_version.is_empty() {
+        let c = crate::gotmpl::funcs::semver::Constraint::parse(&chart.metadata.kube_version).map_err(RenderError)?;
+        let kv = crate::gotmpl::funcs::semver::Version::parse(&opts.capabilities.kube_version.version).map_err(RenderError)?;
+        if !c.check(&kv) {
+            return Err(RenderError(format!(
+                "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
+                chart.metadata.kube_version, opts.capabilities.kube_version.version
+            )));
+        }
+    }
+    let processed = process_dependencies(chart, user).map_err(RenderError)?;
+    let values = coalesce_values_for(&processed, user).map_err(RenderError)?;
+    if !opts.skip_schema_validation {
+        super::schema::validate_tree(&processed, &values).map_err(RenderError)?;
+    }
+    let files = render_with_values(&processed, values.clone(), opts)?;
+    Ok(Rendered { files, chart: processed, values })
+}
+
+/// Execute every template of an already processed chart tree.
+pub fn render_with_values(chart: &Chart, values: Map, opts: &RenderOptions) -> Result<BTreeMap<String, String>, RenderError> {
+    let mut release = Map::new();
+    release.insert("Name".into(), Value::str(&opts.release.name));
+    release.insert("Namespace".into(), Value::str(&opts.release.namespace));
+    release.insert("IsUpgrade".into(), Value::Bool(opts.release.is_upgrade));
+    release.insert("IsInstall".into(), Value::Bool(opts.release.is_install));
+    release.insert("Revision".into(), Value::Int(opts.release.revision));
+    release.insert("Service".into(), Value::str("Helm"));
+    let mut top = Map::new();
+    top.insert("Release".into(), Value::map(release));
+    top.insert("Capabilities".into(), Value::Object(Rc::new(opts.capabilities.clone())));
+    let vals = Value::values_map(values);
+    let mut tpls = BTreeMap::new();
+    collect(chart, None, &top, &vals, &mut tpls, true);
+
+    let keys: Vec<String> = tpls.keys().cloned().collect();
+    let order = parse_order(&keys);
+    let mut set = TemplateSet::new();
+    for name in &order {
+        let r = &tpls[name];
+        set.parse(name, &r.text).map_err(|e| RenderError(e.helm_message()))?;
+    }
+    let mut exec = Exec::new(&set);
+    exec.lookup = opts.lookup;
+    exec.options.strict = opts.strict;
+    let mut out = BTreeMap::new();
+    for name in &order {
+        if name.rsplit('/').next().map(|b| b.starts_with('_')).unwrap_or(false) {
+            continue;
+        }
+        let r = &tpls[name];
+        if let Value::Map(m, _) = &r.vals {
+            let mut t = Map::new();
+            t.insert("Name".into(), Value::str(name));
+            t.insert("BasePath".into(), Value::str(&r.base_path));
+            m.borrow_mut().insert("Template".into(), Value::values_map(t));
+        }
+        let mut buf = String::new();
+        exec.exec_named(name, Slot::concrete(r.vals.clone()), &mut buf)
+            .map_err(|e| RenderError(crate::gotmpl::Error::Exec(e).helm_message()))?;
+        out.insert(name.clone(), buf.replace("<no value>", ""));
+    }
+    Ok(out)
+}

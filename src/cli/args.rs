@@ -1,0 +1,69 @@
+//! A small flag parser with Helm's conventions: `--flag value`,
+//! `--flag=value`, short `-f value`, repeatable flags, boolean switches.
+
+pub struct Args {
+    pub positional: Vec<String>,
+    pub pairs: Vec<(String, String)>,
+    pub switches: Vec<String>,
+}
+
+/// Flags that take no value.
+const SWITCHES: &[&str] = &[
+    "--include-crds",
+    "--skip-crds",
+    "--no-hooks",
+    "--is-upgrade",
+    "--skip-tests",
+    "--skip-schema-validation",
+    "--validate",
+    "--debug",
+    "--help",
+    "-h",
+];
+
+impl Args {
+    pub fn parse(raw: &[String]) -> Result<Args, String> {
+        let mut a = Args { positional: Vec::new(), pairs: Vec::new(), switches: Vec::new() };
+        let mut i = 0;
+        while i < raw.len() {
+            let s = &raw[i];
+            if s == "--" {
+                a.positional.extend(raw[i + 1..].iter().cloned());
+                break;
+            }
+            if s.starts_with('-') && s.len() > 1 {
+                if let Some((k, v)) = s.split_once('=') {
+                    if SWITCHES.contains(&k) {
+                        if v != "false" {
+                            a.switches.push(k.to_string());
+                        }
+                    } else {
+                        a.pairs.push((k.to_string(), v.to_string()));
+                    }
+                } else if SWITCHES.contains(&s.as_str()) {
+                    a.switches.push(s.clone());
+                } else {
+                    let v = raw.get(i + 1).ok_or_else(|| format!("flag needs an argument: {s}"))?;
+                    a.pairs.push((s.clone(), v.clone()));
+                    i += 1;
+                }
+            } else {
+                a.positional.push(s.clone());
+            }
+            i += 1;
+        }
+        Ok(a)
+    }
+
+    pub fn all(&self, names: &[&str]) -> Vec<String> {
+        self.pairs.iter().filter(|(k, _)| names.contains(&k.as_str())).map(|(_, v)| v.clone()).collect()
+    }
+
+    pub fn one(&self, names: &[&str]) -> Option<String> {
+        self.all(names).pop()
+    }
+
+    pub fn flag(&self, name: &str) -> bool {
+        self.switches.iter().any(|s| s == name)
+    }
+}

@@ -1,0 +1,42 @@
+//! The command line: thin wrappers over the library layers.
+
+pub mod args;
+pub mod demo;
+pub mod template;
+
+const HELP: &str = "navique-operator: Helm charts without Helm
+
+Commands:
+  demo                      render the embedded demo chart (the README's first command)
+  template [NAME] CHART     render a chart like `helm template` (-f, --set*, -n, --include-crds, --no-hooks, ...)
+  version                   print the version
+";
+
+/// Run the CLI; returns the process exit code.
+pub fn main(argv: Vec<String>) -> i32 {
+    let Some(cmd) = argv.first() else {
+        eprint!("{HELP}");
+        return 2;
+    };
+    let rest = &argv[1..];
+    let result = match cmd.as_str() {
+        "template" => args::Args::parse(rest).and_then(|a| template::run(&a)),
+        "demo" => demo::run(),
+        "version" => {
+            println!("navique-operator {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+        "help" | "--help" | "-h" => {
+            print!("{HELP}");
+            Ok(())
+        }
+        other => Err(format!("unknown command {other:?}\n\n{HELP}")),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            1
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! `navique-operator template`: Helm's `helm template` on our engine.
+
+use super::args::Args;
+use crate::chart::manifest::{manifest_string, sort_manifests};
+use crate::chart::render::{render_chart, ApiVersions, Capabilities, KubeVersion, RenderOptions, ReleaseOptions};
+use crate::chart::strvals::{parse_into, Mode};
+use crate::chart::values::merge_maps;
+use crate::gotmpl::value::{Map, Value};
+use std::path::Path;
+
+pub const USAGE: &str = "usage: navique-operator template [NAME] CHART [flags]";
+
+/// Build the user values from -f, --set-json, --set, --set-string, --set-file, --set-literal.
+pub fn user_values(a: &Args) -> Result<Map, String> {
+    let mut base = Map::new();
+    for f in a.all(&["-f", "--values"]) {
+        let text = if f == "-" {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
+            s
+        } else {
+            std::fs::read_to_string(&f).map_err(|e| format!("open {f}: {}", match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+                _ => e.to_string(),
+            }))?
+        };
+        let m = crate::goyaml::parse_values(&text).map_err(|e| format!("failed to parse {f}: {}", e.msg))?;
+        merge_maps(&mut base, m);
+    }
+    for s in a.all(&["--set-json"]) {
+        parse_into(&s, &mut base, Mode::Json).map_err(|e| format!("failed parsing --set-json data {s}: {e}"))?;
+    }
+    for s in a.all(&["--set"]) {
+        parse_into(&s, &mut base, Mode::Typed).map_err(|e| format!("failed parsing --set data: {e}"))?;
+    }
+    for s in a.all(&["--set-string"]) {
+        parse_into(&s, &mut base, Mode::String).map_err(|e| format!("failed parsing --set-string data: {e}"))?;
+    }
+    for s in a.all(&["--set-file"]) {
+        // key=path: the value is the file's content.
+        let (k, p) = s.split_once('=').ok_or_else(|| format!("failed parsing --set-file data: key {s:?} has no value"))?;
+        let content = std::fs::read_to_string(p).map_err(|e| format!("failed parsing --set-file data: open {p}: {e}"))?;
+        let mut tmp = Map::new();
+        parse_into(&format!("{k}=x"), &mut tmp, Mode::String).map_err(|e| format!("failed parsing --set-file data: {e}"))?;
+        set_leaf(&mut tmp, Value::string(content));
+        merge_maps(&mut base, tmp);
+    }
+    for s in a.all(&["--set-literal"]) {
+        parse_into(&s, &mut base, Mode::Literal).map_err(|e| format!("failed parsing --set-literal data: {e}"))?;
+    }
+    Ok(base)
+}
+
+fn set_leaf(m: &mut Map, v: Value) {
+    for (_, val) in m.iter_mut() {
+        match val {
+            Value::Map(inner, _) => {
+                let mut i = inner.borrow().clone();
+                set_leaf(&mut i, v.clone());
+                *val = Value::map(i);
+            }
+            other => *other = v.clone(),
+        }
+        return;
+    }
+}
+
+pub fn run(a: &Args) -> Result<(), String> {
+    let pos = &a.positional;
+    let (name, chart_path) = match pos.len() {
+        1 => (a.one(&["--name-template"]).unwrap_or_else(|| "release-name".into()), pos[0].clone()),
+        2 => (pos[0].clone(), pos[1].clone()),
+        _ => return Err(format!("\"navique-operator template\" requires at least 1 argument\n\n{USAGE}")),
+    };
+    let namespace = a.one(&["-n", "--namespace"]).unwrap_or_else(|| "default".into());
+    let chart = crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.0)?;
+    if chart.is_library() {
+        return Err("library charts are not installable".into());
+    }
+    let user = user_values(a)?;
+    let mut caps = Capabilities::default();
+    if let Some(kv) = a.one(&["--kube-version"]) {
+        caps.kube_version = KubeVersion::parse(&kv)?;
+    }
+    for av in a.all(&["--api-versions", "-a"]) {
+        for v in av.split(',') {
+            let v = v.trim();
+            if !v.is_empty() {
+                caps.api_versions.push(v.to_string());
+            }
+        }
+    }
+    let _ = ApiVersions(Vec::new());
+    let is_upgrade = a.flag("--is-upgrade");
+    let opts = RenderOptions {
+        release: ReleaseOptions { name, namespace, revision: 1, is_install: !is_upgrade, is_upgrade },
+        capabilities: caps,
+        lookup: None,
+        strict: false,
+        skip_schema_validation: a.flag("--skip-schema-validation"),
+    };
+    let rendered = render_chart(&chart, &user, &opts).map_err(|e| e.0)?;
+    let sorted = sort_manifests(&rendered.files, rendered.chart.name())?;
+    let mut manifest = String::new();
+    if a.flag("--include-crds") && !a.flag("--skip-crds") {
+        for (path, data) in crd_objects(&rendered.chart, None) {
+            manifest.push_str(&format!("---\n# Source: {path}\n{}\n", String::from_utf8_lossy(&data)));
+        }
+    }
+    manifest.push_str(&manifest_string(&sorted.manifests));
+    let mut out = String::new();
+    out.push_str(manifest.trim());
+    out.push('\n');
+    let skip_tests = a.flag("--skip-tests");
+    if !a.flag("--no-hooks") {
+        for h in &sorted.hooks {
+            if skip_tests && h.events.iter().any(|e| e == "test") {
+                continue;
+            }
+            out.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.manifest));
+        }
+    }
+    let show_only = a.all(&["--show-only", "-s"]);
+    if !show_only.is_empty() {
+        out = filter_show_only(&out, &show_only)?;
+    }
+    if let Some(dir) = a.one(&["--output-dir"]) {
+        write_output_dir(&out, &dir)?;
+        return Ok(());
+    }
+    use std::io::Write;
+    std::io::stdout().write_all(out.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+fn crd_objects(c: &crate::chart::Chart, parent: Option<&str>) -> Vec<(String, Vec<u8>)> {
+    let full = match parent {
+        None => c.name().to_string(),
+        Some(p) => format!("{p}/charts/{}", c.name()),
+    };
+    let mut out: Vec<(String, Vec<u8>)> = c.crd_files().into_iter().map(|f| (format!("{full}/{}", f.name), f.data.clone())).collect();
+    for d in &c.dependencies {
+        out.extend(crd_objects(d, Some(&full)));
+    }
+    out
+}
+
+fn split_sources(out: &str) -> Vec<(String, String)> {
+    let mut docs = Vec::new();
+    for part in out.split("---\n# Source: ").skip(1) {
+        let (src, _) = part.split_once('\n').unwrap_or((part, ""));
+        docs.push((src.to_string(), format!("---\n# Source: {part}")));
+    }
+    docs
+}
+
+fn filter_show_only(out: &str, show: &[String]) -> Result<String, String> {
+    let docs = split_sources(out);
+    let mut res = String::new();
+    for s in show {
+        let s = s.replace('\\', "/");
+        let mut found = false;
+        for (src, text) in &docs {
+            let rel = src.splitn(2, '/').nth(1).unwrap_or(src);
+            if src == &s || rel == s || crate::chart::load::glob_match(&s, src) || crate::chart::load::glob_match(&s, rel) {
+                res.push_str(text);
+                found = true;
+            }
+        }
+        if !found {
+            return Err(format!("could not find template {s} in chart"));
+        }
+    }
+    Ok(res)
+}
+
+fn write_output_dir(out: &str, dir: &str) -> Result<(), String> {
+    let mut written = std::collections::HashSet::new();
+    for (src, text) in split_sources(out) {
+        let path = Path::new(dir).join(&src);
+        if let Some(p) = path.parent() {
+            std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
+        }
+        use std::io::Write;
+        let append = !written.insert(path.clone());
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(&path)
+            .map_err(|e| e.to_string())?;
+        let body = text.splitn(3, '\n').nth(2).unwrap_or("");
+        f.write_all(format!("---\n# Source: {src}\n{body}").as_bytes()).map_err(|e| e.to_string())?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}

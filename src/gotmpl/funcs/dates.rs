@@ -1,0 +1,412 @@
+//! Sprig's date functions and a Go `time.Time` value. The machine's zone is
+//! taken as UTC (what containers run with); named zones other than UTC fall
+//! back to UTC as Sprig does for unknown zones.
+
+use super::{arg_str, FResult, Registry, P};
+use crate::gotmpl::value::{Object, Value};
+use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, TimeZone, Timelike, Utc};
+use std::rc::Rc;
+
+#[derive(Clone, Debug)]
+pub struct GoTime {
+    pub t: DateTime<FixedOffset>,
+    /// Set for `now`: Go prints the monotonic clock reading.
+    pub monotonic: bool,
+}
+
+impl Object for GoTime {
+    fn type_name(&self) -> String {
+        "time.Time".into()
+    }
+    fn field(&self, _name: &str) -> Option<Value> {
+        None
+    }
+    fn has_method(&self, name: &str) -> bool {
+        matches!(name, "Unix" | "Year" | "Format" | "UTC" | "String")
+    }
+    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
+        match name {
+            "Unix" => Ok(Value::Int64(self.t.timestamp())),
+            "Year" => Ok(Value::Int(self.t.year() as i64)),
+            "Format" => Ok(Value::string(go_format(&self.t, args.first().and_then(|v| v.as_str()).unwrap_or("")))),
+            "UTC" => Ok(time_value(self.t.with_timezone(&FixedOffset::east_opt(0).unwrap()), false)),
+            "String" => Ok(Value::string(self.format())),
+            _ => Err(format!("can't call method {name}")),
+        }
+    }
+    fn format(&self) -> String {
+        let mut s = go_format(&self.t, "2006-01-02 15:04:05.999999999 -0700 MST");
+        if self.monotonic {
+            s.push_str(" m=+0.000000001");
+        }
+        s
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn to_data(&self) -> Value {
+        Value::string(go_format(&self.t, "2006-01-02T15:04:05.999999999Z07:00"))
+    }
+}
+
+pub fn time_value(t: DateTime<FixedOffset>, monotonic: bool) -> Value {
+    Value::Object(Rc::new(GoTime { t, monotonic }))
+}
+
+fn now() -> DateTime<FixedOffset> {
+    Utc::now().with_timezone(&FixedOffset::east_opt(0).unwrap())
+}
+
+fn as_time(v: &Value) -> Option<DateTime<FixedOffset>> {
+    match v {
+        Value::Object(o) => o.as_any().downcast_ref::<GoTime>().map(|g| g.t),
+        _ => None,
+    }
+}
+
+/// Sprig's `date` argument: time, or Unix seconds as int/int32/int64; any
+/// other value silently means now.
+fn date_arg(v: &Value) -> DateTime<FixedOffset> {
+    if let Some(t) = as_time(v) {
+        return t;
+    }
+    match v {
+        Value::Int(i) | Value::Int64(i) => Utc.timestamp_opt(*i, 0).single().map(|t| t.fixed_offset()).unwrap_or_else(now),
+        _ => now(),
+    }
+}
+
+pub fn register(r: &mut Registry) {
+    use P::*;
+    r.add("now", &[], None, |_, _| Ok(time_value(now(), true)));
+    r.add("date", &[Str, Any], None, |_, a| Ok(Value::string(go_format(&date_arg(&a[1]), arg_str(&a[0])))));
+    r.add("dateInZone", &[Str, Any, Str], None, |_, a| Ok(Value::string(go_format(&date_arg(&a[1]), arg_str(&a[0])))));
+    r.alias("date_in_zone", "dateInZone");
+    r.add("htmlDate", &[Any], None, |_, a| Ok(Value::string(go_format(&date_arg(&a[0]), "2006-01-02"))));
+    r.add("htmlDateInZone", &[Any, Str], None, |_, a| Ok(Value::string(go_format(&date_arg(&a[0]), "2006-01-02"))));
+    r.add("unixEpoch", &[Any], None, |_, a| match as_time(&a[0]) {
+        Some(t) => Ok(Value::string(t.timestamp().to_string())),
+        None => Err(format!("wrong type for value; expected time.Time; got {}", a[0].type_name()).into()),
+    });
+    r.add("dateModify", &[Str, Any], None, |_, a| {
+        let t = as_time(&a[1]).ok_or_else(|| format!("wrong type for value; expected time.Time; got {}", a[1].type_name()))?;
+        Ok(match parse_duration(arg_str(&a[0])) {
+            Some(ns) => time_value(t + Duration::nanoseconds(ns as i64), false),
+            None => time_value(t, false),
+        })
+    });
+    r.alias("date_modify", "dateModify");
+    r.add("mustDateModify", &[Str, Any], None, |_, a| {
+        let t = as_time(&a[1]).ok_or_else(|| format!("wrong type for value; expected time.Time; got {}", a[1].type_name()))?;
+        match parse_duration(arg_str(&a[0])) {
+            Some(ns) => Ok(time_value(t + Duration::nanoseconds(ns as i64), false)),
+            None => Err(format!("time: invalid duration {}", crate::gotmpl::format::quote_go(arg_str(&a[0]))).into()),
+        }
+    });
+    r.alias("must_date_modify", "mustDateModify");
+    r.add("toDate", &[Str, Str], None, |_, a| {
+        Ok(time_value(go_parse(arg_str(&a[0]), arg_str(&a[1])).unwrap_or_else(zero_time), false))
+    });
+    r.add("mustToDate", &[Str, Str], None, |_, a| match go_parse(arg_str(&a[0]), arg_str(&a[1])) {
+        Some(t) => Ok(time_value(t, false)),
+        None => Err(format!(
+            "parsing time {} as {}: cannot parse",
+            crate::gotmpl::format::quote_go(arg_str(&a[1])),
+            crate::gotmpl::format::quote_go(arg_str(&a[0]))
+        )
+        .into()),
+    });
+    r.add("ago", &[Any], None, |_, a| {
+        let t = date_arg(&a[0]);
+        let secs = (now() - t).num_seconds();
+        Ok(Value::string(format_duration(secs as i128 * 1_000_000_000)))
+    });
+    r.add("duration", &[Any], None, |_, a| {
+        let secs: i64 = match &a[0] {
+            Value::Str(s) => super::cast::parse_int_base0(s).unwrap_or(0),
+            Value::Int64(i) => *i,
+            _ => 0,
+        };
+        Ok(Value::string(format_duration(secs as i128 * 1_000_000_000)))
+    });
+    r.add("durationRound", &[Any], None, |_, a| {
+        let ns: i128 = match &a[0] {
+            Value::Str(s) => parse_duration(s).unwrap_or(0),
+            Value::Int64(i) => *i as i128,
+            v => match as_time(v) {
+                Some(t) => (now() - t).num_nanoseconds().unwrap_or(0) as i128,
+                None => 0,
+            },
+        };
+        Ok(Value::string(duration_round(ns)))
+    });
+}
+
+fn zero_time() -> DateTime<FixedOffset> {
+    NaiveDate::from_ymd_opt(1, 1, 1).unwrap().and_hms_opt(0, 0, 0).unwrap().and_utc().fixed_offset()
+}
+
+fn duration_round(ns: i128) -> String {
+    let u = ns.unsigned_abs();
+    let sec = 1_000_000_000u128;
+    let (minute, hour) = (60 * sec, 3600 * sec);
+    let day = 24 * hour;
+    let (month, year) = (30 * day, 365 * day);
+    if u > year {
+        format!("{}y", u / year)
+    } else if u > month {
+        format!("{}mo", u / month)
+    } else if u > day {
+        format!("{}d", u / day)
+    } else if u > hour {
+        format!("{}h", u / hour)
+    } else if u > minute {
+        format!("{}m", u / minute)
+    } else if u > sec {
+        format!("{}s", u / sec)
+    } else {
+        "0s".into()
+    }
+}
+
+/// Go's time.Duration.String().
+pub fn format_duration(ns: i128) -> String {
+    if ns == 0 {
+        return "0s".into();
+    }
+    let neg = ns < 0;
+    let u = ns.unsigned_abs();
+    let mut out = String::new();
+    if u < 1_000_000_000 {
+        let (unit, div) = if u < 1_000 {
+            ("ns", 1u128)
+        } else if u < 1_000_000 {
+            ("µs", 1_000)
+        } else {
+            ("ms", 1_000_000)
+        };
+        out.push_str(&frac_str(u, div));
+        out.push_str(unit);
+    } else {
+        let h = u / 3_600_000_000_000;
+        let rem = u % 3_600_000_000_000;
+        let m = rem / 60_000_000_000;
+        let s_ns = rem % 60_000_000_000;
+        if h > 0 {
+            out.push_str(&format!("{h}h"));
+        }
+        if h > 0 || m > 0 {
+            out.push_str(&format!("{m}m"));
+        }
+        out.push_str(&frac_str(s_ns, 1_000_000_000));
+        out.push('s');
+    }
+    if neg {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+fn frac_str(v: u128, div: u128) -> String {
+    let whole = v / div;
+    let frac = v % div;
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let width = (div as f64).log10() as usize;
+    let f = format!("{:0width$}", frac, width = width);
+    format!("{}.{}", whole, f.trim_end_matches('0'))
+}
+
+/// Go's time.ParseDuration, in nanoseconds.
+pub fn parse_duration(s: &str) -> Option<i128> {
+    let (neg, mut rest) = match s.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    if rest == "0" {
+        return Some(0);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    let mut total: f64 = 0.0;
+    while !rest.is_empty() {
+        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        if num_end == 0 {
+            return None;
+        }
+        let num: f64 = rest[..num_end].parse().ok()?;
+        rest = &rest[num_end..];
+        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit = &rest[..unit_end];
+        rest = &rest[unit_end..];
+        let mult = match unit {
+            "ns" => 1.0,
+            "us" | "µs" | "μs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            _ => return None,
+        };
+        total += num * mult;
+    }
+    let v = total.round() as i128;
+    Some(if neg { -v } else { v })
+}
+
+const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+
+/// Go's Time.Format with a reference-time layout.
+pub fn go_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
+    let mut out = String::new();
+    let mut rest = layout;
+    let off = t.offset().local_minus_utc();
+    while !rest.is_empty() {
+        let tokens: &[(&str, &dyn Fn() -> String)] = &[
+            ("January", &|| MONTHS[t.month0() as usize].into()),
+            ("Jan", &|| MONTHS[t.month0() as usize][..3].into()),
+            ("Monday", &|| DAYS[t.weekday().num_days_from_sunday() as usize].into()),
+            ("Mon", &|| DAYS[t.weekday().num_days_from_sunday() as usize][..3].into()),
+            ("MST", &|| if off == 0 { "UTC".into() } else { fmt_offset(off, false, false) }),
+            ("2006", &|| format!("{:04}", t.year())),
+            ("-070000", &|| fmt_offset(off, false, true)),
+            ("-07:00:00", &|| fmt_offset(off, true, true)),
+            ("-0700", &|| fmt_offset(off, false, false)),
+            ("-07:00", &|| fmt_offset(off, true, false)),
+            ("-07", &|| fmt_offset(off, false, false)[..3].into()),
+            ("Z070000", &|| if off == 0 { "Z".into() } else { fmt_offset(off, false, true) }),
+            ("Z07:00:00", &|| if off == 0 { "Z".into() } else { fmt_offset(off, true, true) }),
+            ("Z0700", &|| if off == 0 { "Z".into() } else { fmt_offset(off, false, false) }),
+            ("Z07:00", &|| if off == 0 { "Z".into() } else { fmt_offset(off, true, false) }),
+            ("Z07", &|| if off == 0 { "Z".into() } else { fmt_offset(off, false, false)[..3].into() }),
+            ("01", &|| format!("{:02}", t.month())),
+            ("02", &|| format!("{:02}", t.day())),
+            ("03", &|| format!("{:02}", hour12(t.hour()))),
+            ("04", &|| format!("{:02}", t.minute())),
+            ("05", &|| format!("{:02}", t.second())),
+            ("06", &|| format!("{:02}", t.year() % 100)),
+            ("002", &|| format!("{:03}", t.ordinal())),
+            ("15", &|| format!("{:02}", t.hour())),
+            ("PM", &|| if t.hour() >= 12 { "PM".into() } else { "AM".into() }),
+            ("pm", &|| if t.hour() >= 12 { "pm".into() } else { "am".into() }),
+            ("_2", &|| format!("{:>2}", t.day())),
+            ("1", &|| t.month().to_string()),
+            ("2", &|| t.day().to_string()),
+            ("3", &|| hour12(t.hour()).to_string()),
+            ("4", &|| t.minute().to_string()),
+            ("5", &|| t.second().to_string()),
+        ];
+        // Fractional seconds: .000 / .999 (also with a comma).
+        if (rest.starts_with(".0") || rest.starts_with(".9") || rest.starts_with(",0") || rest.starts_with(",9"))
+            && rest.len() >= 2
+        {
+            let digit = rest.as_bytes()[1];
+            let n = rest[1..].bytes().take_while(|&b| b == digit).count();
+            let after = rest.as_bytes().get(1 + n).copied();
+            if !after.map(|b| b.is_ascii_digit()).unwrap_or(false) {
+                let ns = t.nanosecond() % 1_000_000_000;
+                let digits = format!("{:09}", ns);
+                let mut frac = digits[..n.min(9)].to_string();
+                if digit == b'9' {
+                    frac = frac.trim_end_matches('0').to_string();
+                    if !frac.is_empty() {
+                        out.push(rest.as_bytes()[0] as char);
+                        out.push_str(&frac);
+                    }
+                } else {
+                    out.push(rest.as_bytes()[0] as char);
+                    out.push_str(&frac);
+                }
+                rest = &rest[1 + n..];
+                continue;
+            }
+        }
+        let mut matched = false;
+        for (tok, f) in tokens {
+            if rest.starts_with(tok) {
+                out.push_str(&f());
+                rest = &rest[tok.len()..];
+                matched = true;
+                break;
+            }
+        }
+        if !matched {
+            let c = rest.chars().next().unwrap();
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+fn hour12(h: u32) -> u32 {
+    match h % 12 {
+        0 => 12,
+        x => x,
+    }
+}
+
+fn fmt_offset(off: i32, colon: bool, secs: bool) -> String {
+    let sign = if off < 0 { '-' } else { '+' };
+    let a = off.abs();
+    let (h, m, s) = (a / 3600, (a % 3600) / 60, a % 60);
+    let mut r = if colon { format!("{sign}{h:02}:{m:02}") } else { format!("{sign}{h:02}{m:02}") };
+    if secs {
+        if colon {
+            r.push_str(&format!(":{s:02}"));
+        } else {
+            r.push_str(&format!("{s:02}"));
+        }
+    }
+    r
+}
+
+/// A practical subset of Go's time.Parse: layouts built from the common
+/// numeric tokens.
+fn go_parse(layout: &str, value: &str) -> Option<DateTime<FixedOffset>> {
+    let mut fmt = String::new();
+    let mut rest = layout;
+    let map: &[(&str, &str)] = &[
+        ("2006", "%Y"),
+        ("01", "%m"),
+        ("02", "%d"),
+        ("15", "%H"),
+        ("04", "%M"),
+        ("05", "%S"),
+        ("Z07:00", "%:z"),
+        ("-07:00", "%:z"),
+        ("-0700", "%z"),
+        ("MST", "%Z"),
+        ("Jan", "%b"),
+        ("Mon", "%a"),
+    ];
+    while !rest.is_empty() {
+        if let Some((tok, f)) = map.iter().find(|(t, _)| rest.starts_with(t)) {
+            fmt.push_str(f);
+            rest = &rest[tok.len()..];
+        } else {
+            let c = rest.chars().next().unwrap();
+            if c == '%' {
+                fmt.push_str("%%");
+            } else {
+                fmt.push(c);
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    let value_n = value.replace('Z', "+00:00");
+    if let Ok(t) = DateTime::parse_from_str(&value_n, &fmt) {
+        return Some(t);
+    }
+    if let Ok(t) = NaiveDateTime::parse_from_str(value, &fmt) {
+        return Some(t.and_utc().fixed_offset());
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(value, &fmt) {
+        return Some(d.and_hms_opt(0, 0, 0)?.and_utc().fixed_offset());
+    }
+    None
+}

@@ -1,0 +1,186 @@
+//! Functions Helm adds to (or replaces in) Sprig's set.
+
+use super::{arg_str, FResult, FuncError, Registry, P};
+use crate::goyaml::{emit, json, parse};
+use crate::gotmpl::exec::Exec;
+use crate::gotmpl::value::{Map, Value};
+
+fn json_opts(html: bool, indent: Option<&'static str>) -> json::Opts {
+    json::Opts { escape_html: html, indent }
+}
+
+pub fn register(r: &mut Registry) {
+    use P::*;
+    r.add("include", &[Str, Any], None, |x: &mut Exec, a| {
+        let name = arg_str(&a[0]).to_string();
+        Ok(Value::string(x.include(&name, a[1].clone())?))
+    });
+    r.add("tpl", &[Str, Any], None, |x: &mut Exec, a| {
+        let text = arg_str(&a[0]).to_string();
+        Ok(Value::string(x.tpl(&text, a[1].clone())?))
+    });
+    r.add("required", &[Str, Any], None, |x: &mut Exec, a| {
+        let missing = match &a[1] {
+            Value::Nil => true,
+            Value::Str(s) => s.is_empty(),
+            _ => false,
+        };
+        if missing {
+            if x.options.lint {
+                return Ok(Value::str(""));
+            }
+            return Err(FuncError::Fail(arg_str(&a[0]).to_string()));
+        }
+        Ok(a[1].clone())
+    });
+    r.add("fail", &[Str], None, |x: &mut Exec, a| {
+        if x.options.lint {
+            return Ok(Value::str(""));
+        }
+        Err(FuncError::Fail(arg_str(&a[0]).to_string()))
+    });
+    r.add("toYaml", &[Any], None, |_, a| Ok(Value::string(emit::to_yaml(&a[0]).unwrap_or_default())));
+    r.add("mustToYaml", &[Any], None, |_, a| emit::to_yaml(&a[0]).map(Value::string).map_err(|e| FuncError::Msg(e.0)));
+    r.add("toYamlPretty", &[Any], None, |_, a| Ok(Value::string(emit::to_yaml_pretty(&a[0]).unwrap_or_default())));
+    r.add("fromYaml", &[Str], None, |_, a| {
+        Ok(match parse::parse_first(arg_str(&a[0])) {
+            Ok(Value::Map(m, _)) => Value::Map(m, crate::gotmpl::value::MapKind::Any),
+            Ok(Value::Nil) => Value::empty_map(),
+            Ok(other) => error_map(format!(
+                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                parse::json_kind(&other)
+            )),
+            Err(e) => error_map(e.msg),
+        })
+    });
+    r.add("fromYamlArray", &[Str], None, |_, a| {
+        Ok(match parse::parse_first(arg_str(&a[0])) {
+            Ok(Value::List(l, k)) => Value::List(l, k),
+            Ok(Value::Nil) => Value::list(Vec::new()),
+            Ok(other) => Value::list(vec![Value::string(format!(
+                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type []interface {{}}",
+                parse::json_kind(&other)
+            ))]),
+            Err(e) => Value::list(vec![Value::string(e.msg)]),
+        })
+    });
+    r.add("toJson", &[Any], None, |_, a| Ok(Value::string(json::encode(&a[0], json_opts(true, None)).unwrap_or_default())));
+    r.add("mustToJson", &[Any], None, |_, a| json::encode(&a[0], json_opts(true, None)).map(Value::string).map_err(FuncError::Msg));
+    r.add("toPrettyJson", &[Any], None, |_, a| Ok(Value::string(json::encode(&a[0], json_opts(true, Some("  "))).unwrap_or_default())));
+    r.add("mustToPrettyJson", &[Any], None, |_, a| json::encode(&a[0], json_opts(true, Some("  "))).map(Value::string).map_err(FuncError::Msg));
+    r.add("toRawJson", &[Any], None, |_, a| Ok(Value::string(json::encode(&a[0], json_opts(false, None)).unwrap_or_default())));
+    r.add("mustToRawJson", &[Any], None, |_, a| json::encode(&a[0], json_opts(false, None)).map(Value::string).map_err(FuncError::Msg));
+    r.add("fromJson", &[Str], None, |_, a| {
+        Ok(match json::decode(arg_str(&a[0])) {
+            Ok(Value::Map(m, _)) => Value::Map(m, crate::gotmpl::value::MapKind::Any),
+            Ok(Value::Nil) => Value::empty_map(),
+            Ok(other) => error_map(format!("json: cannot unmarshal {} into Go value of type map[string]interface {{}}", parse::json_kind(&other))),
+            Err(e) => error_map(e),
+        })
+    });
+    r.add("fromJsonArray", &[Str], None, |_, a| {
+        Ok(match json::decode(arg_str(&a[0])) {
+            Ok(Value::List(l, k)) => Value::List(l, k),
+            Ok(Value::Nil) => Value::list(Vec::new()),
+            Ok(other) => Value::list(vec![Value::string(format!(
+                "json: cannot unmarshal {} into Go value of type []interface {{}}",
+                parse::json_kind(&other)
+            ))]),
+            Err(e) => Value::list(vec![Value::string(e)]),
+        })
+    });
+    r.add("mustFromJson", &[Str], None, |_, a| json::decode(arg_str(&a[0])).map_err(FuncError::Msg));
+    r.add("toToml", &[Any], None, |_, a| Ok(Value::string(to_toml(&a[0]).unwrap_or_else(|e| e))));
+    r.add("mustToToml", &[Any], None, |_, a| to_toml(&a[0]).map(Value::string).map_err(FuncError::Msg));
+    r.add("fromToml", &[Str], None, |_, _| {
+        Ok(error_map("fromToml is not supported by navique-operator yet (see templates-compat/DIFFERENCES.md)".into()))
+    });
+    r.add("lookup", &[Str, Str, Str, Str], None, |x: &mut Exec, a| match x.lookup {
+        None => Ok(Value::empty_map()),
+        Some(f) => f(arg_str(&a[0]), arg_str(&a[1]), arg_str(&a[2]), arg_str(&a[3])).map_err(FuncError::Msg),
+    });
+    r.add("getHostByName", &[Str], None, |_, _| Ok(Value::str("")));
+}
+
+fn error_map(msg: String) -> Value {
+    let mut m = Map::new();
+    m.insert("Error".into(), Value::string(msg));
+    Value::map(m)
+}
+
+/// BurntSushi/toml's encoder for the map shapes templates produce.
+fn to_toml(v: &Value) -> Result<String, String> {
+    let Value::Map(m, _) = v else {
+        return Err(format!("toml: top-level values must be Go maps or structs"));
+    };
+    let mut out = String::new();
+    toml_table(&mut out, &m.borrow(), &[], 0)?;
+    Ok(out)
+}
+
+fn toml_key(k: &str) -> String {
+    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        k.to_string()
+    } else {
+        crate::gotmpl::format::quote_go(k)
+    }
+}
+
+fn toml_scalar(v: &Value) -> Result<Option<String>, String> {
+    Ok(Some(match v {
+        Value::Nil => return Ok(None),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) | Value::Int64(i) => i.to_string(),
+        Value::Uint64(u) => u.to_string(),
+        Value::Uint8(u) => u.to_string(),
+        Value::Uint32(u) => u.to_string(),
+        Value::Float(f) => {
+            if f.is_nan() {
+                "nan".into()
+            } else if f.is_infinite() {
+                if *f > 0.0 { "inf".into() } else { "-inf".into() }
+            } else {
+                let s = crate::gotmpl::format::format_float_g(*f);
+                if s.contains(['.', 'e', 'n', 'i']) {
+                    s
+                } else {
+                    format!("{s}.0")
+                }
+            }
+        }
+        Value::Str(s) => crate::gotmpl::format::quote_go(s),
+        Value::List(l, _) => {
+            let mut parts = Vec::new();
+            for x in l.iter() {
+                match toml_scalar(x)? {
+                    Some(s) => parts.push(s),
+                    None => return Err("toml: cannot encode array with nil element".into()),
+                }
+            }
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Map(..) => return Ok(None),
+        other => crate::gotmpl::format::quote_go(&crate::gotmpl::format::format_v(other)),
+    }))
+}
+
+fn toml_table(out: &mut String, m: &Map, path: &[String], depth: usize) -> Result<(), String> {
+    let ind = "  ".repeat(depth.saturating_sub(1));
+    for (k, v) in m.iter() {
+        if matches!(v, Value::Map(..)) {
+            continue;
+        }
+        if let Some(s) = toml_scalar(v)? {
+            out.push_str(&format!("{ind}{} = {}\n", toml_key(k), s));
+        }
+    }
+    for (k, v) in m.iter() {
+        if let Value::Map(sub, _) = v {
+            let mut p = path.to_vec();
+            p.push(toml_key(k));
+            out.push_str(&format!("\n{}[{}]\n", "  ".repeat(depth), p.join(".")));
+            toml_table(out, &sub.borrow(), &p, depth + 1)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! Go's encoding/json as Helm's templates observe it: sorted keys, HTML
+//! escaping, Go's float formatting; and a decoder with Go's error texts.
+
+use crate::gotmpl::value::{Map, Value};
+
+/// encoding/json's float64 text.
+pub fn format_float(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && (abs < 1e-6 || abs >= 1e21) {
+        let s = crate::gotmpl::format::format_e_shortest(f);
+        // e-09 -> e-9
+        if let Some(i) = s.find("e-0") {
+            return format!("{}e-{}", &s[..i], &s[i + 3..]);
+        }
+        if let Some(i) = s.find("e+0") {
+            return format!("{}e+{}", &s[..i], &s[i + 3..]);
+        }
+        return s;
+    }
+    let (neg, digits, x) = crate::gotmpl::format::shortest_digits(f);
+    let body = crate::gotmpl::format::fixed_digits(&digits, x);
+    if neg && f != 0.0 || (neg && f == 0.0) {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+#[derive(Clone, Copy)]
+pub struct Opts {
+    pub escape_html: bool,
+    pub indent: Option<&'static str>,
+}
+
+pub fn encode(v: &Value, opts: Opts) -> Result<String, String> {
+    let mut out = String::new();
+    enc(&mut out, v, opts, 0)?;
+    Ok(out)
+}
+
+fn newline(out: &mut String, opts: Opts, depth: usize) {
+    if let Some(ind) = opts.indent {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str(ind);
+        }
+    }
+}
+
+fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), String> {
+    match v {
+        Value::Nil => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) | Value::Int64(i) => out.push_str(&i.to_string()),
+        Value::Uint64(u) => out.push_str(&u.to_string()),
+        Value::Uint8(u) => out.push_str(&u.to_string()),
+        Value::Uint32(u) => out.push_str(&u.to_string()),
+        Value::Float(f) => {
+            if !f.is_finite() {
+                return Err(format!("json: unsupported value: {}", crate::gotmpl::format::format_float_g(*f)));
+            }
+            out.push_str(&format_float(*f));
+        }
+        Value::Str(s) => write_string(out, s, opts.escape_html),
+        Value::Bytes(b) => {
+            use base64::Engine as _;
+            out.push('"');
+            out.push_str(&base64::engine::general_purpose::STANDARD.encode(b.as_slice()));
+            out.push('"');
+        }
+        Value::List(l, _) => {
+            out.push('[');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, opts, depth + 1);
+                enc(out, x, opts, depth + 1)?;
+            }
+            if !l.is_empty() {
+                newline(out, opts, depth);
+            }
+            out.push(']');
+        }
+        Value::Map(m, _) => {
+            out.push('{');
+            let m = m.borrow();
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                newline(out, opts, depth + 1);
+                write_string(out, k, opts.escape_html);
+                out.push(':');
+                if opts.indent.is_some() {
+                    out.push(' ');
+                }
+                enc(out, x, opts, depth + 1)?;
+            }
+            if !m.is_empty() {
+                newline(out, opts, depth);
+            }
+            out.push('}');
+        }
+        Value::Object(o) => enc(out, &o.to_data(), opts, depth)?,
+    }
+    Ok(())
+}
+
+pub fn write_string(out: &mut String, s: &str, escape_html: bool) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' if escape_html => out.push_str(&format!("\\u{:04x}", c as u32)),
+            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+// ---- decoding ----
+
+struct Dec<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+fn ctx_char(c: u8) -> String {
+    match c {
+        b'\'' => "'\\''".into(),
+        b'"' => "'\"'".into(),
+        c if c < 0x20 => format!("'\\x{:02x}'", c),
+        c => format!("'{}'", c as char),
+    }
+}
+
+impl<'a> Dec<'a> {
+    fn ws(&mut self) {
+        while self.i < self.b.len() && matches!(self.b[self.i], b' ' | b'\t' | b'\n' | b'\r') {
+            self.i += 1;
+        }
+    }
+    fn err_char(&self, what: &str) -> String {
+        match self.b.get(self.i) {
+            None => "unexpected end of JSON input".into(),
+            Some(&c) => format!("invalid character {} {}", ctx_char(c), what),
+        }
+    }
+    fn value(&mut self) -> Result<Value, String> {
+        self.ws();
+        let Some(&c) = self.b.get(self.i) else { return Err("unexpected end of JSON input".into()) };
+        match c {
+            b'{' => {
+                self.i += 1;
+                let mut m = Map::new();
+                self.ws();
+                if self.b.get(self.i) == Some(&b'}') {
+                    self.i += 1;
+                    return Ok(Value::map(m));
+                }
+                loop {
+                    self.ws();
+                    if self.b.get(self.i) != Some(&b'"') {
+                        return Err(self.err_char("looking for beginning of object key string"));
+                    }
+                    let k = self.string()?;
+                    self.ws();
+                    if self.b.get(self.i) != Some(&b':') {
+                        return Err(self.err_char("after object key"));
+                    }
+                    self.i += 1;
+                    let v = self.value()?;
+                    m.insert(k, v);
+                    self.ws();
+                    match self.b.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b'}') => {
+                            self.i += 1;
+                            return Ok(Value::map(m));
+                        }
+                        _ => return Err(self.err_char("after object key:value pair")),
+                    }
+                }
+            }
+            b'[' => {
+                self.i += 1;
+                let mut l = Vec::new();
+                self.ws();
+                if self.b.get(self.i) == Some(&b']') {
+                    self.i += 1;
+                    return Ok(Value::list(l));
+                }
+                loop {
+                    l.push(self.value()?);
+                    self.ws();
+                    match self.b.get(self.i) {
+                        Some(b',') => self.i += 1,
+                        Some(b']') => {
+                            self.i += 1;
+                            return Ok(Value::list(l));
+                        }
+                        _ => return Err(self.err_char("after array element")),
+                    }
+                }
+            }
+            b'"' => Ok(Value::string(self.string()?)),
+            b't' => self.lit("true", Value::Bool(true)),
+            b'f' => self.lit("false", Value::Bool(false)),
+            b'n' => self.lit("null", Value::Nil),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => Err(self.err_char("looking for beginning of value")),
+        }
+    }
+    fn lit(&mut self, word: &str, v: Value) -> Result<Value, String> {
+        for (k, &w) in word.as_bytes().iter().enumerate() {
+            match self.b.get(self.i + k) {
+                Some(&c) if c == w => {}
+                None => return Err("unexpected end of JSON input".into()),
+                Some(&c) => return Err(format!("invalid character {} in literal {} (expecting {})", ctx_char(c), word, ctx_char(w))),
+            }
+        }
+        self.i += word.len();
+        Ok(v)
+    }
+    fn number(&mut self) -> Result<Value, String> {
+        let st = self.i;
+        if self.b[self.i] == b'-' {
+            self.i += 1;
+        }
+        let digits = |d: &mut Dec| {
+            let s = d.i;
+            while d.i < d.b.len() && d.b[d.i].is_ascii_digit() {
+                d.i += 1;
+            }
+            d.i - s
+        };
+        match self.b.get(self.i) {
+            Some(b'0') => self.i += 1,
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return Err(self.err_char("in numeric literal")),
+        }
+        if self.b.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            if digits(self) == 0 {
+                return Err(self.err_char("after decimal point in numeric literal"));
+            }
+        }
+        if matches!(self.b.get(self.i), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.b.get(self.i), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if digits(self) == 0 {
+                return Err(self.err_char("in exponent of numeric literal"));
+            }
+        }
+        let text = std::str::from_utf8(&self.b[st..self.i]).unwrap();
+        Ok(Value::Float(text.parse::<f64>().unwrap_or(f64::INFINITY)))
+    }
+    fn string(&mut self) -> Result<String, String> {
+        self.i += 1;
+        let mut out: Vec<u8> = Vec::new();
+        loop {
+            let Some(&c) = self.b.get(self.i) else { return Err("unexpected end of JSON input".into()) };
+            self.i += 1;
+            match c {
+                b'"' => break,
+                b'\\' => {
+                    let Some(&e) = self.b.get(self.i) else { return Err("unexpected end of JSON input".into()) };
+                    self.i += 1;
+                    match e {
+                        b'"' => out.push(b'"'),
+                        b'\\' => out.push(b'\\'),
+                        b'/' => out.push(b'/'),
+                        b'b' => out.push(8),
+                        b'f' => out.push(12),
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        b'u' => {
+                            let h = std::str::from_utf8(self.b.get(self.i..self.i + 4).unwrap_or(b"")).unwrap_or("");
+                            let cp = u32::from_str_radix(h, 16).map_err(|_| "invalid character in \\u hexadecimal character escape".to_string())?;
+                            self.i += 4;
+                            let mut ch = char::from_u32(cp);
+                            if (0xD800..0xDC00).contains(&cp) && self.b.get(self.i) == Some(&b'\\') && self.b.get(self.i + 1) == Some(&b'u') {
+                                let h2 = std::str::from_utf8(self.b.get(self.i + 2..self.i + 6).unwrap_or(b"")).unwrap_or("");
+                                if let Ok(lo) = u32::from_str_radix(h2, 16) {
+                                    if (0xDC00..0xE000).contains(&lo) {
+                                        ch = char::from_u32(0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00));
+                                        self.i += 6;
+                                    }
+                                }
+                            }
+                            let ch = ch.unwrap_or('\u{FFFD}');
+                            let mut buf = [0u8; 4];
+                            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                        }
+                        _ => {
+                            self.i -= 1;
+                            return Err(self.err_char("in string escape code"));
+                        }
+                    }
+                }
+                c if c < 0x20 => {
+                    self.i -= 1;
+                    return Err(self.err_char("in string literal"));
+                }
+                c => out.push(c),
+            }
+        }
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+}
+
+/// Decode one JSON value (numbers as float64), rejecting trailing data.
+pub fn decode(text: &str) -> Result<Value, String> {
+    let mut d = Dec { b: text.as_bytes(), i: 0 };
+    let v = d.value()?;
+    d.ws();
+    if d.i < d.b.len() {
+        return Err(d.err_char("after top-level value"));
+    }
+    Ok(v)
+}

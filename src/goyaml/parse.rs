@@ -1,0 +1,362 @@
+//! Reading YAML the way Helm does (sigs.k8s.io/yaml over go-yaml v2).
+
+use super::resolve::{resolve_plain, Scalar};
+use crate::gotmpl::value::{Map, Value};
+use std::collections::HashMap;
+use yaml_rust2::parser::{Event, Parser, Tag};
+use yaml_rust2::scanner::TScalarStyle;
+
+/// A YAML node with go-yaml v2 types, before JSON conversion.
+#[derive(Debug, Clone)]
+pub enum Node {
+    Scalar(Scalar),
+    Seq(Vec<Node>),
+    /// Keys in document order; duplicates are resolved on conversion.
+    Map(Vec<(Node, Node)>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlError {
+    pub line: usize,
+    pub column: usize,
+    pub msg: String,
+}
+
+impl std::fmt::Display for YamlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.msg)
+    }
+}
+
+fn go_msg(info: &str) -> String {
+    // Translate the parser's wording into libyaml's where they differ.
+    let i = info.to_string();
+    if i.contains("mapping values are not allowed") {
+        return "mapping values are not allowed in this context".into();
+    }
+    if i.contains("did not find expected ',' or ']'") || i.contains("expected ',' or ']'") {
+        return "did not find expected ',' or ']'".into();
+    }
+    if i.contains("expected ',' or '}'") {
+        return "did not find expected ',' or '}'".into();
+    }
+    if i.contains("did not find expected key") {
+        return "did not find expected key".into();
+    }
+    if i.contains("found character that cannot start any token") {
+        return "found character that cannot start any token".into();
+    }
+    if i.contains("tab") {
+        return "found character that cannot start any token".into();
+    }
+    i
+}
+
+fn scan_err(e: &yaml_rust2::scanner::ScanError) -> YamlError {
+    let m = e.marker();
+    let line = m.line();
+    let msg = go_msg(e.info());
+    let msg = if line > 1 { format!("yaml: line {}: {}", line, msg) } else { format!("yaml: {msg}") };
+    YamlError { line, column: m.col() + 1, msg }
+}
+
+struct Loader<'a> {
+    parser: Parser<std::str::Chars<'a>>,
+    anchors: HashMap<usize, Node>,
+}
+
+impl<'a> Loader<'a> {
+    fn next(&mut self) -> Result<(Event, yaml_rust2::scanner::Marker), YamlError> {
+        self.parser.next_token().map_err(|e| scan_err(&e))
+    }
+
+    fn node(&mut self, ev: Event, mark: yaml_rust2::scanner::Marker) -> Result<Node, YamlError> {
+        match ev {
+            Event::Alias(id) => self.anchors.get(&id).cloned().ok_or_else(|| YamlError {
+                line: mark.line(),
+                column: mark.col() + 1,
+                msg: "yaml: unknown anchor referenced".into(),
+            }),
+            Event::Scalar(text, style, anchor, tag) => {
+                let n = Node::Scalar(scalar(text, style, tag.as_ref()));
+                if anchor > 0 {
+                    self.anchors.insert(anchor, n.clone());
+                }
+                Ok(n)
+            }
+            Event::SequenceStart(anchor, _) => {
+                let mut items = Vec::new();
+                loop {
+                    let (ev, m) = self.next()?;
+                    if let Event::SequenceEnd = ev {
+                        break;
+                    }
+                    items.push(self.node(ev, m)?);
+                }
+                let n = Node::Seq(items);
+                if anchor > 0 {
+                    self.anchors.insert(anchor, n.clone());
+                }
+                Ok(n)
+            }
+            Event::MappingStart(anchor, _) => {
+                let mut pairs = Vec::new();
+                loop {
+                    let (ev, m) = self.next()?;
+                    if let Event::MappingEnd = ev {
+                        break;
+                    }
+                    let k = self.node(ev, m)?;
+                    let (ev, m) = self.next()?;
+                    let v = self.node(ev, m)?;
+                    pairs.push((k, v));
+                }
+                let n = Node::Map(pairs);
+                if anchor > 0 {
+                    self.anchors.insert(anchor, n.clone());
+                }
+                Ok(n)
+            }
+            other => Err(YamlError { line: mark.line(), column: mark.col() + 1, msg: format!("yaml: unexpected event {other:?}") }),
+        }
+    }
+}
+
+fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Scalar {
+    if let Some(t) = tag {
+        let full = if t.handle == "!!" || t.handle == "tag:yaml.org,2002:" {
+            t.suffix.clone()
+        } else {
+            String::new()
+        };
+        match full.as_str() {
+            "str" => return Scalar::Str(text),
+            "null" => return Scalar::Null,
+            "bool" | "int" | "float" => {
+                let r = resolve_plain(&text);
+                return match (&full[..], r) {
+                    ("float", Scalar::Int(i)) => Scalar::Float(i as f64),
+                    (_, r) => r,
+                };
+            }
+            "binary" => {
+                use base64::Engine as _;
+                let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+                return match base64::engine::general_purpose::STANDARD.decode(clean) {
+                    Ok(b) => Scalar::Str(String::from_utf8_lossy(&b).into_owned()),
+                    Err(_) => Scalar::Str(text),
+                };
+            }
+            _ => {
+                if style == TScalarStyle::Plain && full.is_empty() && t.handle == "!" && t.suffix.is_empty() {
+                    return Scalar::Str(text);
+                }
+                if !full.is_empty() || t.handle == "!" {
+                    if style != TScalarStyle::Plain {
+                        return Scalar::Str(text);
+                    }
+                    return match resolve_plain(&text) {
+                        Scalar::Timestamp(s) => Scalar::Str(s),
+                        _ if t.handle == "!" => Scalar::Str(text),
+                        r => r,
+                    };
+                }
+            }
+        }
+    }
+    if style != TScalarStyle::Plain {
+        return Scalar::Str(text);
+    }
+    resolve_plain(&text)
+}
+
+/// Parse every document of a YAML stream.
+pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut l = Loader { parser: Parser::new_from_str(text), anchors: HashMap::new() };
+    let mut docs = Vec::new();
+    loop {
+        let (ev, m) = l.next()?;
+        match ev {
+            Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
+            Event::StreamEnd => break,
+            Event::DocumentStart => {
+                let (ev, m) = l.next()?;
+                if let Event::DocumentEnd = ev {
+                    docs.push(Node::Scalar(Scalar::Null));
+                    continue;
+                }
+                docs.push(l.node(ev, m)?);
+            }
+            other => {
+                let n = l.node(other, m)?;
+                docs.push(n);
+            }
+        }
+    }
+    Ok(docs)
+}
+
+fn merge_error() -> YamlError {
+    YamlError { line: 0, column: 0, msg: "yaml: map merge requires map or sequence of maps as the value".into() }
+}
+
+/// go-yaml v2's decoding of a mapping into `map[interface{}]interface{}`
+/// followed by sigs.k8s.io's conversion of keys to strings.
+fn map_to_json(pairs: &[(Node, Node)], out: &mut Map) -> Result<(), YamlError> {
+    for (k, v) in pairs {
+        if let Node::Scalar(Scalar::Merge) = k {
+            match v {
+                Node::Map(p) => map_to_json(p, out)?,
+                Node::Seq(items) => {
+                    for it in items.iter().rev() {
+                        match it {
+                            Node::Map(p) => map_to_json(p, out)?,
+                            _ => return Err(merge_error()),
+                        }
+                    }
+                }
+                _ => return Err(merge_error()),
+            }
+            continue;
+        }
+        let key = match k {
+            Node::Scalar(s) => match s {
+                Scalar::Str(s) | Scalar::Timestamp(s) => s.clone(),
+                Scalar::Int(i) => i.to_string(),
+                Scalar::Uint(u) => u.to_string(),
+                Scalar::Float(f) => float32_key(*f),
+                Scalar::Bool(b) => b.to_string(),
+                Scalar::Null => {
+                    return Err(YamlError {
+                        line: 0,
+                        column: 0,
+                        msg: "error converting YAML to JSON: Unsupported map key of type: %!s(<nil>), key: <nil>".into(),
+                    })
+                }
+                Scalar::Merge => "<<".into(),
+            },
+            _ => {
+                return Err(YamlError { line: 0, column: 0, msg: "yaml: invalid map key".into() });
+            }
+        };
+        out.insert(key, to_json(v)?);
+    }
+    Ok(())
+}
+
+fn float32_key(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
+    }
+    crate::gotmpl::format::format_float32_g(f as f32)
+}
+
+/// Convert a node to the value Helm's templates see (JSON semantics).
+pub fn to_json(n: &Node) -> Result<Value, YamlError> {
+    Ok(match n {
+        Node::Scalar(s) => match s {
+            Scalar::Null => Value::Nil,
+            Scalar::Bool(b) => Value::Bool(*b),
+            Scalar::Int(i) => Value::Float(*i as f64),
+            Scalar::Uint(u) => Value::Float(*u as f64),
+            Scalar::Float(f) => {
+                if !f.is_finite() {
+                    let t = if f.is_nan() {
+                        "NaN"
+                    } else if *f > 0.0 {
+                        "+Inf"
+                    } else {
+                        "-Inf"
+                    };
+                    return Err(YamlError {
+                        line: 0,
+                        column: 0,
+                        msg: format!("error converting YAML to JSON: json: unsupported value: {t}"),
+                    });
+                }
+                Value::Float(*f)
+            }
+            Scalar::Str(s) | Scalar::Timestamp(s) => Value::str(s),
+            Scalar::Merge => Value::str("<<"),
+        },
+        Node::Seq(items) => Value::list(items.iter().map(to_json).collect::<Result<Vec<_>, _>>()?),
+        Node::Map(pairs) => {
+            let mut m = Map::new();
+            map_to_json(pairs, &mut m)?;
+            Value::map(m)
+        }
+    })
+}
+
+fn prefix_json_error(mut e: YamlError) -> YamlError {
+    if !e.msg.starts_with("error converting YAML to JSON") {
+        e.msg = format!("error converting YAML to JSON: {}", e.msg);
+    }
+    e
+}
+
+/// Deep-merge later documents of a values file into earlier ones.
+fn merge_docs(dst: &mut Map, src: Map) {
+    for (k, v) in src {
+        match (dst.get_mut(&k), v) {
+            (Some(Value::Map(d, _)), Value::Map(s, _)) => {
+                let s = s.borrow().clone();
+                merge_docs(&mut d.borrow_mut(), s);
+            }
+            (_, v) => {
+                dst.insert(k, v);
+            }
+        }
+    }
+}
+
+/// Parse a values file (values.yaml, `-f`): a map, numbers as float64.
+/// Several documents are merged in order; an empty file is an empty map.
+pub fn parse_values(text: &str) -> Result<Map, YamlError> {
+    let docs = parse_documents(text).map_err(prefix_json_error)?;
+    let mut out = Map::new();
+    for d in docs {
+        match to_json(&d).map_err(prefix_json_error)? {
+            Value::Map(m, _) => {
+                let m = m.borrow().clone();
+                merge_docs(&mut out, m);
+            }
+            Value::Nil => {}
+            other => {
+                return Err(YamlError {
+                    line: 0,
+                    column: 0,
+                    msg: format!(
+                        "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                        json_kind(&other)
+                    ),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::List(..) => "array",
+        Value::Str(_) => "string",
+        Value::Bool(_) => "bool",
+        Value::Float(_) | Value::Int(_) | Value::Int64(_) => "number",
+        _ => "object",
+    }
+}
+
+/// Parse the first YAML document into a value (sigs.k8s.io/yaml Unmarshal
+/// into interface{}).
+pub fn parse_first(text: &str) -> Result<Value, YamlError> {
+    let docs = parse_documents(text).map_err(prefix_json_error)?;
+    match docs.first() {
+        None => Ok(Value::Nil),
+        Some(d) => to_json(d).map_err(prefix_json_error),
+    }
+}
