@@ -32,6 +32,7 @@ fn strip_nils(m: &Map) -> Map {
 
 /// coalesceTablesFullKey: `dst` has priority over `src`.
 pub fn coalesce_tables(dst: &mut Map, src: &Map, merge: bool) {
+    let original = src;
     let mut src = src.clone();
     for (k, v) in dst.iter() {
         if v.is_nil() {
@@ -40,8 +41,11 @@ pub fn coalesce_tables(dst: &mut Map, src: &Map, merge: bool) {
     }
     for (k, sv) in src.iter() {
         match dst.get(k) {
-            Some(dv) if !merge && dv.is_nil() => {
-                dst.remove(k);
+            Some(dv) if dv.is_nil() => {
+                // A user null deletes a default, but two nulls stay a null.
+                if !merge && original.get(k).map(|v| !v.is_nil()).unwrap_or(false) {
+                    dst.remove(k);
+                }
             }
             None => {
                 dst.insert(k.clone(), sv.clone());
@@ -286,7 +290,7 @@ fn process_imports(c: &mut Chart) -> Result<(), String> {
     for d in c.dependencies.iter_mut() {
         process_imports(d)?;
     }
-    if c.metadata.dependencies.iter().all(|d| d.import_values.is_empty()) {
+    if c.metadata.dependencies.is_empty() {
         return Ok(());
     }
     let cvals = merge_values_for(c, &Map::new())?;
