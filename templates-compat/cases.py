@@ -1,0 +1,878 @@
+"""Template conformance cases: inputs only. Expected outputs come from real Helm
+through regenerate.py and live in expected/<area>.json.
+
+Each case renders templates/t.yaml of a chart named `mychart` (release `rel`,
+namespace `ns`) with the given values.yaml text, optional user values (given to
+Helm as JSON, so numbers are float64) and optional extra files.
+"""
+
+CASES = []
+
+
+def c(area, name, template, values="", user=None, files=None):
+    CASES.append({"area": area, "name": name, "template": template, "values": values, "user": user, "files": files})
+
+
+def many(area, prefix, templates, values=""):
+    for i, t in enumerate(templates):
+        c(area, f"{prefix}-{i:03d}", t, values)
+
+
+# ---------------------------------------------------------------- actions
+A = "actions"
+many(A, "trim", [
+    "x {{- 1 -}} y  {{ 2 }}   z",
+    "a\n{{- /* c */}}\nb\n  {{- \"x\" }}\n{{ \"y\" -}}\n\n  c",
+    "{{-3}}",
+    "a  {{- 3 }}",
+    "a\t\n {{- 3 -}} \n\tb",
+    "{{ 1 -}}\n\n\n{{- 2 }}",
+    "x{{/* only comment */}}y",
+    "x {{- /* trimmed comment */ -}} y",
+    "{{- \"lead\" }}",
+    "line1\n  {{- if true }}\n  yes\n  {{- end }}\nline2",
+    "a\r\n{{- 1 }}",
+    "{{ 1 }}{{- 2 -}}{{ 3 }}",
+])
+many(A, "if", [
+    "{{ if true }}T{{ end }}",
+    "{{ if false }}T{{ else }}F{{ end }}",
+    "{{ if 0 }}T{{ else if 1 }}one{{ else }}F{{ end }}",
+    "{{ if \"\" }}T{{ else }}empty{{ end }}",
+    "{{ if \"0\" }}T{{ end }}",
+    "{{ if .Values.list }}T{{ else }}F{{ end }}",
+    "{{ if .Values.emptyList }}T{{ else }}F{{ end }}",
+    "{{ if .Values.emptyMap }}T{{ else }}F{{ end }}",
+    "{{ if .Values.missing }}T{{ else }}F{{ end }}",
+    "{{ if .Values.zero }}T{{ else }}F{{ end }}",
+    "{{ if .Values.f }}T{{ else }}F{{ end }}",
+    "{{ if .Values.nul }}T{{ else }}F{{ end }}",
+    "{{ if and .Values.list .Values.str }}both{{ end }}",
+    "{{ if or .Values.zero .Values.str }}either{{ end }}",
+    "{{ if not .Values.zero }}not{{ end }}",
+    "{{ if (list 0) }}T{{ end }}",
+    "{{ if 0.0 }}T{{ else }}F{{ end }}",
+    "{{ if eq 1 1 }}a{{ else if eq 1 2 }}b{{ else if eq 1 3 }}c{{ end }}",
+], values="list: [1]\nemptyList: []\nemptyMap: {}\nzero: 0\nf: false\nnul: null\nstr: s\n")
+many(A, "with", [
+    "{{ with .Values.m }}{{ .a }}{{ end }}",
+    "{{ with .Values.missing }}x{{ else }}none{{ end }}",
+    "{{ with .Values.missing }}x{{ else with .Values.m }}{{ .a }}{{ end }}",
+    "{{ with $x := .Values.m }}{{ $x.a }}{{ .a }}{{ end }}",
+    "{{ with .Values.s }}{{ . }}{{ end }}",
+    "{{ with .Values.zero }}x{{ else }}zero{{ end }}",
+    "{{ with .Values.m }}{{ $.Values.s }}{{ end }}",
+    "{{ with .Values.m.a }}{{ . }}{{ else with 2 }}{{ . }}{{ else }}no{{ end }}",
+], values="m: {a: 1}\ns: str\nzero: 0\n")
+many(A, "range", [
+    "{{ range .Values.l }}[{{ . }}]{{ end }}",
+    "{{ range $i, $v := .Values.l }}{{ $i }}={{ $v }};{{ end }}",
+    "{{ range $v := .Values.l }}{{ $v }}{{ end }}",
+    "{{ range .Values.m }}{{ . }},{{ end }}",
+    "{{ range $k, $v := .Values.m }}{{ $k }}:{{ $v }} {{ end }}",
+    "{{ range .Values.empty }}x{{ else }}empty{{ end }}",
+    "{{ range .Values.missing }}x{{ else }}missing{{ end }}",
+    "{{ range 3 }}{{ . }}{{ end }}",
+    "{{ range $i := 4 }}{{ $i }}{{ end }}",
+    "{{ range $i, $v := 3 }}{{ $i }}{{ end }}",
+    "{{ range .Values.l }}{{ if eq . 2.0 }}{{ break }}{{ end }}{{ . }}{{ end }}",
+    "{{ range .Values.l }}{{ if eq . 2.0 }}{{ continue }}{{ end }}{{ . }}{{ end }}",
+    "{{ range .Values.s }}x{{ end }}",
+    "{{ range .Values.n }}x{{ end }}",
+    "{{ range $k, $v := .Values.nested }}{{ $k }}={{ range $v }}{{ . }}{{ end }};{{ end }}",
+    "{{ range until 3 }}{{ . }}{{ end }}",
+    "{{ range (list \"b\" \"a\") }}{{ . }}{{ end }}",
+    "{{ range $x := .Values.l }}{{ end }}{{ $x }}",
+    "{{ range .Values.keys }}{{ . }} {{ end }}",
+    "{{ range $k, $_ := .Values.keys }}{{ $k }} {{ end }}",
+    "{{ range 0 }}x{{ else }}none{{ end }}",
+    "{{ break }}",
+    "{{ range .Values.l }}{{ range $.Values.l }}{{ break }}{{ end }}{{ . }}{{ end }}",
+], values="l: [1, 2, 3]\nm: {b: 2, a: 1, c: 3}\nempty: []\ns: str\nn: 5\nnested: {x: [1, 2], y: [3]}\nkeys: {s10: a, s2: b, S1: c, _u: d, '1': e}\n")
+many(A, "define", [
+    "{{ define \"x\" }}X{{ end }}{{ template \"x\" }}",
+    "{{ define \"x\" }}[{{ . }}]{{ end }}{{ template \"x\" 5 }}",
+    "{{ define \"x\" }}{{ .a }}{{ end }}{{ template \"x\" .Values }}",
+    "{{ block \"b\" . }}default {{ .Values.a }}{{ end }}",
+    "{{ define \"x\" }}1{{ end }}{{ define \"x\" }}2{{ end }}",
+    "{{ define \"x\" }}{{ end }}{{ define \"x\" }}2{{ end }}{{ template \"x\" }}",
+    "{{ template \"nope\" }}",
+    "{{ define \"r\" }}{{ if gt . 0 }}{{ . }}{{ template \"r\" (sub . 1 | int) }}{{ end }}{{ end }}{{ template \"r\" 3 }}",
+    "{{ define \"v\" }}{{ $ }}{{ end }}{{ template \"v\" \"dollar\" }}",
+    "{{ define \"x\" }}in{{ end }}out{{ include \"x\" . }}",
+    "{{ define \"x\" }}{{ $.Values.a }}{{ end }}{{ include \"x\" . }}",
+    "{{ define \"n\" }}{{ . | upper }}{{ end }}{{ include \"n\" \"abc\" | quote }}",
+], values="a: 1\n")
+many(A, "vars", [
+    "{{ $x := 1 }}{{ $x }}",
+    "{{ $x := 1 }}{{ if true }}{{ $x = 2 }}{{ end }}{{ $x }}",
+    "{{ $x := 1 }}{{ if true }}{{ $x := 2 }}{{ $x }}{{ end }}{{ $x }}",
+    "{{ $x = 1 }}",
+    "{{ $y }}",
+    "{{ $ }}",
+    "{{ $.Values.a }}",
+    "{{ $x := .Values.m }}{{ $x.b.c }}",
+    "{{ $x := \"s\" }}{{ $x.foo }}",
+    "{{ $x := .Values.missing }}{{ $x.foo }}",
+    "{{ $a, $b := 1 }}",
+    "{{ range $a, $b, $c := .Values.l }}{{ end }}",
+    "{{ $x := 1 }}{{ $x := 2 }}{{ $x }}",
+    "{{ $x := list 1 2 }}{{ len $x }}",
+], values="a: 1\nm: {b: {c: deep}}\nl: [1]\n")
+many(A, "pipelines", [
+    "{{ \"abc\" | upper }}",
+    "{{ \"abc\" | upper | lower | title }}",
+    "{{ 3 | add 1 2 }}",
+    "{{ (1) }}",
+    "{{ (add 1 2) | add 3 }}",
+    "{{ (dict \"a\" (dict \"b\" 5)).a.b }}",
+    "{{ (list 1 2).foo }}",
+    "{{ 1 | 2 }}",
+    "{{ \"x\" | printf \"%s-%s\" \"y\" }}",
+    "{{ .Values.a | default \"d\" }}",
+    "{{ .Values.missing | default \"d\" }}",
+    "{{ nil }}",
+    "{{ $x := nil }}",
+    "{{ .Values | typeOf }}",
+    "{{ . | typeOf }}",
+    "{{ .Values.a.b }}",
+    "{{ .Values.missing.deep }}",
+    "{{ (.Values.missing).deep }}",
+    "{{ .Values.m.b }}",
+    "{{ .Values.m.missing }}",
+    "{{ index .Values \"a\" }}",
+    "{{ .Values.a 1 }}",
+    "{{ (nil).a }}",
+    "{{ true.x }}",
+    "{{ upper }}",
+    "{{ upper 1 }}",
+    "{{ upper \"a\" \"b\" }}",
+    "{{ print }}",
+    "{{ call .Values.a }}",
+    "{{ notAFunction 1 }}",
+], values="a: 1\nm: {b: x}\n")
+many(A, "literals", [
+    "{{ 1_000 }} {{ 0x1F }} {{ 0o17 }} {{ 017 }} {{ 0b101 }} {{ -5 }} {{ +5 }}",
+    "{{ 1.5 }} {{ .5 }} {{ 1e3 }} {{ 1E-3 }} {{ 1_0.5 }} {{ 0x1p4 }}",
+    "{{ 'a' }} {{ '\\n' }} {{ '\\x41' }} {{ '\\u00e9' }} {{ 'é' }}",
+    "{{ \"tab\\tq\\\"\" }} {{ `raw\\n` }} {{ \"\\u00e9\\x41\\101\" }}",
+    "{{ true }} {{ false }}",
+    "{{ 9223372036854775807 }}",
+    "{{ 9223372036854775808 }}",
+    "{{ 18446744073709551615 }}",
+    "{{ 1e500 }}",
+    "{{ typeOf 1 }} {{ typeOf 1.0 }} {{ typeOf 1e3 }} {{ typeOf 'a' }} {{ typeOf 0x10 }} {{ typeOf \"s\" }} {{ typeOf true }}",
+    "{{ 3.0 | typeOf }}",
+    "{{ 1i }}",
+    "{{ 0x }}",
+    "{{ 1__0 }}",
+    "{{ \"unterminated }}",
+    "{{ 'ab' }}",
+    "{{ `multi\nline` }}",
+    "{{ -0 }} {{ -0.0 }}",
+    "{{ 100000 }} {{ 1000000.0 }} {{ 123456.7 }} {{ 0.0001 }} {{ 0.00001 }}",
+])
+many(A, "parse-errors", [
+    "{{ if }}",
+    "{{ if true }}",
+    "{{ end }}",
+    "{{ else }}",
+    "{{ range }}{{ end }}",
+    "{{ with }}{{ end }}",
+    "{{ define }}{{ end }}",
+    "{{ template }}",
+    "{{ /* bad */ }}",
+    "{{/* unclosed",
+    "{{ \"a\" ",
+    "{{ ( 1 }}",
+    "{{ ) }}",
+    "{{ 1 2 }}",
+    "{{ . | 1 }}",
+    "{{ $x := }}",
+    "{{ @ }}",
+    "{{ .a.\"b\" }}",
+    "line1\nline2\n{{ if true }}\nx",
+    "{{ if true }}{{ else }}{{ else }}{{ end }}",
+    "{{ continue }}",
+    "{{ range .Values.l }}{{ break 1 }}{{ end }}",
+    "{{ define \"a\" }}{{ define \"b\" }}{{ end }}{{ end }}",
+    "{{ env \"HOME\" }}",
+    "{{ expandenv \"$HOME\" }}",
+    "{{\n  if\n}}",
+    "{{ 3.x }}",
+    "{{ $x.y := 1 }}",
+])
+
+# ---------------------------------------------------------------- builtins
+B = "builtins"
+many(B, "cmp", [
+    "{{ eq 1 1 }} {{ eq 1 2 }} {{ eq \"a\" \"a\" }} {{ eq 1 2 3 1 }}",
+    "{{ eq .Values.i 1 }}",
+    "{{ eq .Values.i 1.0 }}",
+    "{{ eq (int .Values.i) 1 }}",
+    "{{ eq .Values.missing \"x\" }} {{ eq .Values.missing nil }} {{ ne .Values.m nil }}",
+    "{{ eq (list 1) (list 1) }}",
+    "{{ eq .Values.m .Values.m }}",
+    "{{ lt 1 2 }} {{ le 2 2 }} {{ gt 3 2 }} {{ ge 1 2 }}",
+    "{{ lt \"a\" \"b\" }} {{ lt 1.5 2.5 }}",
+    "{{ lt 1 2.5 }}",
+    "{{ lt \"a\" 1 }}",
+    "{{ lt nil 1 }}",
+    "{{ lt true false }}",
+    "{{ eq true true }} {{ ne true false }}",
+    "{{ eq \"1\" 1 }}",
+    "{{ eq 1 }}",
+    "{{ ne 1 }}",
+    "{{ eq (add 1 1) 2 }}",
+    "{{ eq (len .Values.l) 2 }}",
+    "{{ gt (len .Values.l) 1 }}",
+    "{{ eq .Values.s \"str\" }} {{ ne .Values.s \"x\" }}",
+    "{{ lt .Values.i .Values.j }}",
+    "{{ eq nil nil }}",
+    "{{ ge (int64 5) 5 }}",
+], values="i: 1\nj: 2\nm: {a: 1}\nl: [1, 2]\ns: str\n")
+many(B, "logic", [
+    "{{ and 1 0 2 }}|{{ or 0 \"\" \"x\" }}|{{ or 0 \"\" }}|{{ and 1 2 }}",
+    "{{ and }}",
+    "{{ or }}",
+    "{{ not 0 }} {{ not 1 }} {{ not \"\" }} {{ not .Values.missing }}",
+    "{{ and false (fail \"not evaluated\") }}",
+    "{{ or true (fail \"not evaluated\") }}",
+    "{{ and .Values.a .Values.b | quote }}",
+    "{{ 0 | and 1 }}",
+    "{{ 0 | or 1 }}",
+    "{{ typeOf (and 1 2.5) }}",
+    "{{ not }}",
+    "{{ not 1 2 }}",
+], values="a: x\nb: y\n")
+many(B, "len-index", [
+    "{{ len \"héllo\" }} {{ len .Values.l }} {{ len .Values.m }}",
+    "{{ len nil }}",
+    "{{ len 3 }}",
+    "{{ len .Values.missing }}",
+    "{{ index .Values.l 1 }} {{ index .Values.m \"a\" }} {{ index .Values.nested \"x\" 0 }}",
+    "{{ index \"abc\" 1 }}",
+    "{{ index .Values.l 5 }}",
+    "{{ index .Values.l -1 }}",
+    "{{ index .Values.l 1.0 }}",
+    "{{ index nil 1 }}",
+    "{{ index 3 1 }}",
+    "{{ index .Values.m \"missing\" }}",
+    "{{ index .Values.m 1 }}",
+    "{{ index .Values.l }}",
+    "{{ index .Values \"with-dash\" }}",
+    "{{ index .Values.missing \"a\" }}",
+    "{{ typeOf (index \"abc\" 0) }}",
+    "{{ slice .Values.l 1 }}",
+    "{{ slice .Values.l 0 1 }}",
+    "{{ slice \"abc\" 1 }}",
+    "{{ slice (list) 0 }}",
+], values="l: [1, 2, 3]\nm: {a: 1}\nnested: {x: [7]}\nwith-dash: d\n")
+many(B, "print", [
+    "{{ print 1 2 \"a\" \"b\" 3 }}",
+    "{{ print \"a\" nil 1 }}",
+    "{{ println 1 \"a\" }}",
+    "{{ print .Values.l .Values.m }}",
+    "{{ print 1.5 1e6 1e-5 100000.0 }}",
+    "{{ print true nil }}",
+    "{{ print (list) (dict) }}",
+    "{{ print .Values.missing }}",
+    "{{ .Values.big }} {{ .Values.small }} {{ .Values.int }} {{ .Values.f }}",
+    "{{ .Values.m }}",
+    "{{ .Values.l }}",
+    "{{ .Values.mixed }}",
+    "{{ .Values.nul }}",
+    "{{ \"<no value>\" }}x",
+    "{{ .Chart }}",
+    "{{ .Release }}",
+    "{{ .Template }}",
+    "{{ .Capabilities.KubeVersion }} {{ .Capabilities.KubeVersion.Major }} {{ .Capabilities.KubeVersion.Minor }} {{ .Capabilities.KubeVersion.GitVersion }}",
+    "{{ .Capabilities.APIVersions.Has \"apps/v1\" }} {{ .Capabilities.APIVersions.Has \"monitoring.coreos.com/v1\" }}",
+    "{{ .Capabilities.HelmVersion }}",
+    "{{ .Release.Name }} {{ .Release.Namespace }} {{ .Release.IsInstall }} {{ .Release.IsUpgrade }} {{ .Release.Revision }} {{ .Release.Service }}",
+    "{{ .Chart.Name }} {{ .Chart.Version }} {{ .Chart.AppVersion }} {{ .Chart.IsRoot }} {{ .Chart.Description }}",
+    "{{ .Chart.name }}",
+    "{{ .Template.Name }} {{ .Template.BasePath }}",
+    "{{ typeOf .Release.Revision }} {{ typeOf .Chart.Annotations }} {{ typeOf .Chart.Keywords }}",
+], values="l: [1, a, null]\nm: {b: 2, a: 1}\nbig: 1000000\nsmall: 0.00001\nint: 42\nf: 3.25\nmixed: [1, {a: [2]}, s]\nnul: null\n")
+many(B, "printf", [
+    "{{ printf \"%d\" 42 }} {{ printf \"%5d|%-5d|%05d\" 42 42 42 }} {{ printf \"%+d %x %X %o %b\" 42 255 255 8 5 }}",
+    "{{ printf \"%d\" .Values.f }}",
+    "{{ printf \"%s\" 1 }}",
+    "{{ printf \"%v %+v\" .Values.m .Values.l }}",
+    "{{ printf \"%q\" \"a\\\"b\\n\" }} {{ printf \"%q\" 65 }}",
+    "{{ printf \"%f %.2f %8.3f %e %g\" 3.14159 3.14159 3.14159 1234.5678 0.000012 }}",
+    "{{ printf \"%t %t\" true false }}",
+    "{{ printf \"%T %T %T %T %T\" 1 1.5 \"s\" .Values.m .Values.l }}",
+    "{{ printf \"%s %s\" \"a\" }}",
+    "{{ printf \"%s\" \"a\" \"b\" }}",
+    "{{ printf \"%%\" }}",
+    "{{ printf \"%x\" \"hi\" }} {{ printf \"% x\" \"hi\" }}",
+    "{{ printf \"%-4s|%4s|\" \"ab\" \"cd\" }}",
+    "{{ printf \"%c\" 65 }} {{ printf \"%U\" 65 }}",
+    "{{ printf \"%v\" nil }} {{ printf \"%d\" nil }}",
+    "{{ printf \"%5.1f\" .Values.f }}",
+    "{{ printf \"%s\" .Values.l }}",
+    "{{ printf \"%d\" .Values.l }}",
+    "{{ printf \"%v\" 1e21 }} {{ printf \"%v\" 123456789.0 }}",
+    "{{ printf \"%g %G\" 1e-7 1e20 }}",
+    "{{ printf \"%.3s\" \"abcdef\" }}",
+    "{{ printf \"%*d\" 5 3 }}",
+    "{{ printf \"%z\" 1 }}",
+    "{{ printf \"%!\" }}",
+    "{{ printf \"%v\" .Values.missing }}",
+    "{{ printf 1 }}",
+], values="f: 42\nm: {a: 1}\nl: [1, 2]\n")
+many(B, "escape", [
+    "{{ html \"<a href='x'>&\\\"\" }}",
+    "{{ js \"it's <b> \\\"x\\\" \\\\ \\n\" }}",
+    "{{ urlquery \"a b&c=d/é\" }}",
+    "{{ js nil }}",
+    "{{ html 1 2 }}",
+    "{{ urlquery \"a\" 1 }}",
+    "{{ js \"=\\t\\u2028\" }}",
+    "{{ html .Values.missing }}",
+])
+
+# ---------------------------------------------------------------- values (YAML)
+V = "values"
+yaml_docs = [
+    "a: 1000000\nb: 1.5\nc: 12345678\nd: 0.1\ne: -3\n",
+    "y: 1\nn: 2\nyes: 3\nno: 4\non: 5\noff: 6\ntrue: 7\nFalse: 8\n",
+    "a: yes\nb: No\nc: ON\nd: off\ne: y\nf: N\ng: 'yes'\nh: \"on\"\n",
+    "a: 0x1F\nb: 0o17\nc: 017\nd: 1_000\ne: 0b11\nf: +12\ng: -0x10\n",
+    "a: ~\nb: null\nc: Null\nd:\ne: NULL\n",
+    "a: 2001-12-14\nb: 1:20\nc: 12:30:45\nd: 2001-12-14T21:59:43.10-05:00\ne: 1e3\nf: .5\n",
+    "a: !!str 12\nb: !!int \"3\"\nc: !!float 1\nd: !!bool yes\ne: !!null ''\n",
+    "base: &b {x: 1, y: 2}\nder:\n  <<: *b\n  y: 3\nlist: &l [1, 2]\nother: *l\n",
+    "a: 1\na: 2\n",
+    "a: 1\n---\nb: 2\n---\na: 3\n",
+    "lit: |\n  line1\n  line2\nfold: >\n  a\n  b\n\n  c\nkeep: |+\n  x\n\nstrip: |-\n  y\n",
+    "1: a\n2.5: b\ntrue: c\n",
+    "s: 'it''s'\nd: \"tab\\there\\u00e9\"\nu: plain text with spaces\n",
+    "a: [1, 2, {b: 3}]\nc: {d: [e, f]}\n",
+    "",
+    "# only a comment\n",
+    "big: 12345678901234567890\nneg: -9223372036854775808\nf: 1.0e+25\n",
+    "a: .inf\n",
+    "a: [1,\nb: 2\n",
+    "a: b: c\n",
+    "- 1\n- 2\n",
+    "just a string\n",
+    "a:\n  - 1\n - 2\n",
+    "a: *missing\n",
+    "merge:\n  <<: [{a: 1}, {a: 2, b: 2}]\n  c: 3\n",
+    "dot.key: 1\n\"quoted key\": 2\n'single': 3\n",
+    "a: 'multi\n  line single'\nb: \"multi\n  line double\"\n",
+    "emptystr: ''\nspace: ' '\n",
+    "x: 0.0000001\ny: 100000000000000000000\nz: -0.0\n",
+    "a: 1.10\nb: 10.0\nc: 0.50\n",
+    "t: \"\\ttab\"\n",
+    "envVars: {\n    # comment\n}\nlist: [\n]\n",
+]
+for i, y in enumerate(yaml_docs):
+    c(V, f"yaml-{i:03d}", "{{ toJson .Values }}\n---\n{{ toYaml .Values }}", y)
+many(V, "numbers", [
+    "{{ .Values.a }} {{ .Values.b }} {{ .Values.c }} {{ .Values.d }} {{ .Values.e }}",
+    "{{ typeOf .Values.a }} {{ typeOf .Values.b }}",
+    "{{ int .Values.a }} {{ int64 .Values.c }} {{ float64 .Values.b }}",
+    "{{ .Values.a | toString }} {{ .Values.c | toString }}",
+    "{{ add .Values.a 1 }} {{ mul .Values.b 2 }}",
+    "{{ .Values.a | quote }} {{ .Values.c | quote }}",
+    "{{ printf \"%d\" (int .Values.c) }} {{ printf \"%v\" .Values.c }}",
+    "{{ until .Values.n }}",
+    "{{ until (int .Values.n) }}",
+    "{{ has 3 .Values.l }} {{ has 3.0 .Values.l }}",
+], values="a: 1000000\nb: 1.5\nc: 12345678\nd: 0.1\ne: -3\nn: 3\nl: [1, 2, 3]\n")
+c(V, "user-json-numbers", "{{ .Values.a }} {{ typeOf .Values.a }} {{ .Values.b }}", "", {"a": 5, "b": 1000000})
+c(V, "coalesce-null-deletes", "{{ toJson .Values }}", "a: 1\nb: {x: 1, y: 2}\n", {"a": None, "b": {"x": None, "z": 3}})
+c(V, "coalesce-nested-nil", "{{ toJson .Values }}", "nested: {keep: 1, drop: null}\n")
+c(V, "coalesce-table-over-scalar", "{{ toJson .Values }}", "a: 1\nb: {x: 1}\n", {"a": {"m": 1}, "b": "scalar"})
+c(V, "coalesce-deep", "{{ toJson .Values }}", "b: {x: 1}\n", {"b": {"x": {"deep": 1}}})
+c(V, "coalesce-user-null-no-default", "{{ toJson .Values }} {{ hasKey .Values \"y\" }}", "", {"y": None})
+c(V, "lists-replaced", "{{ toJson .Values }}", "l: [1, 2, 3]\nm: {l: [a]}\n", {"l": [9], "m": {"l": []}})
+
+# ---------------------------------------------------------------- toYaml / toJson
+Y = "toyaml"
+yaml_values = """b1: true
+e1: []
+e2: {}
+f1: 1.5
+f2: 1000000
+f3: 1e+21
+f4: 0.0001
+f5: 1e-07
+f6: 12345678901234567890
+f7: 1e20
+i1: 42
+l:
+- 1
+- a
+- k: [1, 2]
+- [3, 4]
+n1: null
+nested: {a: {b: 3, "y": 2}, z: 1}
+s1: hello
+s2: "it's"
+s3: 'say "hi"'
+s4: "key:value"
+s5: "a#b"
+s6: "multi\\nline\\n"
+s7: "multi\\nline"
+s8: "a: b"
+s9: "a #b"
+s10: "abc:"
+s11: " lead"
+s12: "trail "
+s13: "true"
+s14: "yes"
+s15: "123"
+s16: "1.5"
+s17: "0777"
+s18: "0x1F"
+s19: "1:20"
+s20: "2001-01-01"
+s21: "~"
+s22: ""
+s23: "- x"
+s24: "*star"
+s25: "@at"
+s26: "x\\n\\n"
+s27: "tab\\there"
+s28: "a \\nb"
+s29: "{a}"
+s30: "[1]"
+s31: "%pct"
+s32: "!bang"
+s33: "&amp"
+s34: "?"
+s35: "|"
+s36: ">"
+s37: "-"
+s38: "--- x"
+s39: "..."
+s40: "#hash"
+s41: "日本"
+s42: "é"
+s43: "x\\U0001F600"
+s44: "a\\x01b"
+s45: "  lead\\nx"
+s46: "\\nleading newline"
+s47: "null"
+s48: "Null"
+s49: ".inf"
+s50: ".5"
+s51: "1."
+s52: "+.5"
+s53: "1e3"
+s54: "0o17"
+s55: "0b1"
+s56: "1_0"
+s57: "+1"
+s58: "=";
+s59: "0x"
+s60: "on"
+s61: "N"
+s62: "a\\r\\nb"
+s63: "it's a 'quoted' thing: yes"
+s64: "trailing\\n  spaces  \\n"
+s65: "-1"
+s66: "- "
+s67: ":"
+s68: "a: "
+"1": one
+"01": zero-one
+"9": nine
+"10": ten
+A1b: x
+B: x
+Z: x
+"a b": x
+a-b: x
+a.b: x
+a_b: x
+a1: x
+a01: x
+a001: x
+a9: x
+a10: x
+aB: x
+ab: x
+z: x
+_x: x
+"y": yes-key
+""".replace('s58: "=";', 's58: "="')
+c(Y, "reference", "{{ toYaml .Values }}", yaml_values)
+c(Y, "reference-json", "{{ toJson .Values }}", yaml_values)
+c(Y, "reference-pretty", "{{ toYamlPretty .Values }}", yaml_values)
+c(Y, "reference-rawjson", "{{ toRawJson .Values }}", yaml_values)
+c(Y, "reference-prettyjson", "{{ toPrettyJson .Values }}", yaml_values)
+long_words = " ".join(["word"] * 25)
+c(Y, "fold-plain", "{{ toYaml .Values }}", f"long: {long_words}\nnested:\n  deeper:\n    long: {long_words}\nlist:\n- {long_words}\n")
+c(Y, "fold-quoted", "{{ toYaml .Values }}", "a: \"" + " ".join(["yes"] * 30) + " : x\"\nb: \"" + " ".join(["w#"] * 40) + " #x\"\nc: \"" + "x" * 100 + " y\"\n")
+c(Y, "fold-double", "{{ toYaml .Values }}", "a: \"tab\\t" + " ".join(["word"] * 30) + "\"\n")
+c(Y, "fold-spaces", "{{ toYaml .Values }}", "a: \"" + "word  " * 20 + "end\"\n")
+many(Y, "scalars", [
+    "{{ toYaml nil }}|{{ toYaml \"str\" }}|{{ toYaml 1.5 }}|{{ toYaml 1 }}|{{ toYaml true }}|{{ toYaml (list) }}|{{ toYaml (dict) }}",
+    "{{ toYaml \"multi\\nline\" }}",
+    "{{ toYaml \"x\\n\\n\" }}",
+    "{{ toYaml (list \"a\" (list 1 2) (dict \"k\" (list 1))) }}",
+    "{{ toYaml (dict \"k\" \"  lead\\nx\") }}",
+    "{{ toYaml (dict \"e\" \"\" \"n\" nil \"t\" \"\\ttab\") }}",
+    "{{ toYaml 1e6 }} {{ toYaml 1e21 }} {{ toYaml -0.0 }} {{ toYaml 0.1 }}",
+    "{{ toYaml (int64 5) }} {{ toYaml (list 1.0 2.5) }}",
+    "{{ toYaml .Values.m | indent 2 }}",
+    "{{ .Values.m | toYaml | nindent 4 }}",
+    "{{ toJson nil }}|{{ toJson \"<&>\" }}|{{ toJson 1e21 }}|{{ toJson 0.00001 }}|{{ toJson 1e-7 }}|{{ toJson 1000000.0 }}|{{ toJson -0.0 }}",
+    "{{ toJson .Values.m }} {{ toRawJson (dict \"h\" \"<b>\") }}",
+    "{{ toPrettyJson (dict \"a\" (list 1 2) \"b\" (dict)) }}",
+    "{{ toJson (dict \"s10\" 1 \"s2\" 2 \"s1\" 3) }} {{ toYaml (dict \"s10\" 1 \"s2\" 2 \"s1\" 3) }}",
+    "{{ toJson (list) }} {{ toJson (dict) }}",
+    "{{ toJson .Values.f }}",
+    "{{ toYaml .Values.f }}",
+    "{{ mustToJson (dict \"a\" 1) }} {{ mustToYaml (dict \"a\" 1) }}",
+    "{{ toYaml (dict \"a\" \"b\\u2028c\") }}",
+    "{{ toYaml (dict \"key with spaces\" 1 \"key: colon\" 2 \"-dash\" 3) }}",
+    "{{ toYaml (dict \"l\" (list (dict \"a\" 1 \"b\" (dict \"c\" 2)) (list))) }}",
+    "{{ toYaml (dict \"a\" (dict \"b\" (dict \"c\" (list 1 (dict \"d\" \"e\"))))) }}",
+    "{{ toToml (dict \"a\" 1 \"b\" (dict \"c\" \"d\") \"e\" (list 1 2) \"f\" 1.5 \"g\" true) }}",
+    "{{ toToml .Values }}",
+    "{{ toYaml (semver \"1.2.3\") }}",
+], values="m: {b: 2, a: [1, {c: 3}]}\nf: 1.0e+25\n")
+
+# ---------------------------------------------------------------- fromYaml / fromJson
+F = "fromyaml"
+many(F, "from", [
+    "{{ fromYaml \"a: 1\\nb: [x, y]\" | toJson }}",
+    "{{ fromYaml \"- 1\" | toJson }}",
+    "{{ fromYaml \"a: [\" | toJson }}",
+    "{{ fromYaml \"\" | toJson }}",
+    "{{ (fromYaml \"a: {b: c}\").a.b }}",
+    "{{ fromYamlArray \"- 1\\n- a\" | toJson }}",
+    "{{ fromYamlArray \"a: 1\" | toJson }}",
+    "{{ fromJson \"{\\\"a\\\": 1, \\\"b\\\": [true, null]}\" | toJson }}",
+    "{{ fromJson \"bad\" | toJson }}",
+    "{{ fromJson \"[1]\" | toJson }}",
+    "{{ fromJson \"{\\\"a\\\": 1,}\" | toJson }}",
+    "{{ fromJsonArray \"[1, \\\"a\\\", {\\\"b\\\": 2}]\" | toJson }}",
+    "{{ fromJsonArray \"{}\" | toJson }}",
+    "{{ mustFromJson \"[1, 2]\" | toJson }}",
+    "{{ mustFromJson \"{\" }}",
+    "{{ (fromYaml (toYaml .Values)).m.a }}",
+    "{{ typeOf (fromYaml \"a: 1\").a }}",
+    "{{ fromYaml \"y: n\" | toJson }}",
+    "{{ fromJson \"{\\\"a\\\": 1e400}\" | toJson }}",
+    "{{ fromJson \"\\\"str\\\"\" | toJson }}",
+    "{{ fromYaml \"a: 1\\n---\\nb: 2\" | toJson }}",
+    "{{ fromYaml \"a: .inf\" | toJson }}",
+], values="m: {a: 7}\n")
+
+# ---------------------------------------------------------------- sprig strings
+S = "strings"
+many(S, "basic", [
+    "{{ trim \"  a b  \" }}|{{ trimAll \"$\" \"$$x$\" }}|{{ trimall \"ab\" \"abxba\" }}|{{ trimPrefix \"ab\" \"abab\" }}|{{ trimSuffix \"b\" \"abb\" }}",
+    "{{ upper \"héllo\" }} {{ lower \"HÉLLO\" }} {{ title \"hello wORLD-foo_bar baz.qux\" }} {{ untitle \"Hello World\" }}",
+    "{{ repeat 3 \"ab\" }} {{ repeat 0 \"x\" }}",
+    "{{ repeat -1 \"x\" }}",
+    "{{ substr 1 3 \"abcdef\" }}|{{ substr -1 2 \"abcdef\" }}|{{ substr 2 -1 \"abcdef\" }}|{{ substr 2 99 \"abcdef\" }}",
+    "{{ substr 5 2 \"abcdef\" }}",
+    "{{ trunc 3 \"abcdef\" }}|{{ trunc -2 \"abcdef\" }}|{{ trunc -10 \"abc\" }}|{{ trunc 10 \"abc\" }}|{{ trunc 0 \"abc\" }}",
+    "{{ abbrev 5 \"hello world\" }}|{{ abbrev 3 \"hello\" }}|{{ abbrev 20 \"short\" }}",
+    "{{ abbrevboth 5 10 \"1234 5678 9123 4567\" }}|{{ abbrevboth 0 10 \"1234 5678 9123\" }}",
+    "{{ initials \"First Try\" }} {{ initials \"  spaced   words \" }}",
+    "{{ wrap 5 \"hello world how are you\" }}",
+    "{{ wrapWith 5 \"\\t\" \"hello world\" }}|{{ wrapWith 3 \"|\" \"abcdefgh ij\" }}",
+    "{{ contains \"b\" \"abc\" }} {{ \"abc\" | contains \"z\" }} {{ hasPrefix \"ab\" \"abc\" }} {{ hasSuffix \"bc\" \"abc\" }}",
+    "{{ quote \"a\\\"b\" }}|{{ quote nil }}|{{ quote 1 \"x\" nil 2.5 }}|{{ squote \"it's\" }}|{{ squote nil 1 }}",
+    "{{ quote .Values.l }} {{ quote .Values.m }} {{ quote true }}",
+    "{{ cat \"a\" 1 nil (list 2) }}",
+    "{{ indent 2 \"a\\nb\\n\" }}|{{ nindent 2 \"a\" }}|{{ indent 2 \"\" }}|{{ indent 0 \"x\" }}",
+    "{{ replace \"a\" \"b\" \"banana\" }} {{ replace \"\" \"-\" \"abc\" }}",
+    "{{ plural \"one\" \"many\" 1 }} {{ plural \"one\" \"many\" 2 }} {{ plural \"one\" \"many\" 0 }}",
+    "{{ snakecase \"FooBar\" }} {{ snakecase \"HTTPServer\" }} {{ snakecase \"fooBarBaz\" }} {{ snakecase \"foo-bar baz\" }}",
+    "{{ camelcase \"foo_bar\" }} {{ camelcase \"foo-bar baz\" }} {{ camelcase \"fooBar\" }} {{ camelcase \"_lead\" }}",
+    "{{ kebabcase \"FooBar\" }} {{ kebabcase \"fooBarBaz\" }} {{ kebabcase \"foo_bar\" }}",
+    "{{ swapcase \"Hello World\" }} {{ nospace \" a b\\tc\\n\" }}",
+    "{{ toString 1000000.0 }}|{{ toString nil }}|{{ toString (list 1 2) }}|{{ toString (dict \"a\" 1) }}|{{ toString true }}",
+    "{{ toStrings (list 1 \"a\" nil 2.5) }} {{ typeOf (toStrings \"x\") }} {{ toStrings nil }}",
+    "{{ join \",\" (list 1 \"a\" nil 2.5) }}|{{ join \"-\" \"plain\" }}|{{ join \",\" .Values.l }}",
+    "{{ split \",\" \"a,b,c\" }} {{ (split \",\" \"a,b\")._1 }}",
+    "{{ splitn \",\" 2 \"a,b,c\" }}",
+    "{{ splitList \",\" \"a,b,c\" }} {{ splitList \"\" \"abc\" }} {{ typeOf (splitList \",\" \"a\") }}",
+    "{{ sortAlpha (list \"b\" \"a\" 10 9) }} {{ sortAlpha \"x\" }}",
+    "{{ hello }}",
+    "{{ upper .Values.missing }}",
+    "{{ upper .Values.n }}",
+    "{{ trunc .Values.n \"abc\" }}",
+    "{{ title \"ǆungla\" }}",
+    "{{ shuffle \"\" }}",
+    "{{ \"abc\" | upper | repeat 2 }}",
+], values="l: [1, a]\nm: {a: 1}\nn: 2\n")
+many(S, "regex", [
+    "{{ regexMatch \"^[a-z]+$\" \"abc\" }} {{ regexMatch \"(\" \"x\" }}",
+    "{{ regexFind \"[0-9]+\" \"ab12cd34\" }}|{{ regexFind \"z\" \"abc\" }}",
+    "{{ regexFindAll \"[0-9]\" \"a1b2c3\" -1 }} {{ regexFindAll \"[0-9]\" \"a1b2c3\" 2 }} {{ regexFindAll \"[0-9]\" \"a1\" 0 }}",
+    "{{ regexReplaceAll \"a(x*)b\" \"-ab-axxb-\" \"${1}W\" }}|{{ regexReplaceAll \"a(x*)b\" \"-ab-axxb-\" \"$1W\" }}",
+    "{{ regexReplaceAllLiteral \"a(x*)b\" \"-ab-axxb-\" \"${1}\" }}",
+    "{{ regexSplit \"z+\" \"pizza\" -1 }} {{ regexSplit \"z+\" \"pizza\" 1 }} {{ regexSplit \"\" \"abc\" -1 }}",
+    "{{ regexQuoteMeta \"1.5+[x]\" }}",
+    "{{ mustRegexMatch \"(\" \"x\" }}",
+    "{{ regexFind \"(\" \"x\" }}",
+    "{{ regexReplaceAll \"(?i)HELLO\" \"hello Hello\" \"bye\" }}",
+    "{{ regexReplaceAll \"(?P<first>\\\\w+) (?P<last>\\\\w+)\" \"John Smith\" \"${last}, ${first}\" }}",
+    "{{ regexSplit \",\" \"\" -1 }}",
+    "{{ mustRegexFindAll \"a\" \"aaa\" -1 }} {{ mustRegexSplit \"a\" \"bab\" -1 }}",
+])
+many(S, "encoding", [
+    "{{ b64enc \"hello\" }} {{ b64dec \"aGVsbG8=\" }} {{ b64dec \"YQ\" }} {{ b64dec \"!!\" }}",
+    "{{ b32enc \"hello\" }} {{ b32dec \"NBSWY3DP\" }} {{ b32dec \"x\" }}",
+    "{{ sha1sum \"abc\" }} {{ sha256sum \"abc\" }}",
+    "{{ sha512sum \"abc\" }}",
+    "{{ adler32sum \"abc\" }}",
+    "{{ b64enc \"\" }}|{{ b64dec \"\" }}|{{ b64dec \"YWJj\\nZA==\" }}",
+    "{{ urlParse \"https://user:pw@example.com:8080/p/a?x=1&y=2#frag\" | toJson }}",
+    "{{ urlParse \"mailto:a@b.c\" | toJson }}",
+    "{{ urlJoin (dict \"scheme\" \"https\" \"host\" \"h:1\" \"path\" \"/p\" \"query\" \"a=b\" \"fragment\" \"f\") }}",
+    "{{ base \"a/b/c.txt\" }} {{ dir \"a/b/c.txt\" }} {{ ext \"b.tar.gz\" }} {{ clean \"a//b/../c\" }} {{ isAbs \"/x\" }} {{ base \"\" }} {{ dir \"x\" }}",
+    "{{ osBase \"/a/b/\" }} {{ osDir \"/a\" }} {{ osClean \"../../x\" }} {{ osExt \"noext\" }} {{ osIsAbs \"rel\" }}",
+])
+many(S, "reflect", [
+    "{{ typeOf 1 }} {{ typeOf 1.5 }} {{ typeOf \"s\" }} {{ typeOf true }} {{ typeOf nil }} {{ typeOf (list) }} {{ typeOf (dict) }} {{ typeOf .Values }} {{ typeOf (int64 1) }}",
+    "{{ kindOf 1 }} {{ kindOf (list) }} {{ kindOf (dict) }} {{ kindOf nil }} {{ kindOf \"s\" }} {{ kindOf .Values }} {{ kindOf 1.5 }}",
+    "{{ typeIs \"int\" 1 }} {{ typeIs \"string\" 1 }} {{ typeIsLike \"int\" 1 }} {{ kindIs \"map\" .Values }} {{ kindIs \"slice\" (list) }}",
+    "{{ deepEqual (list 1 2) (list 1 2) }} {{ deepEqual (dict \"a\" 1) (dict \"a\" 2) }} {{ deepEqual 1 1.0 }}",
+    "{{ typeOf (until 2) }} {{ typeOf (semver \"1.0.0\") }} {{ typeOf (split \",\" \"a\") }} {{ typeOf .Files }}",
+])
+many(S, "defaults", [
+    "{{ default \"d\" 0 }}|{{ default \"d\" \"\" }}|{{ default \"d\" false }}|{{ default \"d\" (list) }}|{{ default \"d\" (dict) }}|{{ default \"d\" nil }}|{{ default \"d\" .Values.missing }}",
+    "{{ default \"d\" 1.5 }}|{{ default \"d\" \"0\" }}|{{ default 5 .Values.zero | typeOf }}",
+    "{{ default \"d\" }}",
+    "{{ empty 0 }} {{ empty \"\" }} {{ empty \"0\" }} {{ empty (list) }} {{ empty (dict) }} {{ empty nil }} {{ empty false }} {{ empty 0.0 }} {{ empty .Values }}",
+    "{{ coalesce 0 \"\" \"x\" \"y\" }}|{{ coalesce 0 nil }}|{{ coalesce .Values.missing .Values.zero 7 }}",
+    "{{ all 1 \"a\" true }} {{ all 1 0 }} {{ all }} {{ any 0 \"\" nil }} {{ any 0 1 }} {{ any }}",
+    "{{ ternary \"y\" \"n\" true }} {{ ternary \"y\" \"n\" false }} {{ true | ternary 1 2 }}",
+    "{{ ternary 1 2 .Values.zero }}",
+    "{{ .Values.zero | default 9 }} {{ .Values.str | default \"x\" }}",
+], values="zero: 0\nstr: s\n")
+
+# ---------------------------------------------------------------- lists
+L = "lists"
+many(L, "list", [
+    "{{ list 1 \"a\" nil }} {{ tuple 1 2 }} {{ list }}",
+    "{{ append (list 1) 2 }} {{ push (list) 1 }} {{ prepend (list 1) 0 }}",
+    "{{ $l := list 1 }}{{ $_ := append $l 2 }}{{ $l }}",
+    "{{ first (list 1 2) }} {{ last (list 1 2) }} {{ first (list) }} {{ last (list) }}",
+    "{{ rest (list 1 2 3) }} {{ initial (list 1 2 3) }} {{ rest (list) }} {{ initial (list) }}",
+    "{{ reverse (list 1 2 3) }} {{ reverse (list) }}",
+    "{{ uniq (list 1 1 2 \"1\" 2) }}",
+    "{{ without (list 1 2 3 2) 2 }} {{ without (list 1 2 3) 1 3 }}",
+    "{{ has 2 (list 1 2) }} {{ has 3 (list 1 2) }} {{ has 1 nil }} {{ has \"a\" (list \"a\") }}",
+    "{{ compact (list 0 1 \"\" \"a\" nil false (list) (dict) 2) }}",
+    "{{ slice (list 1 2 3 4) 1 3 }} {{ slice (list 1 2 3) 1 }} {{ slice (list 1 2 3) }}",
+    "{{ slice (list 1 2 3) 2 1 }}",
+    "{{ concat (list 1) (list 2 3) (list) }}",
+    "{{ concat (list 1) 2 }}",
+    "{{ chunk 2 (list 1 2 3 4 5) }} {{ chunk 3 (list) }}",
+    "{{ sortAlpha (list \"c\" \"a\" \"B\") }}",
+    "{{ append \"x\" 1 }}",
+    "{{ append nil 1 }}",
+    "{{ first \"abc\" }}",
+    "{{ mustFirst (list 9) }} {{ mustLast (list 9 8) }} {{ mustRest (list 1 2) }} {{ mustInitial (list 1 2) }} {{ mustReverse (list 1 2) }} {{ mustUniq (list 1 1) }} {{ mustWithout (list 1 2) 1 }} {{ mustHas 1 (list 1) }} {{ mustCompact (list 0 1) }} {{ mustSlice (list 1 2) 1 }} {{ mustChunk 1 (list 1 2) }} {{ mustAppend (list) 1 }} {{ mustPush (list) 2 }} {{ mustPrepend (list 2) 1 }}",
+    "{{ mustCompact \"x\" }}",
+    "{{ until 3 }} {{ until 0 }} {{ until -3 }} {{ untilStep 0 10 3 }} {{ untilStep 10 0 -4 }} {{ untilStep 0 10 -1 }}",
+    "{{ seq 3 }}|{{ seq 2 5 }}|{{ seq 5 2 }}|{{ seq 0 2 10 }}|{{ seq 0 }}|{{ seq }}|{{ seq 1 2 3 4 }}|{{ seq 10 -2 4 }}|{{ seq 10 2 4 }}",
+    "{{ has 3 .Values.l }} {{ has 3.0 .Values.l }} {{ len (uniq .Values.l) }}",
+    "{{ index (list (list 1 2) (list 3)) 0 1 }}",
+    "{{ range $i, $e := (list \"a\" \"b\") | reverse }}{{ $i }}{{ $e }}{{ end }}",
+    "{{ last .Values.l | typeOf }}",
+    "{{ without .Values.l 3.0 }}",
+    "{{ reverse \"x\" }}",
+], values="l: [1, 2, 3, 3]\n")
+
+# ---------------------------------------------------------------- dicts
+D = "dicts"
+many(D, "dict", [
+    "{{ dict \"a\" 1 \"b\" \"x\" }} {{ dict \"k\" }} {{ dict }} {{ dict 1 2 }}",
+    "{{ get (dict \"a\" 1) \"a\" }}|{{ get (dict \"a\" 1) \"z\" }}",
+    "{{ $d := dict \"a\" 1 }}{{ $_ := set $d \"b\" 2 }}{{ $d }}",
+    "{{ $d := dict \"a\" 1 \"b\" 2 }}{{ $_ := unset $d \"a\" }}{{ $d }}",
+    "{{ hasKey (dict \"a\" nil) \"a\" }} {{ hasKey (dict) \"a\" }}",
+    "{{ pluck \"a\" (dict \"a\" 1) (dict \"b\" 2) (dict \"a\" 3) }}",
+    "{{ keys (dict \"b\" 1 \"a\" 2) | sortAlpha }} {{ keys (dict \"x\" 1) (dict \"y\" 2) | sortAlpha }}",
+    "{{ values (dict \"a\" 1) }}",
+    "{{ pick (dict \"a\" 1 \"b\" 2 \"c\" 3) \"a\" \"c\" \"z\" }} {{ omit (dict \"a\" 1 \"b\" 2) \"a\" }}",
+    "{{ $d := dict \"a\" 1 \"n\" (dict \"x\" 1) }}{{ $m := merge $d (dict \"a\" 2 \"b\" 3 \"n\" (dict \"y\" 2)) }}{{ toJson $d }} {{ toJson $m }}",
+    "{{ toJson (merge (dict \"b\" false \"z\" 0 \"e\" \"\") (dict \"b\" true \"z\" 5 \"e\" \"x\")) }}",
+    "{{ toJson (mergeOverwrite (dict \"a\" 1 \"b\" 2 \"l\" (list 1 2)) (dict \"a\" 0 \"b\" false \"l\" (list 3)) (dict \"c\" nil)) }}",
+    "{{ $d := dict \"a\" 1 }}{{ $_ := mergeOverwrite $d (dict \"a\" 2) }}{{ $d.a }}",
+    "{{ toJson (merge (dict) .Values.a .Values.b) }}",
+    "{{ toJson (mustMerge (dict \"x\" 1) (dict \"y\" 2)) }} {{ toJson (mustMergeOverwrite (dict \"x\" 1) (dict \"x\" 2)) }}",
+    "{{ dig \"a\" \"b\" \"def\" (dict \"a\" (dict \"b\" 5)) }} {{ dig \"a\" \"z\" \"def\" (dict \"a\" (dict \"b\" 5)) }} {{ dig \"x\" \"def\" (dict) }}",
+    "{{ dig \"m\" \"a\" \"d\" .Values }}",
+    "{{ dig \"a\" \"def\" .Values.m }}",
+    "{{ dig \"a\" \"b\" \"def\" (dict \"a\" 1) }}",
+    "{{ dig \"a\" (dict) }}",
+    "{{ $c := deepCopy .Values.m }}{{ $_ := set $c \"a\" 9 }}{{ .Values.m.a }} {{ $c.a }} {{ typeOf (deepCopy .Values) }}",
+    "{{ hasKey .Chart.Annotations \"a\" }}",
+    "{{ get (split \",\" \"a,b\") \"_0\" }}",
+    "{{ hasKey .Values.missing \"a\" }}",
+    "{{ set nil \"a\" 1 }}",
+    "{{ $d := dict }}{{ $_ := set $d \"k\" (list 1) }}{{ toYaml $d }}",
+    "{{ $_ := set .Values \"added\" 1 }}{{ .Values.added }}",
+    "{{ keys .Values | sortAlpha }}",
+    "{{ toJson (merge .Values.a .Values.b) }} {{ toJson .Values.a }}",
+    "{{ dict \"a\" 1 | toJson }}",
+], values="m: {a: 1}\na: {x: 1, n: {p: 1}}\nb: {y: 2, n: {q: 2}, x: 9}\n")
+
+# ---------------------------------------------------------------- math
+M = "math"
+many(M, "int", [
+    "{{ add 1 2 3 }} {{ add }} {{ add 1.9 2.9 }} {{ add \"3\" 4 }} {{ typeOf (add 1 2) }}",
+    "{{ add1 1 }} {{ add1 1.5 }} {{ sub 5 3 }} {{ sub 1 2.9 }} {{ mul 2 3 4 }} {{ mul 2 }}",
+    "{{ div 7 2 }} {{ div -7 2 }} {{ mod 7 3 }} {{ mod -7 3 }}",
+    "{{ div 1 0 }}",
+    "{{ mod 1 0 }}",
+    "{{ max 1 5 3 }} {{ min 4 2 8 }} {{ max 2.5 3 }} {{ biggest 1 2 }} {{ max 7 }}",
+    "{{ int \"12\" }} {{ int \"1.5\" }} {{ int \"1.0\" }} {{ int \"0x1F\" }} {{ int \"010\" }} {{ int \"1_000\" }} {{ int \" 5\" }} {{ int 3.9 }} {{ int -3.9 }} {{ int true }} {{ int nil }}",
+    "{{ int64 \"42\" }} {{ int64 2.5 }} {{ typeOf (int64 1) }} {{ typeOf (int 1) }}",
+    "{{ float64 \"0x10\" }} {{ float64 \"1e3\" }} {{ float64 3 }} {{ float64 \"abc\" }} {{ float64 true }} {{ typeOf (float64 1) }}",
+    "{{ atoi \"42\" }} {{ atoi \"4.2\" }} {{ atoi \"x\" }} {{ atoi \"-7\" }} {{ typeOf (atoi \"1\") }}",
+    "{{ toDecimal \"0777\" }} {{ toDecimal 777 }} {{ toDecimal \"9\" }} {{ toDecimal \"x\" }}",
+    "{{ add .Values.a .Values.b }} {{ mul .Values.a 1000000 }}",
+    "{{ int .Values.big }} {{ int64 .Values.big }}",
+    "{{ add 9223372036854775807 1 }}",
+    "{{ randInt 5 6 }}",
+], values="a: 2\nb: 3.5\nbig: 1e10\n")
+many(M, "float", [
+    "{{ addf 1.1 2.2 }} {{ addf 1 2 }} {{ addf }} {{ add1f 1.5 }} {{ subf 10 2.5 0.5 }} {{ mulf 1.1 3 }} {{ divf 10 4 }} {{ divf 1 3 }}",
+    "{{ divf 1 0 }}",
+    "{{ maxf 1 2.5 -1 }} {{ minf 1 2.5 -1 }}",
+    "{{ ceil 1.2 }} {{ floor 1.8 }} {{ ceil -1.2 }} {{ floor \"2.7\" }}",
+    "{{ round 2.5 0 }} {{ round 1.2345 2 }} {{ round 1.2355 3 }} {{ round -2.5 0 }} {{ round 2.4 0 0.4 }}",
+    "{{ typeOf (addf 1 2) }} {{ addf 0.1 0.2 }} {{ mulf 0.1 0.2 }} {{ subf 0.3 0.1 }}",
+    "{{ divf 2 3 }} {{ divf 10 3 }} {{ mulf 1e20 10 }}",
+    "{{ addf .Values.b 1 }}",
+], values="b: 3.5\n")
+
+# ---------------------------------------------------------------- semver, dates (deterministic)
+SV = "semver"
+many(SV, "semver", [
+    "{{ semver \"v1.2\" }} {{ (semver \"v1.2\").Original }} {{ (semver \"1.2.3-beta.1+build\").Prerelease }} {{ (semver \"1.2.3+build\").Metadata }}",
+    "{{ (semver \"1.2.3\").Major }} {{ (semver \"1.2.3\").Minor }} {{ (semver \"1.2.3\").Patch }}",
+    "{{ (semver \"1.2.3\").Compare (semver \"1.3.0\") }} {{ (semver \"2.0.0\").GreaterThan (semver \"1.0.0\") }} {{ (semver \"1.0.0\").LessThan (semver \"1.0.0-rc1\") }}",
+    "{{ semver \"bad\" }}",
+    "{{ semverCompare \">=1.2.0\" \"1.3.0\" }} {{ semverCompare \"^1.2\" \"2.0.0\" }} {{ semverCompare \"~1.2.3\" \"1.2.9\" }} {{ semverCompare \"~1.2.3\" \"1.3.0\" }}",
+    "{{ semverCompare \">=1.20.0\" \"v1.30.2-gke.100\" }} {{ semverCompare \">=1.20.0-0\" \"v1.30.2-gke.100\" }}",
+    "{{ semverCompare \"1.2.x\" \"1.2.7\" }} {{ semverCompare \"1.x\" \"1.9.0\" }} {{ semverCompare \"*\" \"3.0.0\" }} {{ semverCompare \"!=1.2.3\" \"1.2.3\" }}",
+    "{{ semverCompare \"1.2 - 1.4.5\" \"1.4.0\" }} {{ semverCompare \">1.0, <2.0\" \"1.5.0\" }} {{ semverCompare \"<1.0 || >=3.0\" \"3.1.0\" }}",
+    "{{ semverCompare \">=1.2\" \"bad\" }}",
+    "{{ semverCompare \"bad constraint\" \"1.0.0\" }}",
+    "{{ semverCompare \"^0.2.3\" \"0.2.9\" }} {{ semverCompare \"^0.2.3\" \"0.3.0\" }} {{ semverCompare \"^0.0.3\" \"0.0.4\" }}",
+    "{{ semverCompare \">=1.25-0\" .Capabilities.KubeVersion.GitVersion }} {{ semverCompare \"<1.19\" .Capabilities.KubeVersion.Version }}",
+    "{{ semverCompare \"> 1.2\" \"1.3.0\" }} {{ semverCompare \"=1.2.3\" \"1.2.3\" }} {{ semverCompare \"<=1.2.x\" \"1.2.9\" }}",
+])
+DT = "dates"
+many(DT, "dates", [
+    "{{ date \"2006-01-02 15:04:05\" 0 }}",
+    "{{ date \"Mon Jan 2 15:04:05 MST 2006\" 86400 }}",
+    "{{ htmlDate 1700000000 }} {{ dateInZone \"2006-01-02T15:04:05Z07:00\" 1700000000 \"UTC\" }}",
+    "{{ date \"02/01/06 3:04PM .000\" 1700000123 }}",
+    "{{ toDate \"2006-01-02\" \"2024-03-05\" }}",
+    "{{ toDate \"2006-01-02\" \"bad\" }}",
+    "{{ toDate \"2006-01-02\" \"2024-03-05\" | date \"Jan 2, 2006\" }}",
+    "{{ (toDate \"2006-01-02\" \"2024-03-05\").Unix }} {{ toDate \"2006-01-02\" \"2024-03-05\" | unixEpoch }}",
+    "{{ dateModify \"1h30m\" (toDate \"2006-01-02\" \"2024-03-05\") }}",
+    "{{ dateModify \"bad\" (toDate \"2006-01-02\" \"2024-03-05\") }}",
+    "{{ duration 95 }} {{ duration \"95\" }} {{ duration (int64 3700) }} {{ duration \"0\" }}",
+    "{{ durationRound \"25h\" }} {{ durationRound \"48h\" }} {{ durationRound \"61s\" }} {{ durationRound \"1s\" }} {{ durationRound \"2160h\" }} {{ durationRound \"9000h\" }}",
+    "{{ mustToDate \"2006-01-02\" \"2024-13-01\" }}",
+    "{{ typeOf (toDate \"2006-01-02\" \"2024-03-05\") }}",
+    "{{ date \"2006\" 1.5e9 | len }}",
+])
+
+# ---------------------------------------------------------------- helm functions
+H = "helm"
+helpers = {"templates/_helpers.tpl": "{{- define \"h.name\" -}}{{ .Chart.Name }}-{{ .Release.Name }}{{- end -}}\n{{- define \"h.dict\" -}}{{ .a }}/{{ .b }}{{- end -}}\n{{- define \"h.fail\" -}}{{ fail \"from helper\" }}{{- end -}}\n{{- define \"h.err\" -}}{{ .x.y }}{{- end -}}\n{{- define \"h.div\" -}}{{ div 1 0 }}{{- end -}}\n{{- define \"h.tpl\" -}}{{ .Template.Name }}{{- end -}}\n"}
+for i, t in enumerate([
+    "{{ include \"h.name\" . }}",
+    "{{ include \"h.dict\" (dict \"a\" 1 \"b\" 2) }}",
+    "{{ include \"h.name\" . | upper | quote }}",
+    "{{ include \"nope\" . }}",
+    "{{ include \"h.fail\" . }}",
+    "{{ include \"h.err\" (dict \"x\" 1) }}",
+    "{{ include \"h.div\" . }}",
+    "{{ include \"h.tpl\" . }}",
+    "{{ template \"h.name\" . }}",
+    "{{ tpl \"{{ .Values.a }}-{{ .Release.Name }}\" . }}",
+    "{{ tpl \"{{ .x }}\" (dict \"x\" 5) }}",
+    "{{ tpl .Values.t . }}",
+    "{{ tpl \"{{ include \\\"h.name\\\" . }}\" . }}",
+    "{{ tpl \"{{ if }}\" . }}",
+    "{{ tpl \"{{ .a.b }}\" (dict \"a\" 1) }}",
+    "{{ tpl \"{{ define \\\"inner\\\" }}I{{ end }}{{ template \\\"inner\\\" }}\" . }}",
+    "{{ tpl \"{{ fail \\\"tplfail\\\" }}\" . }}",
+    "{{ tpl \"{{ .Values.missing }}\" . }}x",
+    "{{ required \"need it\" .Values.missing }}",
+    "{{ required \"need it\" \"\" }}",
+    "{{ required \"need it\" 0 }}|{{ required \"x\" false }}|{{ required \"x\" (list) }}",
+    "{{ required \"need it\" .Values.a }}",
+    "line1\n{{ fail \"boom\" }}",
+    "{{ fail \"multi\\nline\" }}",
+    "{{ lookup \"v1\" \"Secret\" \"ns\" \"x\" }}|{{ len (lookup \"v1\" \"Pod\" \"\" \"\") }}",
+    "{{ getHostByName \"example.com\" }}|",
+    "{{ .Files.Get \"files/a.txt\" }}|{{ .Files.Get \"missing\" }}",
+    "{{ .Files.GetBytes \"files/b.txt\" }}",
+    "{{ .Files.Lines \"files/a.txt\" }} {{ len (.Files.Lines \"files/a.txt\") }} {{ .Files.Lines \"missing\" }}",
+    "{{ (.Files.Glob \"files/*.txt\").AsConfig }}",
+    "{{ (.Files.Glob \"files/*\").AsSecrets }}",
+    "{{ range $path, $_ := .Files.Glob \"**.txt\" }}{{ $path }} {{ end }}",
+    "{{ range $path, $_ := .Files }}{{ $path }} {{ end }}",
+    "{{ (.Files.Glob \"nomatch/*\").AsConfig }}",
+    "{{ .Files.Glob \"files/{a,b}.txt\" | len }}",
+    "{{ .Subcharts }}",
+    "{{ include \"h.name\" . | nindent 2 }}",
+    "{{- define \"local\" -}}L{{- end -}}{{ include \"local\" . }}",
+    "{{ .Values.t }}",
+]):
+    c(H, f"helm-{i:03d}", t, "a: 1\nt: \"{{ .Values.a }}!\"\n", None, dict(helpers, **{"files/a.txt": "line1\nline2\n", "files/b.txt": "bee", "files/sub/c.txt": "c", "README.md": "readme"}))
+
+# ---------------------------------------------------------------- exec errors
+E = "errors"
+many(E, "exec", [
+    "{{ .Values.missing.deep }}",
+    "{{ .Values.a.b }}",
+    "{{ upper 1 }}",
+    "{{ upper .Values.a }}",
+    "{{ until .Values.n }}",
+    "{{ until (add 1 2) }}",
+    "{{ genSelfSignedCert \"x\" nil (splitList \",\" \"a,b\") 3 }}",
+    "{{ hasKey .Chart.Annotations \"a\" }}",
+    "line1\nline2\n  {{ .Values.m.x.y }}",
+    "{{ if .Values.a.b }}x{{ end }}",
+    "{{ range .Values.a.b }}x{{ end }}",
+    "{{ with .Values.a.b }}x{{ end }}",
+    "{{ $x := .Values.a.b }}",
+    "{{ template \"missing\" }}",
+    "{{ index .Values.l 9 }}",
+    "{{ printf \"%s\" (index .Values.l 9) }}",
+    "{{ add1 (index .Values.l 9) }}",
+    "{{ nindent \"2\" \"x\" }}",
+    "{{ indent 2 }}",
+    "{{ indent 2 3 }}",
+    "{{ trunc 2.5 \"abc\" }}",
+    "{{ trunc 2.0 \"abc\" }}",
+    "{{ ternary 1 2 \"true\" }}",
+    "{{ .Values.m.x | upper }}",
+    "{{ (dict \"a\" 1).a.b }}",
+    "{{ .Release.Name.foo }}",
+    "{{ .Capabilities.KubeVersion.Nope }}",
+    "{{ .Capabilities.APIVersions.Has }}",
+    "{{ .Capabilities.APIVersions.Has 1 }}",
+    "{{ .Files.Get }}",
+    "{{ (list 1).x }}",
+    "{{ $ := 1 }}",
+    "{{ eq .Values.a \"1\" }}",
+    "{{ range $i, $v := 5 }}{{ end }}",
+    "{{ range 1.5 }}{{ end }}",
+    "{{ \"s\".x }}",
+], values="a: 1\nn: 3\nl: [1]\nm: {x: {z: 1}}\n")

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Regenerate the expected outputs of the template conformance corpus with real Helm.
+
+Usage: python3 templates-compat/regenerate.py [--only AREA]
+
+Reads the case definitions in cases.py, renders each one as a tiny chart with
+Helm v4.2.3 (PyPI package helm-python-sdk, `import helm_python`) and writes
+expected/<area>.json. Never edit those files by hand: change cases.py and rerun.
+"""
+import argparse, json, os, shutil, sys, tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import helm_python  # noqa: E402
+from cases import CASES  # noqa: E402
+
+CHART_YAML = "apiVersion: v2\nname: mychart\nversion: 0.1.0\nappVersion: \"1.0\"\ndescription: conformance case\n"
+
+
+def render_case(case):
+    d = tempfile.mkdtemp(prefix="tc-")
+    try:
+        os.makedirs(os.path.join(d, "templates"))
+        files = dict(case.get("files") or {})
+        files.setdefault("Chart.yaml", CHART_YAML)
+        files["values.yaml"] = case.get("values", "")
+        files["templates/t.yaml"] = case["template"]
+        for name, text in files.items():
+            p = os.path.join(d, name)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "w") as f:
+                f.write(text)
+        try:
+            chart = helm_python.Chart.load(d)
+        except helm_python.HelmError as e:
+            return {"load_error": str(e)}
+        try:
+            out = chart.render(case.get("user"), name="rel", namespace="ns")
+        except helm_python.HelmError as e:
+            return {"error": str(e)}
+        return {"output": out}
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    by_area = {}
+    for c in CASES:
+        by_area.setdefault(c["area"], []).append(c)
+    os.makedirs(os.path.join(HERE, "expected"), exist_ok=True)
+    total = 0
+    for area, cases in sorted(by_area.items()):
+        if a.only and area != a.only:
+            continue
+        seen = set()
+        out = []
+        for c in cases:
+            if c["name"] in seen:
+                raise SystemExit(f"duplicate case name {area}/{c['name']}")
+            seen.add(c["name"])
+            rec = {k: c[k] for k in ("name", "template") }
+            for k in ("values", "user", "files"):
+                if c.get(k):
+                    rec[k] = c[k]
+            rec.update(render_case(c))
+            out.append(rec)
+        with open(os.path.join(HERE, "expected", f"{area}.json"), "w") as f:
+            json.dump({"helm": helm_python.helm_sdk_version(), "cases": out}, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+        total += len(out)
+        print(f"{area}: {len(out)}")
+    print(f"total: {total}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+//! Runs the template conformance corpus (templates-compat/expected/*.json,
+//! produced by real Helm v4.2.3) through our engine and requires the same
+//! output or the same error for every case.
+
+use navique_ai_core_operator::chart::load::load_files;
+use navique_ai_core_operator::chart::render::{render_chart, RenderOptions, ReleaseOptions};
+use navique_ai_core_operator::chart::File;
+use navique_ai_core_operator::gotmpl::value::{Map, Value};
+use navique_ai_core_operator::goyaml::json;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const CHART_YAML: &str = "apiVersion: v2\nname: mychart\nversion: 0.1.0\nappVersion: \"1.0\"\ndescription: conformance case\n";
+
+fn s(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+fn get(m: &Map, k: &str) -> Option<Value> {
+    m.get(k).cloned()
+}
+
+/// Run one case; Err carries a description of the mismatch.
+fn run_case(case: &Map) -> Result<(), String> {
+    let mut files: BTreeMap<String, String> = BTreeMap::new();
+    if let Some(Value::Map(extra, _)) = get(case, "files") {
+        for (k, v) in extra.borrow().iter() {
+            files.insert(k.clone(), s(v));
+        }
+    }
+    files.entry("Chart.yaml".into()).or_insert_with(|| CHART_YAML.into());
+    files.insert("values.yaml".into(), get(case, "values").map(|v| s(&v)).unwrap_or_default());
+    files.insert("templates/t.yaml".into(), s(&get(case, "template").unwrap()));
+    let list = files.into_iter().map(|(name, text)| File { name, data: text.into_bytes() }).collect();
+    let user: Map = match get(case, "user") {
+        Some(Value::Map(m, _)) => m.borrow().clone(),
+        _ => Map::new(),
+    };
+    let got: Result<BTreeMap<String, String>, (bool, String)> = match load_files(list) {
+        Err(e) => Err((true, e.0)),
+        Ok(chart) => {
+            let opts = RenderOptions {
+                release: ReleaseOptions { name: "rel".into(), namespace: "ns".into(), ..Default::default() },
+                ..Default::default()
+            };
+            render_chart(&chart, &user, &opts).map(|r| r.files).map_err(|e| (false, e.0))
+        }
+    };
+    if let Some(Value::Str(want)) = get(case, "load_error") {
+        return match got {
+            Err((true, e)) if e == *want => Ok(()),
+            other => Err(format!("want load error {want:?}\n got {other:?}")),
+        };
+    }
+    if let Some(Value::Str(want)) = get(case, "error") {
+        return match got {
+            Err((false, e)) if e == *want => Ok(()),
+            Err((_, e)) => Err(format!("error differs\n want {want:?}\n  got {e:?}")),
+            Ok(out) => Err(format!("want error {want:?}\n got output {out:?}")),
+        };
+    }
+    let Some(Value::Map(want, _)) = get(case, "output") else { return Err("case has no expectation".into()) };
+    let got = got.map_err(|(_, e)| format!("unexpected error: {e}"))?;
+    let want: BTreeMap<String, String> = want.borrow().iter().map(|(k, v)| (k.clone(), s(v))).collect();
+    if want != got {
+        let mut msg = String::new();
+        for (k, w) in &want {
+            match got.get(k) {
+                Some(g) if g == w => {}
+                Some(g) => msg.push_str(&format!("{k}:\n want {w:?}\n  got {g:?}\n")),
+                None => msg.push_str(&format!("{k}: missing\n")),
+            }
+        }
+        for k in got.keys() {
+            if !want.contains_key(k) {
+                msg.push_str(&format!("{k}: unexpected\n"));
+            }
+        }
+        return Err(msg);
+    }
+    Ok(())
+}
+
+#[test]
+fn templates_compat_corpus() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates-compat/expected");
+    let mut entries: Vec<_> = std::fs::read_dir(&dir).expect("templates-compat/expected").filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    entries.sort();
+    let (mut total, mut failed) = (0, 0);
+    let mut report = String::new();
+    for path in entries {
+        let area = path.file_stem().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let doc = json::decode(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let Value::Map(doc, _) = doc else { panic!("{}: not an object", path.display()) };
+        let Some(Value::List(cases, _)) = doc.borrow().get("cases").cloned() else { panic!("no cases") };
+        let mut area_failed = 0;
+        for c in cases.iter() {
+            let Value::Map(c, _) = c else { continue };
+            let c = c.borrow().clone();
+            total += 1;
+            let name = s(&c["name"]);
+            if let Err(e) = run_case(&c) {
+                failed += 1;
+                area_failed += 1;
+                report.push_str(&format!("--- {area}/{name}\ntemplate: {:?}\n{e}\n", s(&c["template"])));
+            }
+        }
+        report.push_str(&format!("{area}: {}/{} pass\n", cases.len() - area_failed, cases.len()));
+    }
+    eprintln!("{report}");
+    eprintln!("templates-compat: {}/{} cases pass", total - failed, total);
+    assert!(total >= 600, "corpus too small: {total}");
+    assert_eq!(failed, 0, "{failed} conformance cases differ from Helm (see report above)");
+}
