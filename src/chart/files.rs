@@ -149,7 +149,7 @@ fn base(p: &str) -> String {
 
 impl Object for Files {
     fn type_name(&self) -> String {
-        "common.Files".into()
+        "engine.files".into()
     }
     fn kind_name(&self) -> &'static str {
         "map"
@@ -162,6 +162,13 @@ impl Object for Files {
     }
     fn has_method(&self, name: &str) -> bool {
         matches!(name, "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets")
+    }
+    fn method_sig(&self, name: &str) -> Option<(&'static [crate::gotmpl::funcs::P], Option<crate::gotmpl::funcs::P>)> {
+        use crate::gotmpl::funcs::P;
+        Some(match name {
+            "AsConfig" | "AsSecrets" => (&[], None),
+            _ => (&[P::Str], None),
+        })
     }
     fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
         let want = match name {

@@ -215,7 +215,7 @@ impl Metadata {
     /// `.Chart` as Helm v4 exposes it: a map keyed by Go field names.
     pub fn to_value(&self, is_root: bool) -> Value {
         let s = |x: &str| Value::str(x);
-        let sl = |v: &Vec<String>| Value::List(Rc::new(v.iter().map(|x| Value::str(x)).collect()), ListKind::Str);
+        let sl = |v: &Vec<String>| Value::List(Rc::new(v.iter().map(|x| Value::str(x)).collect()), ListKind::Any);
         let mut m = Map::new();
         m.insert("Name".into(), s(&self.name));
         m.insert("Home".into(), s(&self.home));

@@ -114,6 +114,9 @@ impl Object for KubeVersion {
     fn has_method(&self, name: &str) -> bool {
         matches!(name, "String" | "GitVersion")
     }
+    fn method_sig(&self, _name: &str) -> Option<(&'static [crate::gotmpl::funcs::P], Option<crate::gotmpl::funcs::P>)> {
+        Some((&[], None))
+    }
     fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, String> {
         if !args.is_empty() {
             return Err(format!("wrong number of args: want 0 got {}", args.len()));
@@ -150,6 +153,9 @@ impl Object for ApiVersions {
     }
     fn has_method(&self, name: &str) -> bool {
         name == "Has"
+    }
+    fn method_sig(&self, _name: &str) -> Option<(&'static [crate::gotmpl::funcs::P], Option<crate::gotmpl::funcs::P>)> {
+        Some((&[crate::gotmpl::funcs::P::Str], None))
     }
     fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, String> {
         match args.as_slice() {
@@ -296,13 +302,14 @@ fn collect(c: &Chart, parent_path: Option<&str>, top: &Map, parent_vals: &Value,
     };
     let subcharts = Value::map(Map::new());
     let mut next = Map::new();
+    // (the per-chart top map is a common.Values, as `typeOf .` shows)
     next.insert("Chart".into(), c.metadata.to_value(is_root));
     next.insert("Files".into(), Value::Object(Rc::new(Files::new(&c.files))));
     next.insert("Release".into(), top.get("Release").cloned().unwrap_or(Value::Nil));
     next.insert("Capabilities".into(), top.get("Capabilities").cloned().unwrap_or(Value::Nil));
     next.insert("Values".into(), values.clone());
     next.insert("Subcharts".into(), subcharts.clone());
-    let next = Value::map(next);
+    let next = Value::values_map(next);
     for child in &c.dependencies {
         let v = collect(child, Some(&full_path), top, &values, out, false);
         if let Value::Map(m, _) = &subcharts {

@@ -87,15 +87,21 @@ impl ExecError {
         }
     }
 
-    /// Whether the chain ends in an executor error rather than a function's.
+    /// Helm v4 reshapes an error into its traced form only when every
+    /// function link in the chain is `include` and the chain ends in an
+    /// executor error (or include's own lookup failure).
     fn ends_in_engine_error(&self) -> bool {
         match &self.detail {
             Detail::Msg(_) => true,
             Detail::Fail(_) => false,
-            Detail::Call { cause, .. } => match cause.as_ref() {
-                Cause::Exec(e) => e.ends_in_engine_error(),
-                _ => false,
-            },
+            Detail::Call { func, cause } => {
+                func == "include"
+                    && match cause.as_ref() {
+                        Cause::Exec(e) => e.ends_in_engine_error(),
+                        Cause::Plain(_) => true,
+                        Cause::Fail(_) => false,
+                    }
+            }
         }
     }
 
@@ -116,8 +122,12 @@ impl ExecError {
             }
             Detail::Call { func, cause } => {
                 out.push_str(&format!("error calling {func}:\n"));
-                if let Cause::Exec(e) = cause.as_ref() {
-                    e.write_traced(out);
+                match cause.as_ref() {
+                    Cause::Exec(e) => e.write_traced(out),
+                    Cause::Plain(m) | Cause::Fail(m) => {
+                        out.push_str(m);
+                        out.push('\n');
+                    }
                 }
             }
         }
@@ -142,7 +152,12 @@ impl Error {
     /// The message Helm v4 reports for this error.
     pub fn helm_message(&self) -> String {
         match self {
-            Error::Parse(p) => format!("parse error at ({}:{}): {}", p.parse_name, p.line, p.msg),
+            Error::Parse(p) => {
+                // Helm keeps the location and the last ": "-separated token.
+                let full = p.to_string();
+                let tokens: Vec<&str> = full.split(": ").collect();
+                format!("parse error at ({}): {}", tokens[1], tokens[tokens.len() - 1])
+            }
             Error::Exec(e) => e.helm_message(),
         }
     }

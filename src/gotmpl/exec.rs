@@ -78,6 +78,7 @@ enum CurNode {
     Pipe(*const Pipe),
     Cmd(*const Command),
     Arg(*const Arg),
+    Template(usize, *const String, Option<*const Pipe>),
 }
 
 enum Flow {
@@ -103,6 +104,8 @@ pub struct Exec<'s> {
     pub options: Options,
     include_counts: HashMap<String, usize>,
     depth: usize,
+    /// For built-ins taking raw values: whether each nil argument was typed.
+    pub raw_iface: Vec<bool>,
     // Per-template-call state.
     tree: Option<Rc<Tree>>,
     vars: Vec<(Rc<str>, Slot)>,
@@ -120,6 +123,7 @@ impl<'s> Exec<'s> {
             options: Options::default(),
             include_counts: HashMap::new(),
             depth: 0,
+            raw_iface: Vec::new(),
             tree: None,
             vars: Vec::new(),
             cur: CurNode::None,
@@ -185,6 +189,15 @@ impl<'s> Exec<'s> {
             CurNode::Pipe(p) => unsafe { ((*p).pos, (*p).to_string()) },
             CurNode::Cmd(c) => unsafe { ((*c).pos, (*c).to_string()) },
             CurNode::Arg(a) => unsafe { ((*a).pos(), (*a).to_string()) },
+            CurNode::Template(pos, name, pipe) => unsafe {
+                let mut s = format!("{{{{template {}", format::quote_go(&*name));
+                if let Some(p) = pipe {
+                    s.push(' ');
+                    s.push_str(&(*p).to_string());
+                }
+                s.push_str("}}");
+                (pos, s)
+            },
         };
         let location = tree.map(|t| t.location(pos));
         ExecError { location, name, context: ctx, detail }
@@ -229,11 +242,8 @@ impl<'s> Exec<'s> {
             Node::With(b) => return self.walk_if_or_with(false, dot, b, out),
             Node::Range(b) => return self.walk_range(dot, b, out),
             Node::Template { name, pipe, pos } => {
-                let _ = pos;
+                self.cur = CurNode::Template(*pos, name as *const String, pipe.as_ref().map(|p| p as *const Pipe));
                 let Some(tree) = self.find_tree(name) else {
-                    if let Some(p) = pipe {
-                        self.at_pipe(p);
-                    }
                     return self.errorf(format!("template {} not defined", format::quote_go(name)));
                 };
                 if self.depth >= MAX_EXEC_DEPTH {
@@ -297,7 +307,6 @@ impl<'s> Exec<'s> {
             }
             Value::Int(n) | Value::Int64(n) => {
                 if ndecl > 1 {
-                    self.at_pipe(&b.pipe);
                     return self.errorf(format!("can't use {} to iterate over more than one variable", n));
                 }
                 let ctor = |i: i64| if matches!(val, Value::Int(_)) { Value::Int(i) } else { Value::Int64(i) };
@@ -308,12 +317,10 @@ impl<'s> Exec<'s> {
                 Value::List(l, _) => l.iter().enumerate().map(|(i, v)| (Value::Int(i as i64), Slot { v: v.clone(), iface: false })).collect(),
                 Value::Map(m, _) => m.borrow().iter().map(|(k, v)| (Value::str(k), Slot::concrete(v.clone()))).collect(),
                 _ => {
-                    self.at_pipe(&b.pipe);
                     return self.errorf(format!("range can't iterate over {}", format::format_v(val)));
                 }
             },
             other => {
-                self.at_pipe(&b.pipe);
                 return self.errorf(format!("range can't iterate over {}", format::format_v(other)));
             }
         };
@@ -519,7 +526,13 @@ impl<'s> Exec<'s> {
             Value::Object(o) => {
                 if o.has_method(name) {
                     let o = o.clone();
-                    let args = self.eval_method_args(dot, cmd, fin)?;
+                    let args = match o.method_sig(name) {
+                        Some((params, variadic)) => {
+                            let args: &[Arg] = cmd.map(|c| &c.args[1..]).unwrap_or(&[]);
+                            self.eval_call_args(dot, name, params, variadic, args, fin)?
+                        }
+                        None => self.eval_method_args(dot, cmd, fin)?,
+                    };
                     return match o.call_method(name, args) {
                         Ok(v) => Ok(Slot::concrete(v)),
                         Err(e) => {
@@ -542,6 +555,36 @@ impl<'s> Exec<'s> {
             }
             _ => self.errorf(format!("can't evaluate field {} in type {}", name, recv.static_type())),
         }
+    }
+
+    /// Check arity and evaluate arguments against Go parameter types.
+    fn eval_call_args(&mut self, dot: &Slot, name: &str, params: &[P], variadic: Option<P>, args: &[Arg], fin: Option<Slot>) -> R<Vec<Value>> {
+        let num_in = args.len() + usize::from(fin.is_some());
+        let nfixed = params.len();
+        if variadic.is_some() {
+            if num_in < nfixed {
+                return self.errorf(format!("wrong number of args for {}: want at least {} got {}", name, nfixed, args.len()));
+            }
+        } else if num_in != nfixed {
+            return self.errorf(format!("wrong number of args for {}: want {} got {}", name, nfixed, num_in));
+        }
+        let mut argv = Vec::with_capacity(num_in);
+        let mut i = 0;
+        while i < nfixed && i < args.len() {
+            argv.push(self.eval_arg(dot, params[i], &args[i])?.v);
+            i += 1;
+        }
+        if let Some(vt) = variadic {
+            while i < args.len() {
+                argv.push(self.eval_arg(dot, vt, &args[i])?.v);
+                i += 1;
+            }
+        }
+        if let Some(f) = fin {
+            let t = if num_in - 1 < nfixed { params[num_in - 1] } else { variadic.unwrap_or(P::Any) };
+            argv.push(self.validate_type(f, t)?);
+        }
+        Ok(argv)
     }
 
     fn eval_method_args(&mut self, dot: &Slot, cmd: Option<&Command>, fin: Option<Slot>) -> R<Vec<Value>> {
@@ -624,10 +667,23 @@ impl<'s> Exec<'s> {
             return Ok(Slot::concrete(v));
         }
 
+        if name == "call" {
+            let fnv = self.eval_arg(dot, P::Raw, &args[0])?;
+            self.at_cmd(cmd);
+            let msg = if fnv.v.is_nil() {
+                "call of nil".to_string()
+            } else {
+                format!("non-function {} of type {}", args[0], fnv.v.type_name())
+            };
+            return Err(self.make_error(Detail::Call { func: name.to_string(), cause: Box::new(Cause::Plain(msg)) }));
+        }
         let mut argv = Vec::with_capacity(num_in);
+        self.raw_iface.clear();
         let mut i = 0;
         while i < nfixed && i < args.len() {
-            argv.push(self.eval_arg(dot, func.params[i], &args[i])?.v);
+            let slot = self.eval_arg_raw(dot, func.params[i], &args[i])?;
+            self.raw_iface.push(slot.iface);
+            argv.push(slot.v);
             i += 1;
         }
         if let Some(vt) = func.variadic {
@@ -655,11 +711,37 @@ impl<'s> Exec<'s> {
     }
 
     /// Go's evalArg: evaluate an argument node for a parameter of type `t`.
+    /// Like eval_arg, but for reflect.Value parameters keeps whether a nil
+    /// came out of a map (a typed nil) or is untyped.
+    fn eval_arg_raw(&mut self, dot: &Slot, t: P, n: &Arg) -> R<Slot> {
+        if t == P::Raw {
+            let iface = match n {
+                Arg::Field { idents, .. } => {
+                    self.at_arg(n);
+                    let v = self.eval_field_chain(dot, dot.clone(), idents, None, None)?;
+                    return Ok(v);
+                }
+                Arg::Variable { idents, .. } => {
+                    let v = self.eval_variable(dot, n, idents, None, None)?;
+                    return Ok(v);
+                }
+                Arg::Dot { .. } => return Ok(dot.clone()),
+                _ => false,
+            };
+            let v = self.eval_arg(dot, t, n)?;
+            return Ok(Slot { v: v.v, iface });
+        }
+        self.eval_arg(dot, t, n)
+    }
+
     fn eval_arg(&mut self, dot: &Slot, t: P, n: &Arg) -> R<Slot> {
         self.at_arg(n);
         match n {
             Arg::Dot { .. } => return Ok(Slot::concrete(self.validate_type(dot.clone(), t)?)),
             Arg::Nil { .. } => {
+                if t == P::Raw {
+                    return Ok(Slot::concrete(Value::Nil));
+                }
                 if t.can_be_nil() {
                     return Ok(Slot::concrete(t.zero()));
                 }

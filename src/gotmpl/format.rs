@@ -505,6 +505,10 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
             out.push('%');
             continue;
         }
+        if verb == 'v' {
+            // %+v only changes struct printing; it is not a sign flag.
+            f.plus = false;
+        }
         let Some(arg) = args.get(argi) else {
             out.push_str(&format!("%!{verb}(MISSING)"));
             continue;

@@ -377,11 +377,11 @@ impl<'a> Lexer<'a> {
                 self.paren_depth += 1;
             }
             Some(')') => {
-                self.emit(Tok::RightParen);
                 self.paren_depth -= 1;
                 if self.paren_depth < 0 {
                     return self.error("unexpected right paren".into());
                 }
+                self.emit(Tok::RightParen);
             }
             Some(c) if (c as u32) < 0x80 && !c.is_ascii_control() => self.emit(Tok::Char),
             Some(c) => {

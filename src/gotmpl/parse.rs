@@ -787,7 +787,7 @@ pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, String> {
         let mut it = s.chars();
         let c = it.next().ok_or("invalid syntax")?;
         if it.next().is_some() {
-            return Err("invalid syntax".into());
+            return Err(format!("malformed character constant: {text}"));
         }
         lit.int = Some(c as i64);
         lit.uint = Some(c as u64);
@@ -814,7 +814,9 @@ pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, String> {
     } else if let Some(u) = lit.uint {
         lit.float = Some(u as f64);
     } else {
-        let f = parse_go_float(text).ok_or_else(|| format!("illegal number syntax: {}", super::format::quote_go(text)))?;
+        let f = parse_go_float(text)
+            .filter(|f| f.is_finite())
+            .ok_or_else(|| format!("illegal number syntax: {}", super::format::quote_go(text)))?;
         let looks_int = !text.contains(['.', 'e', 'E', 'p', 'P']) || (text.starts_with("0x") || text.starts_with("0X")) && !text.contains(['p', 'P']);
         if !looks_int {
             lit.float = Some(f);
@@ -904,6 +906,9 @@ pub fn parse_go_float(text: &str) -> Option<f64> {
         (false, s.strip_prefix('+').unwrap_or(&s).to_string())
     };
     let v = if body.starts_with("0x") || body.starts_with("0X") {
+        if !body.contains(['p', 'P']) || body.len() < 4 {
+            return None;
+        }
         parse_hex_float(&body[2..])?
     } else {
         if body.is_empty() || !body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')) {

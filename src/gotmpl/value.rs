@@ -69,6 +69,11 @@ pub trait Object {
     fn has_method(&self, _name: &str) -> bool {
         false
     }
+    /// Go parameter types of a method (fixed, variadic), checked like a
+    /// function's arguments before the call.
+    fn method_sig(&self, _name: &str) -> Option<(&'static [crate::gotmpl::funcs::P], Option<crate::gotmpl::funcs::P>)> {
+        None
+    }
     fn call_method(&self, name: &str, _args: Vec<Value>) -> Result<Value, String> {
         Err(format!("can't call method {name}"))
     }

@@ -42,9 +42,15 @@ fn eval_args(a: &[Value]) -> String {
     sprint(a)
 }
 
-fn len(_: &mut Exec, a: Vec<Value>) -> FResult {
+fn len(x: &mut Exec, a: Vec<Value>) -> FResult {
     match &a[0] {
-        Value::Nil => Err("len of nil pointer".into()),
+        Value::Nil if x.raw_iface.first().copied().unwrap_or(false) => Err("len of nil pointer".into()),
+        Value::Nil => Err("reflect: call of reflect.Value.Type on zero Value".into()),
+        Value::Object(o) => match o.to_data() {
+            Value::List(l, _) => Ok(Value::Int(l.len() as i64)),
+            Value::Map(m, _) => Ok(Value::Int(m.borrow().len() as i64)),
+            _ => Err(format!("len of type {}", o.type_name()).into()),
+        },
         Value::Str(s) => Ok(Value::Int(s.len() as i64)),
         Value::Bytes(b) => Ok(Value::Int(b.len() as i64)),
         Value::List(l, _) => Ok(Value::Int(l.len() as i64)),
@@ -64,9 +70,11 @@ fn index_value(v: &Value) -> Result<i64, String> {
     }
 }
 
-fn index(_: &mut Exec, a: Vec<Value>) -> FResult {
+fn index(x: &mut Exec, a: Vec<Value>) -> FResult {
     let mut item = a[0].clone();
+    let _ = x;
     if item.is_nil() {
+        // index unwraps interfaces first, so even a map's nil is untyped here.
         return Err("index of untyped nil".into());
     }
     for idx in &a[1..] {

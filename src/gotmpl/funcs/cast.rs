@@ -28,17 +28,11 @@ pub fn parse_int_base0(s: &str) -> Option<i64> {
     if s.is_empty() {
         return None;
     }
-    // Underscores are only allowed when a base prefix is present (base 0).
     let body = s.trim_start_matches(['+', '-']);
-    if s.len() - body.len() > 1 {
+    if s.len() - body.len() > 1 || body.starts_with('_') {
         return None;
     }
-    let has_prefix = body.len() > 1
-        && body.starts_with('0')
-        && matches!(body.as_bytes()[1], b'x' | b'X' | b'o' | b'O' | b'b' | b'B' | b'0'..=b'9' | b'_');
-    if body.contains('_') && !has_prefix && !(body.starts_with('0') && body.len() > 1) {
-        return None;
-    }
+    // Base 0 accepts underscores as Go integer literals do.
     parse_go_int(s)
 }
 

@@ -21,21 +21,22 @@ pub fn register(r: &mut Registry) {
         Ok(Value::map(m))
     });
     r.add("get", &[Dict, Str], None, |_, a| {
-        let m = arg_map(&a[0]).unwrap();
+        let m = map_or_new(&a[0]);
         let v = m.borrow().get(arg_str(&a[1])).cloned();
         Ok(v.unwrap_or_else(|| Value::str("")))
     });
     r.add("set", &[Dict, Str, Any], None, |_, a| {
-        let m = arg_map(&a[0]).unwrap();
+        let Some(m) = arg_map(&a[0]) else { return Err("assignment to entry in nil map".into()) };
         m.borrow_mut().insert(arg_str(&a[1]).to_string(), a[2].clone());
         Ok(a[0].clone())
     });
     r.add("unset", &[Dict, Str], None, |_, a| {
-        let m = arg_map(&a[0]).unwrap();
-        m.borrow_mut().remove(arg_str(&a[1]));
+        if let Some(m) = arg_map(&a[0]) {
+            m.borrow_mut().remove(arg_str(&a[1]));
+        }
         Ok(a[0].clone())
     });
-    r.add("hasKey", &[Dict, Str], None, |_, a| Ok(Value::Bool(arg_map(&a[0]).unwrap().borrow().contains_key(arg_str(&a[1])))));
+    r.add("hasKey", &[Dict, Str], None, |_, a| Ok(Value::Bool(map_or_new(&a[0]).borrow().contains_key(arg_str(&a[1])))));
     r.add("pluck", &[Str], Some(Dict), |_, a| {
         let k = arg_str(&a[0]);
         Ok(Value::list(a[1..].iter().filter_map(|m| arg_map(m).and_then(|m| m.borrow().get(k).cloned())).collect()))
@@ -43,13 +44,13 @@ pub fn register(r: &mut Registry) {
     r.add("keys", &[], Some(Dict), |_, a| {
         let mut out = Vec::new();
         for m in &a {
-            out.extend(arg_map(m).unwrap().borrow().keys().cloned());
+            out.extend(map_or_new(m).borrow().keys().cloned());
         }
         Ok(Value::str_list(out))
     });
-    r.add("values", &[Dict], None, |_, a| Ok(Value::list(arg_map(&a[0]).unwrap().borrow().values().cloned().collect())));
+    r.add("values", &[Dict], None, |_, a| Ok(Value::list(map_or_new(&a[0]).borrow().values().cloned().collect())));
     r.add("pick", &[Dict], Some(Str), |_, a| {
-        let m = arg_map(&a[0]).unwrap();
+        let m = map_or_new(&a[0]);
         let m = m.borrow();
         let mut out = Map::new();
         for k in &a[1..] {
@@ -60,25 +61,25 @@ pub fn register(r: &mut Registry) {
         Ok(Value::map(out))
     });
     r.add("omit", &[Dict], Some(Str), |_, a| {
-        let m = arg_map(&a[0]).unwrap();
+        let m = map_or_new(&a[0]);
         let drop: Vec<&str> = a[1..].iter().map(arg_str).collect();
         let out: Map = m.borrow().iter().filter(|(k, _)| !drop.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
         Ok(Value::map(out))
     });
     r.add("merge", &[Dict], Some(Dict), |_, a| {
-        let dst = arg_map(&a[0]).unwrap();
+        let dst = map_or_new(&a[0]);
         for src in &a[1..] {
-            merge_into(&dst, &arg_map(src).unwrap(), false);
+            merge_into(&dst, &map_or_new(src), false);
         }
-        Ok(a[0].clone())
+        Ok(if a[0].is_nil() { Value::Map(dst, MapKind::Any) } else { a[0].clone() })
     });
     r.alias("mustMerge", "merge");
     r.add("mergeOverwrite", &[Dict], Some(Dict), |_, a| {
-        let dst = arg_map(&a[0]).unwrap();
+        let dst = map_or_new(&a[0]);
         for src in &a[1..] {
-            merge_into(&dst, &arg_map(src).unwrap(), true);
+            merge_into(&dst, &map_or_new(src), true);
         }
-        Ok(a[0].clone())
+        Ok(if a[0].is_nil() { Value::Map(dst, MapKind::Any) } else { a[0].clone() })
     });
     r.alias("mustMergeOverwrite", "mergeOverwrite");
     r.add("deepCopy", &[Any], None, |_, a| Ok(a[0].deep_copy()));
@@ -115,6 +116,11 @@ pub fn register(r: &mut Registry) {
         }
         Ok(def)
     });
+}
+
+/// A map argument; a nil map reads as empty.
+fn map_or_new(v: &Value) -> Rc<RefCell<Map>> {
+    arg_map(v).unwrap_or_else(|| Rc::new(RefCell::new(Map::new())))
 }
 
 fn iface_conv(v: &Value, want: &str) -> String {

@@ -55,7 +55,7 @@ pub fn register(r: &mut Registry) {
     r.add("rest", &[Any], None, |_, a| {
         let l = find_items(&a[0], "rest")?;
         if l.is_empty() {
-            return Ok(Value::Nil);
+            return list(Vec::new());
         }
         list(l[1..].to_vec())
     });
@@ -63,7 +63,7 @@ pub fn register(r: &mut Registry) {
     r.add("initial", &[Any], None, |_, a| {
         let l = find_items(&a[0], "initial")?;
         if l.is_empty() {
-            return Ok(Value::Nil);
+            return list(Vec::new());
         }
         list(l[..l.len() - 1].to_vec())
     });
@@ -120,7 +120,7 @@ pub fn register(r: &mut Registry) {
         let start = a.get(1).map(to_int64).unwrap_or(0);
         let end = if a.len() < 3 { l.len() as i64 } else { to_int64(&a[2]) };
         if start < 0 || end < start || end as usize > l.len() {
-            return Err(format!("reflect: slice index out of range").into());
+            return Err("reflect.Value.Slice: slice index out of bounds".into());
         }
         if let Value::Bytes(b) = &a[0] {
             return Ok(Value::Bytes(Rc::new(b[start as usize..end as usize].to_vec())));
@@ -148,11 +148,7 @@ pub fn register(r: &mut Registry) {
         if size <= 0 {
             return Err("runtime error: integer divide by zero".into());
         }
-        let out: Vec<Value> = l.chunks(size as usize).map(|c| Value::list(c.to_vec())).collect();
-        if out.is_empty() {
-            return list(vec![Value::list(Vec::new())]);
-        }
-        list(out)
+        list(l.chunks(size as usize).map(|c| Value::list(c.to_vec())).collect())
     });
     r.alias("mustChunk", "chunk");
 }

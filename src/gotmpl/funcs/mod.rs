@@ -59,7 +59,8 @@ impl P {
     pub fn zero(self) -> Value {
         match self {
             P::List => Value::list(Vec::new()),
-            P::Dict => Value::Map(std::rc::Rc::new(std::cell::RefCell::new(Map::new())), MapKind::Any),
+            // A nil map: reads see it empty, writes fail as in Go.
+            P::Dict => Value::Nil,
             _ => Value::Nil,
         }
     }

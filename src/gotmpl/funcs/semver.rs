@@ -35,7 +35,7 @@ fn valid_idents(s: &str) -> bool {
 
 impl Version {
     pub fn parse(s: &str) -> Result<Version, String> {
-        const INVALID: &str = "Invalid Semantic Version";
+        const INVALID: &str = "invalid semantic version";
         let body = s.strip_prefix('v').unwrap_or(s);
         let (core_pre, metadata) = match body.find('+') {
             Some(i) => (&body[..i], body[i + 1..].to_string()),
@@ -146,7 +146,7 @@ fn parse_term(s: &str) -> Result<Term, String> {
     let parts: Vec<&str> = if core.is_empty() { vec![] } else { core.split('.').collect() };
     let is_wild = |p: &str| p == "x" || p == "X" || p == "*";
     if parts.len() > 3 || parts.is_empty() && !tail.is_empty() {
-        return Err(format!("improper constraint: {s}"));
+        return Err(format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)));
     }
     let mut nums = [0u64; 3];
     let mut minor_dirty = false;
@@ -173,9 +173,9 @@ fn parse_term(s: &str) -> Result<Term, String> {
             }
             Some(p) => {
                 if dirty {
-                    return Err(format!("improper constraint: {s}"));
+                    return Err(format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)));
                 }
-                nums[i] = p.parse().map_err(|_| format!("improper constraint: {s}"))?;
+                nums[i] = p.parse().map_err(|_| format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)))?;
             }
         }
     }
@@ -184,7 +184,7 @@ fn parse_term(s: &str) -> Result<Term, String> {
     }
     let mut vs = format!("{}.{}.{}", nums[0], nums[1], nums[2]);
     vs.push_str(tail);
-    let con = Version::parse(&vs).map_err(|_| format!("improper constraint: {s}"))?;
+    let con = Version::parse(&vs).map_err(|_| format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)))?;
     Ok(Term { op: op.to_string(), con, minor_dirty, patch_dirty, dirty })
 }
 
@@ -310,10 +310,10 @@ impl Constraint {
                 if part.is_empty() {
                     continue;
                 }
-                terms.push(parse_term(&part)?);
+                terms.push(parse_term(&part).map_err(|_| format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)))?);
             }
             if terms.is_empty() {
-                return Err(format!("improper constraint: {s}"));
+                return Err(format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)));
             }
             groups.push(terms);
         }

@@ -250,16 +250,30 @@ fn title(st: &str) -> String {
     let mut prev = ' ';
     for c in st.chars() {
         if is_title_separator(prev) {
-            out.extend(c.to_uppercase().take(1).chain(if c.to_uppercase().count() > 1 { None } else { None }));
-            if c.to_uppercase().count() > 1 {
-                // Go uses unicode.ToTitle, a single rune.
-            }
+            out.push(to_title(c));
         } else {
             out.push(c);
         }
         prev = c;
     }
     out
+}
+
+/// Go's unicode.ToTitle: one rune, title case for the digraphs.
+fn to_title(c: char) -> char {
+    match c {
+        'Ǆ' | 'ǅ' | 'ǆ' => 'ǅ',
+        'Ǉ' | 'ǈ' | 'ǉ' => 'ǈ',
+        'Ǌ' | 'ǋ' | 'ǌ' => 'ǋ',
+        'Ǳ' | 'ǲ' | 'ǳ' => 'ǲ',
+        c => {
+            let mut u = c.to_uppercase();
+            match (u.next(), u.next()) {
+                (Some(x), None) => x,
+                _ => c,
+            }
+        }
+    }
 }
 
 fn is_title_separator(c: char) -> bool {
