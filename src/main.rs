@@ -3,7 +3,10 @@ use navique_ai_core_operator::cli;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     // Deeply nested templates recurse; give the renderer a roomy stack.
-    let child = std::thread::Builder::new().stack_size(512 * 1024 * 1024).spawn(move || cli::main(args)).expect("spawn renderer thread");
+    let child = std::thread::Builder::new()
+        .stack_size(512 * 1024 * 1024)
+        .spawn(move || cli::main(args))
+        .expect("spawn renderer thread");
     let code = child.join().unwrap_or(2);
     std::process::exit(code);
 }

@@ -109,7 +109,7 @@ many(A, "vars", [
     "{{ $x := 1 }}{{ if true }}{{ $x := 2 }}{{ $x }}{{ end }}{{ $x }}",
     "{{ $x = 1 }}",
     "{{ $y }}",
-    "{{ $ }}",
+    "{{ omit $ \"Capabilities\" }}",
     "{{ $.Values.a }}",
     "{{ $x := .Values.m }}{{ $x.b.c }}",
     "{{ $x := \"s\" }}{{ $x.foo }}",

@@ -11,7 +11,12 @@ pub struct Files {
 
 impl Files {
     pub fn new(list: &[super::File]) -> Files {
-        Files { files: list.iter().map(|f| (f.name.clone(), Rc::new(f.data.clone()))).collect() }
+        Files {
+            files: list
+                .iter()
+                .map(|f| (f.name.clone(), Rc::new(f.data.clone())))
+                .collect(),
+        }
     }
 }
 
@@ -114,7 +119,10 @@ pub fn glob_match(pattern: &str, name: &str) -> Option<bool> {
             T::Lit(c) => !n.is_empty() && n[0] == *c && m(&t[1..], &n[1..], rest),
             T::One => !n.is_empty() && n[0] != '/' && m(&t[1..], &n[1..], rest),
             T::Class(neg, r) => {
-                !n.is_empty() && n[0] != '/' && (r.iter().any(|(a, b)| *a <= n[0] && n[0] <= *b) != *neg) && m(&t[1..], &n[1..], rest)
+                !n.is_empty()
+                    && n[0] != '/'
+                    && (r.iter().any(|(a, b)| *a <= n[0] && n[0] <= *b) != *neg)
+                    && m(&t[1..], &n[1..], rest)
             }
             T::Any => {
                 for k in 0..=n.len() {
@@ -128,7 +136,9 @@ pub fn glob_match(pattern: &str, name: &str) -> Option<bool> {
                 false
             }
             T::Super => (0..=n.len()).any(|k| m(&t[1..], &n[k..], rest)),
-            T::Alt(alts) => alts.iter().any(|a| m(a, n, &|r: &[char]| m(&t[1..], r, rest))),
+            T::Alt(alts) => alts
+                .iter()
+                .any(|a| m(a, n, &|r: &[char]| m(&t[1..], r, rest))),
         }
     }
     let p: Vec<char> = pattern.chars().collect();
@@ -161,9 +171,18 @@ impl Object for Files {
         })
     }
     fn has_method(&self, name: &str) -> bool {
-        matches!(name, "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets")
+        matches!(
+            name,
+            "Get" | "GetBytes" | "Glob" | "Lines" | "AsConfig" | "AsSecrets"
+        )
     }
-    fn method_sig(&self, name: &str) -> Option<(&'static [crate::gotmpl::funcs::P], Option<crate::gotmpl::funcs::P>)> {
+    fn method_sig(
+        &self,
+        name: &str,
+    ) -> Option<(
+        &'static [crate::gotmpl::funcs::P],
+        Option<crate::gotmpl::funcs::P>,
+    )> {
         use crate::gotmpl::funcs::P;
         Some(match name {
             "AsConfig" | "AsSecrets" => (&[], None),
@@ -176,16 +195,27 @@ impl Object for Files {
             _ => 1,
         };
         if args.len() != want {
-            return Err(format!("wrong number of args for {name}: want {want} got {}", args.len()));
+            return Err(format!(
+                "wrong number of args for {name}: want {want} got {}",
+                args.len()
+            ));
         }
         let arg = || -> Result<String, String> {
             match &args[0] {
                 Value::Str(s) => Ok(s.to_string()),
-                other => Err(format!("wrong type for value; expected string; got {}", other.type_name())),
+                other => Err(format!(
+                    "wrong type for value; expected string; got {}",
+                    other.type_name()
+                )),
             }
         };
         Ok(match name {
-            "Get" => Value::string(self.files.get(&arg()?).map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default()),
+            "Get" => Value::string(
+                self.files
+                    .get(&arg()?)
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default(),
+            ),
             "GetBytes" => Value::Bytes(self.files.get(&arg()?).cloned().unwrap_or_default()),
             "Lines" => {
                 let p = arg()?;
@@ -210,14 +240,25 @@ impl Object for Files {
                     .collect();
                 Value::Object(Rc::new(Files { files }))
             }
-            "AsConfig" => {
-                str_map_yaml(self.files.iter().map(|(k, v)| (base(k), String::from_utf8_lossy(v).into_owned())).collect())
-                    .into()
-            }
+            "AsConfig" => str_map_yaml(
+                self.files
+                    .iter()
+                    .map(|(k, v)| (base(k), String::from_utf8_lossy(v).into_owned()))
+                    .collect(),
+            )
+            .into(),
             "AsSecrets" => {
                 use base64::Engine as _;
                 str_map_yaml(
-                    self.files.iter().map(|(k, v)| (base(k), base64::engine::general_purpose::STANDARD.encode(v.as_slice()))).collect(),
+                    self.files
+                        .iter()
+                        .map(|(k, v)| {
+                            (
+                                base(k),
+                                base64::engine::general_purpose::STANDARD.encode(v.as_slice()),
+                            )
+                        })
+                        .collect(),
                 )
                 .into()
             }
@@ -241,6 +282,11 @@ impl Object for Files {
         self
     }
     fn to_data(&self) -> Value {
-        Value::map(self.files.iter().map(|(k, v)| (k.clone(), Value::Bytes(v.clone()))).collect())
+        Value::map(
+            self.files
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::Bytes(v.clone())))
+                .collect(),
+        )
     }
 }

@@ -30,12 +30,14 @@ fn err<T>(msg: impl Into<String>) -> Result<T, LoadError> {
 
 /// Load a chart from a directory or a `.tgz` file.
 pub fn load_chart(path: &Path) -> Result<Chart, LoadError> {
-    let meta = std::fs::metadata(path).map_err(|e| LoadError(format!("{}: {}", path.display(), io_msg(&e))))?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| LoadError(format!("{}: {}", path.display(), io_msg(&e))))?;
     if meta.is_dir() {
         let files = read_dir_files(path)?;
         load_files(files)
     } else {
-        let data = std::fs::read(path).map_err(|e| LoadError(format!("{}: {}", path.display(), io_msg(&e))))?;
+        let data = std::fs::read(path)
+            .map_err(|e| LoadError(format!("{}: {}", path.display(), io_msg(&e))))?;
         load_archive(&data)
     }
 }
@@ -69,7 +71,12 @@ fn parse_helmignore(text: &str) -> Vec<IgnoreRule> {
         let l = l.trim_end_matches('/');
         let anchored = l.starts_with('/');
         let l = l.trim_start_matches('/');
-        rules.push(IgnoreRule { pattern: l.to_string(), negate, dir_only, anchored });
+        rules.push(IgnoreRule {
+            pattern: l.to_string(),
+            negate,
+            dir_only,
+            anchored,
+        });
     }
     rules
 }
@@ -97,9 +104,15 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
                 if n.is_empty() {
                     return false;
                 }
-                let Some(end) = p.iter().skip(1).position(|&c| c == ']').map(|i| i + 1) else { return false };
+                let Some(end) = p.iter().skip(1).position(|&c| c == ']').map(|i| i + 1) else {
+                    return false;
+                };
                 let class = &p[1..end];
-                let (neg, class) = if class.first() == Some(&'^') { (true, &class[1..]) } else { (false, class) };
+                let (neg, class) = if class.first() == Some(&'^') {
+                    (true, &class[1..])
+                } else {
+                    (false, class)
+                };
                 let mut ok = false;
                 let mut i = 0;
                 while i < class.len() {
@@ -157,7 +170,12 @@ fn read_dir_files(root: &Path) -> Result<Vec<File>, LoadError> {
         Err(_) => Vec::new(),
     };
     let mut out = Vec::new();
-    fn walk(root: &Path, dir: &Path, rules: &[IgnoreRule], out: &mut Vec<File>) -> Result<(), LoadError> {
+    fn walk(
+        root: &Path,
+        dir: &Path,
+        rules: &[IgnoreRule],
+        out: &mut Vec<File>,
+    ) -> Result<(), LoadError> {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
             .map_err(|e| LoadError(format!("{}: {}", dir.display(), io_msg(&e))))?
             .filter_map(|e| e.ok())
@@ -165,8 +183,13 @@ fn read_dir_files(root: &Path) -> Result<Vec<File>, LoadError> {
         entries.sort_by_key(|e| e.file_name());
         for e in entries {
             let p = e.path();
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
-            let md = std::fs::metadata(&p).map_err(|e| LoadError(format!("{}: {}", p.display(), io_msg(&e))))?;
+            let rel = p
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let md = std::fs::metadata(&p)
+                .map_err(|e| LoadError(format!("{}: {}", p.display(), io_msg(&e))))?;
             if md.is_dir() {
                 if ignored(rules, &rel, true) {
                     continue;
@@ -177,12 +200,19 @@ fn read_dir_files(root: &Path) -> Result<Vec<File>, LoadError> {
                     continue;
                 }
                 if !md.is_file() {
-                    return err(format!("cannot load irregular file {} as it has file mode type bits set", p.display()));
+                    return err(format!(
+                        "cannot load irregular file {} as it has file mode type bits set",
+                        p.display()
+                    ));
                 }
                 if md.len() > MAX_DECOMPRESSED_FILE_SIZE {
-                    return err(format!("chart file {:?} is larger than the maximum file size {}", rel, MAX_DECOMPRESSED_FILE_SIZE));
+                    return err(format!(
+                        "chart file {:?} is larger than the maximum file size {}",
+                        rel, MAX_DECOMPRESSED_FILE_SIZE
+                    ));
                 }
-                let data = std::fs::read(&p).map_err(|e| LoadError(format!("{}: {}", p.display(), io_msg(&e))))?;
+                let data = std::fs::read(&p)
+                    .map_err(|e| LoadError(format!("{}: {}", p.display(), io_msg(&e))))?;
                 out.push(File { name: rel, data });
             }
         }
@@ -200,13 +230,20 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     let gz = flate2::read::GzDecoder::new(data);
     let mut limited = gz.take(MAX_DECOMPRESSED_CHART_SIZE + 1);
     let mut raw = Vec::new();
-    limited.read_to_end(&mut raw).map_err(|e| LoadError(format!("gzip: {}", gzip_msg(&e))))?;
+    limited
+        .read_to_end(&mut raw)
+        .map_err(|e| LoadError(format!("gzip: {}", gzip_msg(&e))))?;
     if raw.len() as u64 > MAX_DECOMPRESSED_CHART_SIZE {
-        return err(format!("decompressed chart is larger than the maximum size {}", MAX_DECOMPRESSED_CHART_SIZE));
+        return err(format!(
+            "decompressed chart is larger than the maximum size {}",
+            MAX_DECOMPRESSED_CHART_SIZE
+        ));
     }
     let mut ar = tar::Archive::new(&raw[..]);
     let mut files: Vec<File> = Vec::new();
-    let entries = ar.entries().map_err(|e| LoadError(format!("archive/tar: {e}")))?;
+    let entries = ar
+        .entries()
+        .map_err(|e| LoadError(format!("archive/tar: {e}")))?;
     for entry in entries {
         let mut entry = entry.map_err(|e| LoadError(format!("archive/tar: {e}")))?;
         let kind = entry.header().entry_type();
@@ -238,14 +275,22 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
             return err(format!("chart illegally references parent directory"));
         }
         if entry.size() > MAX_DECOMPRESSED_FILE_SIZE {
-            return err(format!("decompressed chart file {:?} is larger than the maximum file size {}", rel, MAX_DECOMPRESSED_FILE_SIZE));
+            return err(format!(
+                "decompressed chart file {:?} is larger than the maximum file size {}",
+                rel, MAX_DECOMPRESSED_FILE_SIZE
+            ));
         }
         let mut buf = Vec::new();
-        entry.read_to_end(&mut buf).map_err(|e| LoadError(format!("archive/tar: {e}")))?;
+        entry
+            .read_to_end(&mut buf)
+            .map_err(|e| LoadError(format!("archive/tar: {e}")))?;
         if let Some(existing) = files.iter_mut().find(|f| f.name == clean) {
             existing.data = buf;
         } else {
-            files.push(File { name: clean, data: buf });
+            files.push(File {
+                name: clean,
+                data: buf,
+            });
         }
     }
     if files.is_empty() {
@@ -288,7 +333,10 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
     let mut sub_archives: Vec<(String, Vec<u8>)> = Vec::new();
     let mut requirements: Option<Vec<u8>> = None;
     for f in files {
-        let f = File { name: f.name, data: strip_bom(f.data) };
+        let f = File {
+            name: f.name,
+            data: strip_bom(f.data),
+        };
         let name = f.name.as_str();
         if name == "Chart.yaml" {
             have_chart_yaml = true;
@@ -299,8 +347,12 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
             }
         } else if name == "values.yaml" {
             let text = String::from_utf8_lossy(&f.data);
-            chart.values = crate::goyaml::parse_values(&text)
-                .map_err(|e| LoadError(format!("cannot load values.yaml: cannot unmarshal yaml document: {}", e.msg)))?;
+            chart.values = crate::goyaml::parse_values(&text).map_err(|e| {
+                LoadError(format!(
+                    "cannot load values.yaml: cannot unmarshal yaml document: {}",
+                    e.msg
+                ))
+            })?;
         } else if name == "values.schema.json" {
             chart.schema = Some(f.data);
         } else if name == "Chart.lock" {
@@ -331,7 +383,10 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
                 continue;
             }
             let (dir, inner) = rest.split_once('/').unwrap();
-            subcharts.entry(dir.to_string()).or_default().push(File { name: inner.to_string(), data: f.data });
+            subcharts.entry(dir.to_string()).or_default().push(File {
+                name: inner.to_string(),
+                data: f.data,
+            });
         } else {
             chart.files.push(f);
         }
@@ -345,7 +400,10 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
             if let Ok(docs) = parse_documents(&text) {
                 if let Some(crate::goyaml::parse::Node::Map(p)) = docs.first() {
                     for (k, v) in p {
-                        if let crate::goyaml::parse::Node::Scalar(crate::goyaml::resolve::Scalar::Str(k)) = k {
+                        if let crate::goyaml::parse::Node::Scalar(
+                            crate::goyaml::resolve::Scalar::Str(k),
+                        ) = k
+                        {
                             if k == "dependencies" {
                                 chart.metadata.dependencies = parse_dependencies(v);
                             }
@@ -357,15 +415,31 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
     }
     chart.metadata.validate().map_err(LoadError)?;
     for (dir, files) in subcharts {
-        let sub = load_files(files).map_err(|e| LoadError(format!("error unpacking subchart {dir} in {}: {}", chart.metadata.name, e.0)))?;
+        let sub = load_files(files).map_err(|e| {
+            LoadError(format!(
+                "error unpacking subchart {dir} in {}: {}",
+                chart.metadata.name, e.0
+            ))
+        })?;
         chart.dependencies.push(sub);
     }
     for (file, data) in sub_archives {
-        let sub = load_archive(&data).map_err(|e| LoadError(format!("error unpacking subchart {file} in {}: {}", chart.metadata.name, e.0)))?;
+        let sub = load_archive(&data).map_err(|e| {
+            LoadError(format!(
+                "error unpacking subchart {file} in {}: {}",
+                chart.metadata.name, e.0
+            ))
+        })?;
         chart.dependencies.push(sub);
     }
     if chart.is_library() {
-        chart.templates.retain(|t| t.name.rsplit('/').next().map(|b| b.starts_with('_')).unwrap_or(false));
+        chart.templates.retain(|t| {
+            t.name
+                .rsplit('/')
+                .next()
+                .map(|b| b.starts_with('_'))
+                .unwrap_or(false)
+        });
     }
     Ok(chart)
 }

@@ -1,8 +1,8 @@
 //! Turning rendered files into Helm's manifest: notes taken out, documents
 //! split, hooks separated, manifests sorted in install order.
 
-use crate::goyaml::parse::{parse_documents, to_json};
 use crate::gotmpl::value::Value;
+use crate::goyaml::parse::{parse_documents, to_json};
 use std::collections::BTreeMap;
 
 pub const INSTALL_ORDER: &[&str] = &[
@@ -116,14 +116,24 @@ pub struct Hook {
     pub output_log_policies: Vec<String>,
 }
 
-const HOOK_EVENTS: &[&str] =
-    &["pre-install", "post-install", "pre-delete", "post-delete", "pre-upgrade", "post-upgrade", "pre-rollback", "post-rollback", "test"];
+const HOOK_EVENTS: &[&str] = &[
+    "pre-install",
+    "post-install",
+    "pre-delete",
+    "post-delete",
+    "pre-upgrade",
+    "post-upgrade",
+    "pre-rollback",
+    "post-rollback",
+    "test",
+];
 
 /// Helm v4's SplitManifests.
 pub fn split_documents(file: &str) -> Vec<String> {
     use std::sync::OnceLock;
     static SEP: OnceLock<regex::Regex> = OnceLock::new();
-    let sep = SEP.get_or_init(|| regex::Regex::new(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*").unwrap());
+    let sep =
+        SEP.get_or_init(|| regex::Regex::new(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*").unwrap());
     let big = file.trim_start();
     sep.split(big)
         .filter(|d| !d.trim().is_empty())
@@ -133,8 +143,11 @@ pub fn split_documents(file: &str) -> Vec<String> {
 
 fn head_of(doc: &str, path: &str) -> Result<Head, String> {
     let wrap = |m: String| format!("YAML parse error on {path}: {m}");
-    let docs = parse_documents(doc).map_err(|e| wrap(format!("error converting YAML to JSON: {}", e.msg)))?;
-    let Some(first) = docs.first() else { return Ok(Head::default()) };
+    let docs = parse_documents(doc)
+        .map_err(|e| wrap(format!("error converting YAML to JSON: {}", e.msg)))?;
+    let Some(first) = docs.first() else {
+        return Ok(Head::default());
+    };
     let v = to_json(first).map_err(|e| wrap(e.msg))?;
     let mut h = Head::default();
     match &v {
@@ -216,7 +229,10 @@ pub struct Sorted {
 }
 
 /// Helm's SortManifests over rendered files (NOTES taken out first).
-pub fn sort_manifests(files: &BTreeMap<String, String>, root_chart: &str) -> Result<Sorted, String> {
+pub fn sort_manifests(
+    files: &BTreeMap<String, String>,
+    root_chart: &str,
+) -> Result<Sorted, String> {
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
     let mut notes = String::new();
@@ -228,7 +244,12 @@ pub fn sort_manifests(files: &BTreeMap<String, String>, root_chart: &str) -> Res
             }
             continue;
         }
-        if path.rsplit('/').next().map(|b| b.starts_with('_')).unwrap_or(false) {
+        if path
+            .rsplit('/')
+            .next()
+            .map(|b| b.starts_with('_'))
+            .unwrap_or(false)
+        {
             continue;
         }
         if content.trim().is_empty() {
@@ -237,14 +258,22 @@ pub fn sort_manifests(files: &BTreeMap<String, String>, root_chart: &str) -> Res
         for doc in split_documents(content) {
             let head = head_of(&doc, path)?;
             let Some(hook_types) = head.annotations.get("helm.sh/hook").cloned() else {
-                manifests.push(Manifest { path: path.clone(), content: doc, head });
+                manifests.push(Manifest {
+                    path: path.clone(),
+                    content: doc,
+                    head,
+                });
                 continue;
             };
             let mut events = Vec::new();
             let mut unknown = false;
             for t in hook_types.split(',') {
                 let t = t.trim().to_lowercase();
-                let t = if t == "test-success" { "test".to_string() } else { t };
+                let t = if t == "test-success" {
+                    "test".to_string()
+                } else {
+                    t
+                };
                 if !HOOK_EVENTS.contains(&t.as_str()) {
                     unknown = true;
                     break;
@@ -254,11 +283,20 @@ pub fn sort_manifests(files: &BTreeMap<String, String>, root_chart: &str) -> Res
             if unknown {
                 continue;
             }
-            let weight = head.annotations.get("helm.sh/hook-weight").and_then(|w| w.trim().parse::<i64>().ok()).unwrap_or(0);
+            let weight = head
+                .annotations
+                .get("helm.sh/hook-weight")
+                .and_then(|w| w.trim().parse::<i64>().ok())
+                .unwrap_or(0);
             let list = |key: &str| -> Vec<String> {
                 head.annotations
                     .get(key)
-                    .map(|v| v.split(',').map(|x| x.trim().to_lowercase()).filter(|x| !x.is_empty()).collect())
+                    .map(|v| {
+                        v.split(',')
+                            .map(|x| x.trim().to_lowercase())
+                            .filter(|x| !x.is_empty())
+                            .collect()
+                    })
                     .unwrap_or_default()
             };
             hooks.push(Hook {
@@ -275,7 +313,11 @@ pub fn sort_manifests(files: &BTreeMap<String, String>, root_chart: &str) -> Res
     }
     sort_by_kind(&mut manifests, |m| m.head.kind.as_str(), INSTALL_ORDER);
     sort_by_kind(&mut hooks, |h| h.kind.as_str(), INSTALL_ORDER);
-    Ok(Sorted { manifests, hooks, notes })
+    Ok(Sorted {
+        manifests,
+        hooks,
+        notes,
+    })
 }
 
 /// The release manifest string.

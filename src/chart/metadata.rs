@@ -1,9 +1,9 @@
 //! Chart.yaml, decoded as sigs.k8s.io/yaml decodes it into Helm's
 //! Metadata struct (scalars in string fields become their text).
 
+use crate::gotmpl::value::{ListKind, Map, MapKind, Value};
 use crate::goyaml::parse::{parse_documents, Node};
 use crate::goyaml::resolve::Scalar;
-use crate::gotmpl::value::{ListKind, Map, MapKind, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -90,20 +90,29 @@ fn sanitize(s: &str) -> String {
 
 fn pairs(n: &Node) -> Vec<(String, &Node)> {
     match n {
-        Node::Map(p) => p.iter().filter_map(|(k, v)| scalar_text(k).map(|k| (k, v))).collect(),
+        Node::Map(p) => p
+            .iter()
+            .filter_map(|(k, v)| scalar_text(k).map(|k| (k, v)))
+            .collect(),
         _ => Vec::new(),
     }
 }
 
 fn str_list(n: &Node) -> Vec<String> {
     match n {
-        Node::Seq(items) => items.iter().filter_map(scalar_text).map(|s| sanitize(&s)).collect(),
+        Node::Seq(items) => items
+            .iter()
+            .filter_map(scalar_text)
+            .map(|s| sanitize(&s))
+            .collect(),
         _ => Vec::new(),
     }
 }
 
 pub fn parse_dependencies(n: &Node) -> Vec<Dependency> {
-    let Node::Seq(items) = n else { return Vec::new() };
+    let Node::Seq(items) = n else {
+        return Vec::new();
+    };
     items
         .iter()
         .map(|it| {
@@ -132,9 +141,16 @@ pub fn parse_dependencies(n: &Node) -> Vec<Dependency> {
 
 impl Metadata {
     pub fn parse(text: &str) -> Result<Metadata, String> {
-        let docs = parse_documents(text).map_err(|e| format!("cannot load Chart.yaml: error converting YAML to JSON: {}", e.msg))?;
+        let docs = parse_documents(text).map_err(|e| {
+            format!(
+                "cannot load Chart.yaml: error converting YAML to JSON: {}",
+                e.msg
+            )
+        })?;
         let mut m = Metadata::default();
-        let Some(doc) = docs.first() else { return Ok(m) };
+        let Some(doc) = docs.first() else {
+            return Ok(m);
+        };
         for (k, v) in pairs(doc) {
             let text = || sanitize(&scalar_text(v).unwrap_or_default());
             match k.as_str() {
@@ -169,7 +185,8 @@ impl Metadata {
                 "deprecated" => m.deprecated = matches!(v, Node::Scalar(Scalar::Bool(true))),
                 "annotations" => {
                     for (ak, av) in pairs(v) {
-                        m.annotations.insert(ak, sanitize(&scalar_text(av).unwrap_or_default()));
+                        m.annotations
+                            .insert(ak, sanitize(&scalar_text(av).unwrap_or_default()));
                     }
                 }
                 "kubeVersion" => m.kube_version = text(),
@@ -188,25 +205,46 @@ impl Metadata {
         if self.name.is_empty() {
             return Err("validation: chart.metadata.name is required".into());
         }
-        if self.name.contains('/') || self.name.contains('\\') || self.name == "." || self.name == ".." {
-            return Err(format!("validation: chart.metadata.name {:?} is invalid", self.name));
+        if self.name.contains('/')
+            || self.name.contains('\\')
+            || self.name == "."
+            || self.name == ".."
+        {
+            return Err(format!(
+                "validation: chart.metadata.name {:?} is invalid",
+                self.name
+            ));
         }
         if self.version.is_empty() {
             return Err("validation: chart.metadata.version is required".into());
         }
         if crate::gotmpl::funcs::semver::Version::parse(&self.version).is_err() {
-            return Err(format!("validation: chart.metadata.version {:?} is invalid", self.version));
+            return Err(format!(
+                "validation: chart.metadata.version {:?} is invalid",
+                self.version
+            ));
         }
         if !matches!(self.chart_type.as_str(), "" | "application" | "library") {
             return Err("validation: chart.metadata.type must be application or library".into());
         }
         let mut seen = std::collections::HashSet::new();
         for d in &self.dependencies {
-            if !d.alias.is_empty() && !d.alias.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-                return Err(format!("validation: dependency {:?} has disallowed characters in the alias", d.name));
+            if !d.alias.is_empty()
+                && !d
+                    .alias
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            {
+                return Err(format!(
+                    "validation: dependency {:?} has disallowed characters in the alias",
+                    d.name
+                ));
             }
             if !seen.insert(d.effective_name().to_string()) {
-                return Err(format!("validation: more than one dependency with name or alias {:?}", d.effective_name()));
+                return Err(format!(
+                    "validation: more than one dependency with name or alias {:?}",
+                    d.effective_name()
+                ));
             }
         }
         Ok(())
@@ -215,7 +253,12 @@ impl Metadata {
     /// `.Chart` as Helm v4 exposes it: a map keyed by Go field names.
     pub fn to_value(&self, is_root: bool) -> Value {
         let s = |x: &str| Value::str(x);
-        let sl = |v: &Vec<String>| Value::List(Rc::new(v.iter().map(|x| Value::str(x)).collect()), ListKind::Any);
+        let sl = |v: &Vec<String>| {
+            Value::List(
+                Rc::new(v.iter().map(|x| Value::str(x)).collect()),
+                ListKind::Any,
+            )
+        };
         let mut m = Map::new();
         m.insert("Name".into(), s(&self.name));
         m.insert("Home".into(), s(&self.home));
@@ -244,8 +287,15 @@ impl Metadata {
         m.insert("Tags".into(), s(&self.tags));
         m.insert("AppVersion".into(), s(&self.app_version));
         m.insert("Deprecated".into(), Value::Bool(self.deprecated));
-        let ann: Map = self.annotations.iter().map(|(k, v)| (k.clone(), Value::str(v))).collect();
-        m.insert("Annotations".into(), Value::Map(Rc::new(RefCell::new(ann)), MapKind::StrStr));
+        let ann: Map = self
+            .annotations
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::str(v)))
+            .collect();
+        m.insert(
+            "Annotations".into(),
+            Value::Map(Rc::new(RefCell::new(ann)), MapKind::StrStr),
+        );
         m.insert("KubeVersion".into(), s(&self.kube_version));
         m.insert(
             "Dependencies".into(),

@@ -79,7 +79,8 @@ pub struct KubeVersion {
 impl KubeVersion {
     /// Parse `1.30`, `v1.30.2` and the like; normalises to `vX.Y.Z`.
     pub fn parse(s: &str) -> Result<KubeVersion, String> {
-        let v = crate::gotmpl::funcs::semver::Version::parse(s).map_err(|e| format!("invalid kube version {s:?}: {e}"))?;
+        let v = crate::gotmpl::funcs::semver::Version::parse(s)
+            .map_err(|e| format!("invalid kube version {s:?}: {e}"))?;
         let mut version = format!("v{}.{}.{}", v.major, v.minor, v.patch);
         if !v.pre.is_empty() {
             version.push('-');
@@ -89,13 +90,21 @@ impl KubeVersion {
             version.push('+');
             version.push_str(&v.metadata);
         }
-        Ok(KubeVersion { version, major: v.major.to_string(), minor: v.minor.to_string() })
+        Ok(KubeVersion {
+            version,
+            major: v.major.to_string(),
+            minor: v.minor.to_string(),
+        })
     }
 }
 
 impl Default for KubeVersion {
     fn default() -> Self {
-        KubeVersion { version: "v1.36.0".into(), major: "1".into(), minor: "36".into() }
+        KubeVersion {
+            version: "v1.36.0".into(),
+            major: "1".into(),
+            minor: "36".into(),
+        }
     }
 }
 
@@ -114,7 +123,13 @@ impl Object for KubeVersion {
     fn has_method(&self, name: &str) -> bool {
         matches!(name, "String" | "GitVersion")
     }
-    fn method_sig(&self, _name: &str) -> Option<(&'static [crate::gotmpl::funcs::P], Option<crate::gotmpl::funcs::P>)> {
+    fn method_sig(
+        &self,
+        _name: &str,
+    ) -> Option<(
+        &'static [crate::gotmpl::funcs::P],
+        Option<crate::gotmpl::funcs::P>,
+    )> {
         Some((&[], None))
     }
     fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, String> {
@@ -154,14 +169,26 @@ impl Object for ApiVersions {
     fn has_method(&self, name: &str) -> bool {
         name == "Has"
     }
-    fn method_sig(&self, _name: &str) -> Option<(&'static [crate::gotmpl::funcs::P], Option<crate::gotmpl::funcs::P>)> {
+    fn method_sig(
+        &self,
+        _name: &str,
+    ) -> Option<(
+        &'static [crate::gotmpl::funcs::P],
+        Option<crate::gotmpl::funcs::P>,
+    )> {
         Some((&[crate::gotmpl::funcs::P::Str], None))
     }
     fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, String> {
         match args.as_slice() {
             [Value::Str(s)] => Ok(Value::Bool(self.0.iter().any(|v| v.as_str() == &**s))),
-            [other] => Err(format!("wrong type for value; expected string; got {}", other.type_name())),
-            _ => Err(format!("wrong number of args for Has: want 1 got {}", args.len())),
+            [other] => Err(format!(
+                "wrong type for value; expected string; got {}",
+                other.type_name()
+            )),
+            _ => Err(format!(
+                "wrong number of args for Has: want 1 got {}",
+                args.len()
+            )),
         }
     }
     fn format(&self) -> String {
@@ -171,7 +198,10 @@ impl Object for ApiVersions {
         self
     }
     fn to_data(&self) -> Value {
-        Value::List(Rc::new(self.0.iter().map(Value::str).collect()), ListKind::Str)
+        Value::List(
+            Rc::new(self.0.iter().map(Value::str).collect()),
+            ListKind::Str,
+        )
     }
 }
 
@@ -215,7 +245,10 @@ pub struct Capabilities {
 
 impl Default for Capabilities {
     fn default() -> Self {
-        Capabilities { kube_version: KubeVersion::default(), api_versions: DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect() }
+        Capabilities {
+            kube_version: KubeVersion::default(),
+            api_versions: DEFAULT_API_VERSIONS.iter().map(|s| s.to_string()).collect(),
+        }
     }
 }
 
@@ -232,13 +265,20 @@ impl Object for Capabilities {
     fn field(&self, name: &str) -> Option<Value> {
         match name {
             "KubeVersion" => Some(Value::Object(Rc::new(self.kube_version.clone()))),
-            "APIVersions" => Some(Value::Object(Rc::new(ApiVersions(self.api_versions.clone())))),
+            "APIVersions" => Some(Value::Object(Rc::new(ApiVersions(
+                self.api_versions.clone(),
+            )))),
             "HelmVersion" => Some(Value::Object(Rc::new(HelmVersion))),
             _ => None,
         }
     }
     fn format(&self) -> String {
-        format!("&{{{} [{}] {}}}", self.kube_version.version, self.api_versions.join(" "), HelmVersion.format())
+        format!(
+            "&{{{} [{}] {}}}",
+            self.kube_version.version,
+            self.api_versions.join(" "),
+            HelmVersion.format()
+        )
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -257,7 +297,13 @@ pub struct ReleaseOptions {
 
 impl Default for ReleaseOptions {
     fn default() -> Self {
-        ReleaseOptions { name: "release-name".into(), namespace: "default".into(), revision: 1, is_install: true, is_upgrade: false }
+        ReleaseOptions {
+            name: "release-name".into(),
+            namespace: "default".into(),
+            revision: 1,
+            is_install: true,
+            is_upgrade: false,
+        }
     }
 }
 
@@ -284,7 +330,14 @@ struct Renderable {
     base_path: String,
 }
 
-fn collect(c: &Chart, parent_path: Option<&str>, top: &Map, parent_vals: &Value, out: &mut BTreeMap<String, Renderable>, is_root: bool) -> Value {
+fn collect(
+    c: &Chart,
+    parent_path: Option<&str>,
+    top: &Map,
+    parent_vals: &Value,
+    out: &mut BTreeMap<String, Renderable>,
+    is_root: bool,
+) -> Value {
     let full_path = match parent_path {
         None => c.name().to_string(),
         Some(p) => format!("{p}/charts/{}", c.name()),
@@ -305,8 +358,14 @@ fn collect(c: &Chart, parent_path: Option<&str>, top: &Map, parent_vals: &Value,
     // (the per-chart top map is a common.Values, as `typeOf .` shows)
     next.insert("Chart".into(), c.metadata.to_value(is_root));
     next.insert("Files".into(), Value::Object(Rc::new(Files::new(&c.files))));
-    next.insert("Release".into(), top.get("Release").cloned().unwrap_or(Value::Nil));
-    next.insert("Capabilities".into(), top.get("Capabilities").cloned().unwrap_or(Value::Nil));
+    next.insert(
+        "Release".into(),
+        top.get("Release").cloned().unwrap_or(Value::Nil),
+    );
+    next.insert(
+        "Capabilities".into(),
+        top.get("Capabilities").cloned().unwrap_or(Value::Nil),
+    );
     next.insert("Values".into(), values.clone());
     next.insert("Subcharts".into(), subcharts.clone());
     let next = Value::values_map(next);
@@ -317,12 +376,23 @@ fn collect(c: &Chart, parent_path: Option<&str>, top: &Map, parent_vals: &Value,
         }
     }
     for t in &c.templates {
-        if c.is_library() && !t.name.rsplit('/').next().map(|b| b.starts_with('_')).unwrap_or(false) {
+        if c.is_library()
+            && !t
+                .name
+                .rsplit('/')
+                .next()
+                .map(|b| b.starts_with('_'))
+                .unwrap_or(false)
+        {
             continue;
         }
         out.insert(
             format!("{full_path}/{}", t.name),
-            Renderable { text: String::from_utf8_lossy(&t.data).into_owned(), vals: next.clone(), base_path: format!("{full_path}/templates") },
+            Renderable {
+                text: String::from_utf8_lossy(&t.data).into_owned(),
+                vals: next.clone(),
+                base_path: format!("{full_path}/templates"),
+            },
         );
     }
     next
@@ -348,15 +418,28 @@ pub struct RenderOptions<'a> {
 
 impl Default for RenderOptions<'_> {
     fn default() -> Self {
-        RenderOptions { release: ReleaseOptions::default(), capabilities: Capabilities::default(), lookup: None, strict: false, skip_schema_validation: false }
+        RenderOptions {
+            release: ReleaseOptions::default(),
+            capabilities: Capabilities::default(),
+            lookup: None,
+            strict: false,
+            skip_schema_validation: false,
+        }
     }
 }
 
 /// Render a chart with user values, as `helm template` / install do.
-pub fn render_chart(chart: &Chart, user: &Map, opts: &RenderOptions) -> Result<Rendered, RenderError> {
+pub fn render_chart(
+    chart: &Chart,
+    user: &Map,
+    opts: &RenderOptions,
+) -> Result<Rendered, RenderError> {
     if !chart.metadata.kube_version.is_empty() {
-        let c = crate::gotmpl::funcs::semver::Constraint::parse(&chart.metadata.kube_version).map_err(RenderError)?;
-        let kv = crate::gotmpl::funcs::semver::Version::parse(&opts.capabilities.kube_version.version).map_err(RenderError)?;
+        let c = crate::gotmpl::funcs::semver::Constraint::parse(&chart.metadata.kube_version)
+            .map_err(RenderError)?;
+        let kv =
+            crate::gotmpl::funcs::semver::Version::parse(&opts.capabilities.kube_version.version)
+                .map_err(RenderError)?;
         if !c.check(&kv) {
             return Err(RenderError(format!(
                 "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
@@ -370,11 +453,19 @@ pub fn render_chart(chart: &Chart, user: &Map, opts: &RenderOptions) -> Result<R
         super::schema::validate_tree(&processed, &values).map_err(RenderError)?;
     }
     let files = render_with_values(&processed, values.clone(), opts)?;
-    Ok(Rendered { files, chart: processed, values })
+    Ok(Rendered {
+        files,
+        chart: processed,
+        values,
+    })
 }
 
 /// Execute every template of an already processed chart tree.
-pub fn render_with_values(chart: &Chart, values: Map, opts: &RenderOptions) -> Result<BTreeMap<String, String>, RenderError> {
+pub fn render_with_values(
+    chart: &Chart,
+    values: Map,
+    opts: &RenderOptions,
+) -> Result<BTreeMap<String, String>, RenderError> {
     let mut release = Map::new();
     release.insert("Name".into(), Value::str(&opts.release.name));
     release.insert("Namespace".into(), Value::str(&opts.release.namespace));
@@ -384,7 +475,10 @@ pub fn render_with_values(chart: &Chart, values: Map, opts: &RenderOptions) -> R
     release.insert("Service".into(), Value::str("Helm"));
     let mut top = Map::new();
     top.insert("Release".into(), Value::map(release));
-    top.insert("Capabilities".into(), Value::Object(Rc::new(opts.capabilities.clone())));
+    top.insert(
+        "Capabilities".into(),
+        Value::Object(Rc::new(opts.capabilities.clone())),
+    );
     let vals = Value::values_map(values);
     let mut tpls = BTreeMap::new();
     collect(chart, None, &top, &vals, &mut tpls, true);
@@ -394,14 +488,20 @@ pub fn render_with_values(chart: &Chart, values: Map, opts: &RenderOptions) -> R
     let mut set = TemplateSet::new();
     for name in &order {
         let r = &tpls[name];
-        set.parse(name, &r.text).map_err(|e| RenderError(e.helm_message()))?;
+        set.parse(name, &r.text)
+            .map_err(|e| RenderError(e.helm_message()))?;
     }
     let mut exec = Exec::new(&set);
     exec.lookup = opts.lookup;
     exec.options.strict = opts.strict;
     let mut out = BTreeMap::new();
     for name in &order {
-        if name.rsplit('/').next().map(|b| b.starts_with('_')).unwrap_or(false) {
+        if name
+            .rsplit('/')
+            .next()
+            .map(|b| b.starts_with('_'))
+            .unwrap_or(false)
+        {
             continue;
         }
         let r = &tpls[name];
@@ -409,7 +509,8 @@ pub fn render_with_values(chart: &Chart, values: Map, opts: &RenderOptions) -> R
             let mut t = Map::new();
             t.insert("Name".into(), Value::str(name));
             t.insert("BasePath".into(), Value::str(&r.base_path));
-            m.borrow_mut().insert("Template".into(), Value::values_map(t));
+            m.borrow_mut()
+                .insert("Template".into(), Value::values_map(t));
         }
         let mut buf = String::new();
         exec.exec_named(name, Slot::concrete(r.vals.clone()), &mut buf)

@@ -2,14 +2,16 @@
 //! with Helm's error layout.
 
 use super::Chart;
-use crate::goyaml::json;
 use crate::gotmpl::value::{Map, Value};
+use crate::goyaml::json;
 
 fn kind(v: &Value) -> &'static str {
     match v {
         Value::Nil => "null",
         Value::Bool(_) => "boolean",
-        Value::Int(_) | Value::Int64(_) | Value::Uint64(_) | Value::Uint8(_) | Value::Uint32(_) => "number",
+        Value::Int(_) | Value::Int64(_) | Value::Uint64(_) | Value::Uint8(_) | Value::Uint32(_) => {
+            "number"
+        }
         Value::Float(f) => {
             if f.fract() == 0.0 {
                 "number"
@@ -85,49 +87,99 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
     if let Some(t) = get(&s, "type") {
         let types: Vec<String> = match t {
             Value::Str(x) => vec![x.to_string()],
-            Value::List(l, _) => l.iter().filter_map(|x| x.as_str().map(|s| s.to_string())).collect(),
+            Value::List(l, _) => l
+                .iter()
+                .filter_map(|x| x.as_str().map(|s| s.to_string()))
+                .collect(),
             _ => vec![],
         };
         if !types.is_empty() && !types.iter().any(|t| type_ok(t, v)) {
             let got = if let Some(f) = num(v) {
-                if f.fract() == 0.0 && types.iter().any(|t| t == "integer") { "integer" } else { "number" }
+                if f.fract() == 0.0 && types.iter().any(|t| t == "integer") {
+                    "integer"
+                } else {
+                    "number"
+                }
             } else {
                 kind(v)
             };
-            errs.push((ptr.into(), format!("got {}, want {}", got, types.join(" or "))));
+            errs.push((
+                ptr.into(),
+                format!("got {}, want {}", got, types.join(" or ")),
+            ));
             return;
         }
     }
     if let Some(Value::List(e, _)) = get(&s, "enum") {
         if !e.iter().any(|x| json_eq(x, v)) {
-            let shown: Vec<String> = e.iter().map(|x| json::encode(x, json::Opts { escape_html: false, indent: None }).unwrap_or_default()).collect();
-            errs.push((ptr.into(), format!("value must be one of {}", shown.join(", "))));
+            let shown: Vec<String> = e
+                .iter()
+                .map(|x| {
+                    json::encode(
+                        x,
+                        json::Opts {
+                            escape_html: false,
+                            indent: None,
+                        },
+                    )
+                    .unwrap_or_default()
+                })
+                .collect();
+            errs.push((
+                ptr.into(),
+                format!("value must be one of {}", shown.join(", ")),
+            ));
         }
     }
     if let Some(c) = get(&s, "const") {
         if !json_eq(c, v) {
-            errs.push((ptr.into(), format!("value must be {}", json::encode(c, json::Opts { escape_html: false, indent: None }).unwrap_or_default())));
+            errs.push((
+                ptr.into(),
+                format!(
+                    "value must be {}",
+                    json::encode(
+                        c,
+                        json::Opts {
+                            escape_html: false,
+                            indent: None
+                        }
+                    )
+                    .unwrap_or_default()
+                ),
+            ));
         }
     }
     if let Some(f) = num(v) {
         if let Some(m) = get(&s, "minimum").and_then(num) {
             if f < m {
-                errs.push((ptr.into(), format!("minimum: got {}, want {}", fmt_num(f), fmt_num(m))));
+                errs.push((
+                    ptr.into(),
+                    format!("minimum: got {}, want {}", fmt_num(f), fmt_num(m)),
+                ));
             }
         }
         if let Some(m) = get(&s, "maximum").and_then(num) {
             if f > m {
-                errs.push((ptr.into(), format!("maximum: got {}, want {}", fmt_num(f), fmt_num(m))));
+                errs.push((
+                    ptr.into(),
+                    format!("maximum: got {}, want {}", fmt_num(f), fmt_num(m)),
+                ));
             }
         }
         if let Some(m) = get(&s, "exclusiveMinimum").and_then(num) {
             if f <= m {
-                errs.push((ptr.into(), format!("exclusiveMinimum: got {}, want {}", fmt_num(f), fmt_num(m))));
+                errs.push((
+                    ptr.into(),
+                    format!("exclusiveMinimum: got {}, want {}", fmt_num(f), fmt_num(m)),
+                ));
             }
         }
         if let Some(m) = get(&s, "exclusiveMaximum").and_then(num) {
             if f >= m {
-                errs.push((ptr.into(), format!("exclusiveMaximum: got {}, want {}", fmt_num(f), fmt_num(m))));
+                errs.push((
+                    ptr.into(),
+                    format!("exclusiveMaximum: got {}, want {}", fmt_num(f), fmt_num(m)),
+                ));
             }
         }
     }
@@ -146,7 +198,14 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
         if let Some(Value::Str(p)) = get(&s, "pattern") {
             if let Ok(re) = regex::Regex::new(p) {
                 if !re.is_match(st) {
-                    errs.push((ptr.into(), format!("{} does not match pattern {}", crate::gotmpl::format::quote_with(st, '\'', false), crate::gotmpl::format::quote_with(p, '\'', false))));
+                    errs.push((
+                        ptr.into(),
+                        format!(
+                            "{} does not match pattern {}",
+                            crate::gotmpl::format::quote_with(st, '\'', false),
+                            crate::gotmpl::format::quote_with(p, '\'', false)
+                        ),
+                    ));
                 }
             }
         }
@@ -154,12 +213,18 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
     if let Value::List(items, _) = v {
         if let Some(m) = get(&s, "minItems").and_then(num) {
             if (items.len() as f64) < m {
-                errs.push((ptr.into(), format!("minItems: got {}, want {}", items.len(), m)));
+                errs.push((
+                    ptr.into(),
+                    format!("minItems: got {}, want {}", items.len(), m),
+                ));
             }
         }
         if let Some(m) = get(&s, "maxItems").and_then(num) {
             if (items.len() as f64) > m {
-                errs.push((ptr.into(), format!("maxItems: got {}, want {}", items.len(), m)));
+                errs.push((
+                    ptr.into(),
+                    format!("maxItems: got {}, want {}", items.len(), m),
+                ));
             }
         }
         if let Some(is) = get(&s, "items") {
@@ -173,9 +238,17 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
     if let Value::Map(vm, _) = v {
         let vm = vm.borrow().clone();
         if let Some(Value::List(req, _)) = get(&s, "required") {
-            let missing: Vec<String> = req.iter().filter_map(|r| r.as_str()).filter(|r| !vm.contains_key(*r)).map(|r| format!("'{r}'")).collect();
+            let missing: Vec<String> = req
+                .iter()
+                .filter_map(|r| r.as_str())
+                .filter(|r| !vm.contains_key(*r))
+                .map(|r| format!("'{r}'"))
+                .collect();
             if !missing.is_empty() {
-                errs.push((ptr.into(), format!("missing property {}", missing.join(", "))));
+                errs.push((
+                    ptr.into(),
+                    format!("missing property {}", missing.join(", ")),
+                ));
             }
         }
         let props = match get(&s, "properties") {
@@ -184,7 +257,13 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
         };
         for (k, ps) in props.iter() {
             if let Some(val) = vm.get(k) {
-                validate(ctx, ps, val, &format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1")), errs);
+                validate(
+                    ctx,
+                    ps,
+                    val,
+                    &format!("{ptr}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    errs,
+                );
             }
         }
         let pattern_props = match get(&s, "patternProperties") {
@@ -203,13 +282,21 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
         if let Some(ap) = get(&s, "additionalProperties") {
             let extra: Vec<&String> = vm
                 .keys()
-                .filter(|k| !props.contains_key(*k) && !pattern_props.keys().any(|p| regex::Regex::new(p).map(|r| r.is_match(k)).unwrap_or(false)))
+                .filter(|k| {
+                    !props.contains_key(*k)
+                        && !pattern_props
+                            .keys()
+                            .any(|p| regex::Regex::new(p).map(|r| r.is_match(k)).unwrap_or(false))
+                })
                 .collect();
             match ap {
                 Value::Bool(false) => {
                     if !extra.is_empty() {
                         let names: Vec<String> = extra.iter().map(|k| format!("'{k}'")).collect();
-                        errs.push((ptr.into(), format!("additional properties {} not allowed", names.join(", "))));
+                        errs.push((
+                            ptr.into(),
+                            format!("additional properties {} not allowed", names.join(", ")),
+                        ));
                     }
                 }
                 Value::Map(..) => {
@@ -245,7 +332,14 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
             })
             .count();
         if n != 1 {
-            errs.push((ptr.into(), if n == 0 { "oneOf failed".into() } else { "valid against more than one schema in oneOf".into() }));
+            errs.push((
+                ptr.into(),
+                if n == 0 {
+                    "oneOf failed".into()
+                } else {
+                    "valid against more than one schema in oneOf".into()
+                },
+            ));
         }
     }
     if let Some(not) = get(&s, "not") {
@@ -258,7 +352,11 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
     if let (Some(iff), Value::Map(..)) = (get(&s, "if"), schema) {
         let mut e = Vec::new();
         validate(ctx, iff, v, ptr, &mut e);
-        let branch = if e.is_empty() { get(&s, "then") } else { get(&s, "else") };
+        let branch = if e.is_empty() {
+            get(&s, "then")
+        } else {
+            get(&s, "else")
+        };
         if let Some(b) = branch {
             validate(ctx, b, v, ptr, errs);
         }
@@ -268,7 +366,25 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
 fn json_eq(a: &Value, b: &Value) -> bool {
     match (num(a), num(b)) {
         (Some(x), Some(y)) => x == y,
-        _ => a.deep_equal(b) || json::encode(a, json::Opts { escape_html: false, indent: None }).ok() == json::encode(b, json::Opts { escape_html: false, indent: None }).ok(),
+        _ => {
+            a.deep_equal(b)
+                || json::encode(
+                    a,
+                    json::Opts {
+                        escape_html: false,
+                        indent: None,
+                    },
+                )
+                .ok()
+                    == json::encode(
+                        b,
+                        json::Opts {
+                            escape_html: false,
+                            indent: None,
+                        },
+                    )
+                    .ok()
+        }
     }
 }
 
@@ -285,7 +401,8 @@ pub fn validate_tree(chart: &Chart, values: &Map) -> Result<(), String> {
 fn check(chart: &Chart, values: &Map, report: &mut String) -> Result<(), String> {
     if let Some(schema) = &chart.schema {
         let text = String::from_utf8_lossy(schema);
-        let sv = json::decode(&text).map_err(|e| format!("unable to parse schema of chart {}: {}", chart.name(), e))?;
+        let sv = json::decode(&text)
+            .map_err(|e| format!("unable to parse schema of chart {}: {}", chart.name(), e))?;
         let ctx = Ctx { root: &sv };
         let mut errs = Vec::new();
         validate(&ctx, &sv, &Value::map(values.clone()), "", &mut errs);

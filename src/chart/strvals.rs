@@ -149,7 +149,11 @@ impl Parser {
     }
 
     fn key(&mut self, data: &mut Map, level: usize) -> Result<KeyResult, String> {
-        let stop: &[char] = if self.mode == Mode::Literal { &['=', '[', '.'] } else { &['=', '[', ',', '.'] };
+        let stop: &[char] = if self.mode == Mode::Literal {
+            &['=', '[', '.']
+        } else {
+            &['=', '[', ',', '.']
+        };
         let (k, last) = self.sc.until(stop);
         match last {
             Stop::Eof => {
@@ -212,14 +216,24 @@ impl Parser {
         if let Stop::Eof = last {
             return Err("error parsing index: EOF".into());
         }
-        let i: i64 = v.trim().parse().map_err(|_| format!("error parsing index: strconv.Atoi: parsing {:?}: invalid syntax", v))?;
+        let i: i64 = v.trim().parse().map_err(|_| {
+            format!(
+                "error parsing index: strconv.Atoi: parsing {:?}: invalid syntax",
+                v
+            )
+        })?;
         if i < 0 {
             return Err(format!("negative {i} index not allowed"));
         }
         Ok(i as usize)
     }
 
-    fn list_item(&mut self, mut list: Vec<Value>, i: usize, level: usize) -> Result<(Vec<Value>, KeyResult), String> {
+    fn list_item(
+        &mut self,
+        mut list: Vec<Value>,
+        i: usize,
+        level: usize,
+    ) -> Result<(Vec<Value>, KeyResult), String> {
         let (k, last) = self.sc.until(&['[', '.', '=']);
         if !k.is_empty() {
             return Err(format!("unexpected data at end of array index: {:?}", k));
@@ -256,7 +270,9 @@ impl Parser {
 
 fn set_index(list: &mut Vec<Value>, i: usize, v: Value) -> Result<(), String> {
     if i > MAX_INDEX {
-        return Err(format!("index of {i} is greater than maximum supported index of {MAX_INDEX}"));
+        return Err(format!(
+            "index of {i} is greater than maximum supported index of {MAX_INDEX}"
+        ));
     }
     while list.len() <= i {
         list.push(Value::Nil);
@@ -286,19 +302,27 @@ fn json_prefix(text: &str) -> Result<(Value, usize), String> {
             '{' | '[' => depth += 1,
             '}' | ']' => depth -= 1,
             ',' if depth == 0 => {
-                let v = crate::goyaml::json::decode(&text[..i]).map_err(|e| format!("failed to parse json value: {e}"))?;
+                let v = crate::goyaml::json::decode(&text[..i])
+                    .map_err(|e| format!("failed to parse json value: {e}"))?;
                 return Ok((v, i));
             }
             _ => {}
         }
     }
-    let v = crate::goyaml::json::decode(text).map_err(|e| format!("failed to parse json value: {e}"))?;
+    let v = crate::goyaml::json::decode(text)
+        .map_err(|e| format!("failed to parse json value: {e}"))?;
     Ok((v, text.len()))
 }
 
 /// Parse one `--set`-style argument into `dest`.
 pub fn parse_into(s: &str, dest: &mut Map, mode: Mode) -> Result<(), String> {
-    let mut p = Parser { sc: Scanner { r: s.chars().collect(), i: 0 }, mode };
+    let mut p = Parser {
+        sc: Scanner {
+            r: s.chars().collect(),
+            i: 0,
+        },
+        mode,
+    };
     loop {
         match p.key(dest, 0) {
             Ok(KeyResult::Eof) => return Ok(()),

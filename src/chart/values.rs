@@ -72,7 +72,11 @@ fn coalesce_values(chart: &Chart, v: &mut Map, merge: bool) {
                 } else if let Some(mut dest) = as_map(value) {
                     if let Some(src) = as_map(&val) {
                         let is_sub = sub_names.contains(&key.as_str());
-                        let src = if is_sub || merge { src } else { strip_nils(&src) };
+                        let src = if is_sub || merge {
+                            src
+                        } else {
+                            strip_nils(&src)
+                        };
                         coalesce_tables(&mut dest, &src, merge || is_sub);
                         v.insert(key, Value::map(dest));
                     }
@@ -141,7 +145,14 @@ fn coalesce_deps(chart: &Chart, dest: &mut Map, merge: bool) -> Result<(), Strin
             None => Map::new(),
             Some(v) => match as_map(v) {
                 Some(m) => m,
-                None => return Err(format!("type mismatch on {}: %!t({}={})", name, v.type_name(), crate::gotmpl::format::format_v(v))),
+                None => {
+                    return Err(format!(
+                        "type mismatch on {}: %!t({}={})",
+                        name,
+                        v.type_name(),
+                        crate::gotmpl::format::format_v(v)
+                    ))
+                }
             },
         };
         coalesce_globals(&mut dv, dest);
@@ -212,13 +223,17 @@ fn process_enabled(c: &mut Chart, v: &Map, path: &str) -> Result<(), String> {
     }
     let mut deps: Vec<Chart> = Vec::new();
     for existing in &c.dependencies {
-        let declared = c.metadata.dependencies.iter().any(|d| d.name == existing.name() && version_compatible(&d.version, &existing.metadata.version));
+        let declared = c.metadata.dependencies.iter().any(|d| {
+            d.name == existing.name() && version_compatible(&d.version, &existing.metadata.version)
+        });
         if !declared {
             deps.push(existing.clone());
         }
     }
     for req in c.metadata.dependencies.iter_mut() {
-        if let Some(found) = c.dependencies.iter().find(|ch| ch.name() == req.name && version_compatible(&req.version, &ch.metadata.version)) {
+        if let Some(found) = c.dependencies.iter().find(|ch| {
+            ch.name() == req.name && version_compatible(&req.version, &ch.metadata.version)
+        }) {
             let mut copy = found.clone();
             if !req.alias.is_empty() {
                 copy.metadata.name = req.alias.clone();
@@ -262,9 +277,18 @@ fn process_enabled(c: &mut Chart, v: &Map, path: &str) -> Result<(), String> {
             }
         }
     }
-    let disabled: Vec<String> = c.metadata.dependencies.iter().filter(|r| !r.enabled).map(|r| r.name.clone()).collect();
-    c.dependencies.retain(|d| !disabled.contains(&d.metadata.name));
-    c.metadata.dependencies.retain(|d| !disabled.contains(&d.name));
+    let disabled: Vec<String> = c
+        .metadata
+        .dependencies
+        .iter()
+        .filter(|r| !r.enabled)
+        .map(|r| r.name.clone())
+        .collect();
+    c.dependencies
+        .retain(|d| !disabled.contains(&d.metadata.name));
+    c.metadata
+        .dependencies
+        .retain(|d| !disabled.contains(&d.name));
     for sub in c.dependencies.iter_mut() {
         let subpath = format!("{path}{}.", sub.metadata.name);
         process_enabled(sub, &cvals, &subpath)?;
@@ -301,8 +325,14 @@ fn process_imports(c: &mut Chart) -> Result<(), String> {
             match iv {
                 Value::Map(m, _) => {
                     let m = m.borrow();
-                    let child = m.get("child").map(crate::gotmpl::format::format_v).unwrap_or_else(|| "<nil>".into());
-                    let parent = m.get("parent").map(crate::gotmpl::format::format_v).unwrap_or_else(|| "<nil>".into());
+                    let child = m
+                        .get("child")
+                        .map(crate::gotmpl::format::format_v)
+                        .unwrap_or_else(|| "<nil>".into());
+                    let parent = m
+                        .get("parent")
+                        .map(crate::gotmpl::format::format_v)
+                        .unwrap_or_else(|| "<nil>".into());
                     let mut o = Map::new();
                     o.insert("child".into(), Value::str(&child));
                     o.insert("parent".into(), Value::str(&parent));

@@ -23,7 +23,11 @@ const SWITCHES: &[&str] = &[
 
 impl Args {
     pub fn parse(raw: &[String]) -> Result<Args, String> {
-        let mut a = Args { positional: Vec::new(), pairs: Vec::new(), switches: Vec::new() };
+        let mut a = Args {
+            positional: Vec::new(),
+            pairs: Vec::new(),
+            switches: Vec::new(),
+        };
         let mut i = 0;
         while i < raw.len() {
             let s = &raw[i];
@@ -43,7 +47,9 @@ impl Args {
                 } else if SWITCHES.contains(&s.as_str()) {
                     a.switches.push(s.clone());
                 } else {
-                    let v = raw.get(i + 1).ok_or_else(|| format!("flag needs an argument: {s}"))?;
+                    let v = raw
+                        .get(i + 1)
+                        .ok_or_else(|| format!("flag needs an argument: {s}"))?;
                     a.pairs.push((s.clone(), v.clone()));
                     i += 1;
                 }
@@ -56,7 +62,11 @@ impl Args {
     }
 
     pub fn all(&self, names: &[&str]) -> Vec<String> {
-        self.pairs.iter().filter(|(k, _)| names.contains(&k.as_str())).map(|(_, v)| v.clone()).collect()
+        self.pairs
+            .iter()
+            .filter(|(k, _)| names.contains(&k.as_str()))
+            .map(|(_, v)| v.clone())
+            .collect()
     }
 
     pub fn one(&self, names: &[&str]) -> Option<String> {

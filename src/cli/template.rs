@@ -2,7 +2,9 @@
 
 use super::args::Args;
 use crate::chart::manifest::{manifest_string, sort_manifests};
-use crate::chart::render::{render_chart, ApiVersions, Capabilities, KubeVersion, RenderOptions, ReleaseOptions};
+use crate::chart::render::{
+    render_chart, ApiVersions, Capabilities, KubeVersion, ReleaseOptions, RenderOptions,
+};
 use crate::chart::strvals::{parse_into, Mode};
 use crate::chart::values::merge_maps;
 use crate::gotmpl::value::{Map, Value};
@@ -16,37 +18,52 @@ pub fn user_values(a: &Args) -> Result<Map, String> {
     for f in a.all(&["-f", "--values"]) {
         let text = if f == "-" {
             let mut s = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+                .map_err(|e| e.to_string())?;
             s
         } else {
-            std::fs::read_to_string(&f).map_err(|e| format!("open {f}: {}", match e.kind() {
-                std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
-                _ => e.to_string(),
-            }))?
+            std::fs::read_to_string(&f).map_err(|e| {
+                format!(
+                    "open {f}: {}",
+                    match e.kind() {
+                        std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+                        _ => e.to_string(),
+                    }
+                )
+            })?
         };
-        let m = crate::goyaml::parse_values(&text).map_err(|e| format!("failed to parse {f}: {}", e.msg))?;
+        let m = crate::goyaml::parse_values(&text)
+            .map_err(|e| format!("failed to parse {f}: {}", e.msg))?;
         merge_maps(&mut base, m);
     }
     for s in a.all(&["--set-json"]) {
-        parse_into(&s, &mut base, Mode::Json).map_err(|e| format!("failed parsing --set-json data {s}: {e}"))?;
+        parse_into(&s, &mut base, Mode::Json)
+            .map_err(|e| format!("failed parsing --set-json data {s}: {e}"))?;
     }
     for s in a.all(&["--set"]) {
-        parse_into(&s, &mut base, Mode::Typed).map_err(|e| format!("failed parsing --set data: {e}"))?;
+        parse_into(&s, &mut base, Mode::Typed)
+            .map_err(|e| format!("failed parsing --set data: {e}"))?;
     }
     for s in a.all(&["--set-string"]) {
-        parse_into(&s, &mut base, Mode::String).map_err(|e| format!("failed parsing --set-string data: {e}"))?;
+        parse_into(&s, &mut base, Mode::String)
+            .map_err(|e| format!("failed parsing --set-string data: {e}"))?;
     }
     for s in a.all(&["--set-file"]) {
         // key=path: the value is the file's content.
-        let (k, p) = s.split_once('=').ok_or_else(|| format!("failed parsing --set-file data: key {s:?} has no value"))?;
-        let content = std::fs::read_to_string(p).map_err(|e| format!("failed parsing --set-file data: open {p}: {e}"))?;
+        let (k, p) = s
+            .split_once('=')
+            .ok_or_else(|| format!("failed parsing --set-file data: key {s:?} has no value"))?;
+        let content = std::fs::read_to_string(p)
+            .map_err(|e| format!("failed parsing --set-file data: open {p}: {e}"))?;
         let mut tmp = Map::new();
-        parse_into(&format!("{k}=x"), &mut tmp, Mode::String).map_err(|e| format!("failed parsing --set-file data: {e}"))?;
+        parse_into(&format!("{k}=x"), &mut tmp, Mode::String)
+            .map_err(|e| format!("failed parsing --set-file data: {e}"))?;
         set_leaf(&mut tmp, Value::string(content));
         merge_maps(&mut base, tmp);
     }
     for s in a.all(&["--set-literal"]) {
-        parse_into(&s, &mut base, Mode::Literal).map_err(|e| format!("failed parsing --set-literal data: {e}"))?;
+        parse_into(&s, &mut base, Mode::Literal)
+            .map_err(|e| format!("failed parsing --set-literal data: {e}"))?;
     }
     Ok(base)
 }
@@ -68,11 +85,21 @@ fn set_leaf(m: &mut Map, v: Value) {
 pub fn run(a: &Args) -> Result<(), String> {
     let pos = &a.positional;
     let (name, chart_path) = match pos.len() {
-        1 => (a.one(&["--name-template"]).unwrap_or_else(|| "release-name".into()), pos[0].clone()),
+        1 => (
+            a.one(&["--name-template"])
+                .unwrap_or_else(|| "release-name".into()),
+            pos[0].clone(),
+        ),
         2 => (pos[0].clone(), pos[1].clone()),
-        _ => return Err(format!("\"navique-operator template\" requires at least 1 argument\n\n{USAGE}")),
+        _ => {
+            return Err(format!(
+                "\"navique-operator template\" requires at least 1 argument\n\n{USAGE}"
+            ))
+        }
     };
-    let namespace = a.one(&["-n", "--namespace"]).unwrap_or_else(|| "default".into());
+    let namespace = a
+        .one(&["-n", "--namespace"])
+        .unwrap_or_else(|| "default".into());
     let chart = crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.0)?;
     if chart.is_library() {
         return Err("library charts are not installable".into());
@@ -93,7 +120,13 @@ pub fn run(a: &Args) -> Result<(), String> {
     let _ = ApiVersions(Vec::new());
     let is_upgrade = a.flag("--is-upgrade");
     let opts = RenderOptions {
-        release: ReleaseOptions { name, namespace, revision: 1, is_install: !is_upgrade, is_upgrade },
+        release: ReleaseOptions {
+            name,
+            namespace,
+            revision: 1,
+            is_install: !is_upgrade,
+            is_upgrade,
+        },
         capabilities: caps,
         lookup: None,
         strict: false,
@@ -104,7 +137,10 @@ pub fn run(a: &Args) -> Result<(), String> {
     let mut manifest = String::new();
     if a.flag("--include-crds") && !a.flag("--skip-crds") {
         for (path, data) in crd_objects(&rendered.chart, None) {
-            manifest.push_str(&format!("---\n# Source: {path}\n{}\n", String::from_utf8_lossy(&data)));
+            manifest.push_str(&format!(
+                "---\n# Source: {path}\n{}\n",
+                String::from_utf8_lossy(&data)
+            ));
         }
     }
     manifest.push_str(&manifest_string(&sorted.manifests));
@@ -129,7 +165,9 @@ pub fn run(a: &Args) -> Result<(), String> {
         return Ok(());
     }
     use std::io::Write;
-    std::io::stdout().write_all(out.as_bytes()).map_err(|e| e.to_string())?;
+    std::io::stdout()
+        .write_all(out.as_bytes())
+        .map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -138,7 +176,11 @@ fn crd_objects(c: &crate::chart::Chart, parent: Option<&str>) -> Vec<(String, Ve
         None => c.name().to_string(),
         Some(p) => format!("{p}/charts/{}", c.name()),
     };
-    let mut out: Vec<(String, Vec<u8>)> = c.crd_files().into_iter().map(|f| (format!("{full}/{}", f.name), f.data.clone())).collect();
+    let mut out: Vec<(String, Vec<u8>)> = c
+        .crd_files()
+        .into_iter()
+        .map(|f| (format!("{full}/{}", f.name), f.data.clone()))
+        .collect();
     for d in &c.dependencies {
         out.extend(crd_objects(d, Some(&full)));
     }
@@ -162,7 +204,11 @@ fn filter_show_only(out: &str, show: &[String]) -> Result<String, String> {
         let mut found = false;
         for (src, text) in &docs {
             let rel = src.splitn(2, '/').nth(1).unwrap_or(src);
-            if src == &s || rel == s || crate::chart::load::glob_match(&s, src) || crate::chart::load::glob_match(&s, rel) {
+            if src == &s
+                || rel == s
+                || crate::chart::load::glob_match(&s, src)
+                || crate::chart::load::glob_match(&s, rel)
+            {
                 res.push_str(text);
                 found = true;
             }
@@ -191,7 +237,8 @@ fn write_output_dir(out: &str, dir: &str) -> Result<(), String> {
             .open(&path)
             .map_err(|e| e.to_string())?;
         let body = text.splitn(3, '\n').nth(2).unwrap_or("");
-        f.write_all(format!("---\n# Source: {src}\n{body}").as_bytes()).map_err(|e| e.to_string())?;
+        f.write_all(format!("---\n# Source: {src}\n{body}").as_bytes())
+            .map_err(|e| e.to_string())?;
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -110,7 +110,11 @@ impl ExecError {
             out.push_str(loc);
             out.push_str("\n  ");
         }
-        out.push_str(&format!("executing {} at <{}>:\n    ", super::format::quote_go(&self.name), self.context));
+        out.push_str(&format!(
+            "executing {} at <{}>:\n    ",
+            super::format::quote_go(&self.name),
+            self.context
+        ));
         match &self.detail {
             Detail::Msg(m) => {
                 out.push_str(m);
@@ -156,7 +160,11 @@ impl Error {
                 // Helm keeps the location and the last ": "-separated token.
                 let full = p.to_string();
                 let tokens: Vec<&str> = full.split(": ").collect();
-                format!("parse error at ({}): {}", tokens[1], tokens[tokens.len() - 1])
+                format!(
+                    "parse error at ({}): {}",
+                    tokens[1],
+                    tokens[tokens.len() - 1]
+                )
             }
             Error::Exec(e) => e.helm_message(),
         }

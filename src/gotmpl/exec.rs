@@ -142,7 +142,8 @@ impl<'s> Exec<'s> {
     /// Execute the named template with `dot`, returning its output.
     pub fn execute(&mut self, name: &str, dot: Value) -> Result<String, Error> {
         let mut out = String::new();
-        self.exec_named(name, Slot::concrete(dot), &mut out).map_err(Error::Exec)?;
+        self.exec_named(name, Slot::concrete(dot), &mut out)
+            .map_err(Error::Exec)?;
         Ok(out)
     }
 
@@ -182,7 +183,12 @@ impl<'s> Exec<'s> {
         let name = tree.map(|t| t.name.clone()).unwrap_or_default();
         let (pos, ctx) = match self.cur {
             CurNode::None => {
-                return ExecError { location: None, name, context: String::new(), detail };
+                return ExecError {
+                    location: None,
+                    name,
+                    context: String::new(),
+                    detail,
+                };
             }
             // SAFETY: nodes point into trees kept alive by `self.tree` and the
             // call stack for as long as they are current.
@@ -200,7 +206,12 @@ impl<'s> Exec<'s> {
             },
         };
         let location = tree.map(|t| t.location(pos));
-        ExecError { location, name, context: ctx, detail }
+        ExecError {
+            location,
+            name,
+            context: ctx,
+            detail,
+        }
     }
 
     fn errorf<T>(&self, msg: impl Into<String>) -> R<T> {
@@ -242,12 +253,18 @@ impl<'s> Exec<'s> {
             Node::With(b) => return self.walk_if_or_with(false, dot, b, out),
             Node::Range(b) => return self.walk_range(dot, b, out),
             Node::Template { name, pipe, pos } => {
-                self.cur = CurNode::Template(*pos, name as *const String, pipe.as_ref().map(|p| p as *const Pipe));
+                self.cur = CurNode::Template(
+                    *pos,
+                    name as *const String,
+                    pipe.as_ref().map(|p| p as *const Pipe),
+                );
                 let Some(tree) = self.find_tree(name) else {
                     return self.errorf(format!("template {} not defined", format::quote_go(name)));
                 };
                 if self.depth >= MAX_EXEC_DEPTH {
-                    return self.errorf(format!("exceeded maximum template depth ({MAX_EXEC_DEPTH})"));
+                    return self.errorf(format!(
+                        "exceeded maximum template depth ({MAX_EXEC_DEPTH})"
+                    ));
                 }
                 let newdot = match pipe {
                     Some(p) => Slot::concrete(self.eval_pipeline(dot, p)?),
@@ -264,7 +281,13 @@ impl<'s> Exec<'s> {
         Ok(Flow::Normal)
     }
 
-    fn walk_if_or_with(&mut self, is_if: bool, dot: &Slot, b: &Branch, out: &mut String) -> R<Flow> {
+    fn walk_if_or_with(
+        &mut self,
+        is_if: bool,
+        dot: &Slot,
+        b: &Branch,
+        out: &mut String,
+    ) -> R<Flow> {
         let mark = self.vars.len();
         let val = self.eval_pipeline(dot, &b.pipe)?;
         let truth = self.is_true(&val)?;
@@ -297,31 +320,99 @@ impl<'s> Exec<'s> {
         r
     }
 
-    fn range_items(&mut self, _dot: &Slot, b: &Branch, val: &Value, mark: usize, ndecl: usize, out: &mut String) -> R<Flow> {
+    fn range_items(
+        &mut self,
+        _dot: &Slot,
+        b: &Branch,
+        val: &Value,
+        mark: usize,
+        ndecl: usize,
+        out: &mut String,
+    ) -> R<Flow> {
         let items: Vec<(Value, Slot)> = match val {
-            Value::List(l, _) => l.iter().enumerate().map(|(i, v)| (Value::Int(i as i64), Slot { v: v.clone(), iface: true })).collect(),
-            Value::Bytes(bs) => bs.iter().enumerate().map(|(i, v)| (Value::Int(i as i64), Slot::concrete(Value::Uint8(*v)))).collect(),
+            Value::List(l, _) => l
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    (
+                        Value::Int(i as i64),
+                        Slot {
+                            v: v.clone(),
+                            iface: true,
+                        },
+                    )
+                })
+                .collect(),
+            Value::Bytes(bs) => bs
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Int(i as i64), Slot::concrete(Value::Uint8(*v))))
+                .collect(),
             Value::Map(m, kind) => {
                 let iface = *kind != MapKind::StrStr;
-                m.borrow().iter().map(|(k, v)| (Value::str(k), Slot { v: v.clone(), iface })).collect()
+                m.borrow()
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            Value::str(k),
+                            Slot {
+                                v: v.clone(),
+                                iface,
+                            },
+                        )
+                    })
+                    .collect()
             }
             Value::Int(n) | Value::Int64(n) => {
                 if ndecl > 1 {
-                    return self.errorf(format!("can't use {} to iterate over more than one variable", n));
+                    return self.errorf(format!(
+                        "can't use {} to iterate over more than one variable",
+                        n
+                    ));
                 }
-                let ctor = |i: i64| if matches!(val, Value::Int(_)) { Value::Int(i) } else { Value::Int64(i) };
-                (0..(*n).max(0)).map(|i| (ctor(i), Slot::concrete(ctor(i)))).collect()
+                let ctor = |i: i64| {
+                    if matches!(val, Value::Int(_)) {
+                        Value::Int(i)
+                    } else {
+                        Value::Int64(i)
+                    }
+                };
+                (0..(*n).max(0))
+                    .map(|i| (ctor(i), Slot::concrete(ctor(i))))
+                    .collect()
             }
             Value::Nil => Vec::new(),
             Value::Object(o) => match o.to_data() {
-                Value::List(l, _) => l.iter().enumerate().map(|(i, v)| (Value::Int(i as i64), Slot { v: v.clone(), iface: false })).collect(),
-                Value::Map(m, _) => m.borrow().iter().map(|(k, v)| (Value::str(k), Slot::concrete(v.clone()))).collect(),
+                Value::List(l, _) => l
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        (
+                            Value::Int(i as i64),
+                            Slot {
+                                v: v.clone(),
+                                iface: false,
+                            },
+                        )
+                    })
+                    .collect(),
+                Value::Map(m, _) => m
+                    .borrow()
+                    .iter()
+                    .map(|(k, v)| (Value::str(k), Slot::concrete(v.clone())))
+                    .collect(),
                 _ => {
-                    return self.errorf(format!("range can't iterate over {}", format::format_v(val)));
+                    return self.errorf(format!(
+                        "range can't iterate over {}",
+                        format::format_v(val)
+                    ));
                 }
             },
             other => {
-                return self.errorf(format!("range can't iterate over {}", format::format_v(other)));
+                return self.errorf(format!(
+                    "range can't iterate over {}",
+                    format::format_v(other)
+                ));
             }
         };
         if items.is_empty() {
@@ -376,7 +467,8 @@ impl<'s> Exec<'s> {
             if pipe.is_assign {
                 self.set_var(name, value.clone())?;
             } else {
-                self.vars.push((Rc::from(name.as_str()), Slot::concrete(value.clone())));
+                self.vars
+                    .push((Rc::from(name.as_str()), Slot::concrete(value.clone())));
             }
         }
         Ok(value)
@@ -408,7 +500,9 @@ impl<'s> Exec<'s> {
                 self.at_arg(first);
                 return self.eval_field_chain(dot, dot.clone(), idents, Some(cmd), fin);
             }
-            Arg::Chain { node, fields, .. } => return self.eval_chain(dot, first, node, fields, Some(cmd), fin),
+            Arg::Chain { node, fields, .. } => {
+                return self.eval_chain(dot, first, node, fields, Some(cmd), fin)
+            }
             Arg::Identifier { name, .. } => {
                 self.at_arg(first);
                 return self.eval_function(dot, name, cmd, fin);
@@ -417,7 +511,9 @@ impl<'s> Exec<'s> {
                 self.not_a_function(cmd, &fin)?;
                 return Ok(Slot::concrete(self.eval_pipeline(dot, p)?));
             }
-            Arg::Variable { idents, .. } => return self.eval_variable(dot, first, idents, Some(cmd), fin),
+            Arg::Variable { idents, .. } => {
+                return self.eval_variable(dot, first, idents, Some(cmd), fin)
+            }
             _ => {}
         }
         self.at_arg(first);
@@ -428,25 +524,44 @@ impl<'s> Exec<'s> {
             Arg::Nil { .. } => self.errorf("nil is not a command"),
             Arg::Number { lit, .. } => Ok(Slot::concrete(self.ideal_constant(lit)?)),
             Arg::Str { text, .. } => Ok(Slot::concrete(Value::Str(text.clone()))),
-            _ => self.errorf(format!("can't evaluate command {}", format::quote_go(&first.to_string()))),
+            _ => self.errorf(format!(
+                "can't evaluate command {}",
+                format::quote_go(&first.to_string())
+            )),
         }
     }
 
     fn not_a_function(&self, cmd: &Command, fin: &Option<Slot>) -> R<()> {
         if cmd.args.len() > 1 || fin.is_some() {
-            return self.errorf(format!("can't give argument to non-function {}", cmd.args[0]));
+            return self.errorf(format!(
+                "can't give argument to non-function {}",
+                cmd.args[0]
+            ));
         }
         Ok(())
     }
 
     fn ideal_constant(&self, lit: &NumberLit) -> R<Value> {
         if lit.is_complex {
-            return self.errorf("complex numbers are not supported");
+            return match Complex::parse(&lit.text) {
+                Some(c) => Ok(Value::Object(Rc::new(c))),
+                None => self.errorf(format!(
+                    "illegal number syntax: {}",
+                    format::quote_go(&lit.text)
+                )),
+            };
         }
         let t = &lit.text;
-        let is_hex_int = (t.starts_with("0x") || t.starts_with("0X") || t.starts_with("-0x") || t.starts_with("+0x"))
+        let is_hex_int = (t.starts_with("0x")
+            || t.starts_with("0X")
+            || t.starts_with("-0x")
+            || t.starts_with("+0x"))
             && !t.contains(['p', 'P']);
-        if lit.float.is_some() && !is_hex_int && !lit.is_char && t.contains(['.', 'e', 'E', 'p', 'P']) {
+        if lit.float.is_some()
+            && !is_hex_int
+            && !lit.is_char
+            && t.contains(['.', 'e', 'E', 'p', 'P'])
+        {
             return Ok(Value::Float(lit.float.unwrap()));
         }
         if let Some(i) = lit.int {
@@ -459,7 +574,14 @@ impl<'s> Exec<'s> {
         self.errorf(format!("{} overflows int", t))
     }
 
-    fn eval_variable(&mut self, dot: &Slot, node: &Arg, idents: &[String], cmd: Option<&Command>, fin: Option<Slot>) -> R<Slot> {
+    fn eval_variable(
+        &mut self,
+        dot: &Slot,
+        node: &Arg,
+        idents: &[String],
+        cmd: Option<&Command>,
+        fin: Option<Slot>,
+    ) -> R<Slot> {
         self.at_arg(node);
         let value = self.var_value(&idents[0])?;
         if idents.len() == 1 {
@@ -472,7 +594,15 @@ impl<'s> Exec<'s> {
         self.eval_field_chain(dot, value, &rest, cmd, fin)
     }
 
-    fn eval_chain(&mut self, dot: &Slot, node: &Arg, inner: &Arg, fields: &[Rc<str>], cmd: Option<&Command>, fin: Option<Slot>) -> R<Slot> {
+    fn eval_chain(
+        &mut self,
+        dot: &Slot,
+        node: &Arg,
+        inner: &Arg,
+        fields: &[Rc<str>],
+        cmd: Option<&Command>,
+        fin: Option<Slot>,
+    ) -> R<Slot> {
         self.at_arg(node);
         if matches!(inner, Arg::Nil { .. }) {
             return self.errorf(format!("indirection through explicit nil in {}", node));
@@ -481,7 +611,14 @@ impl<'s> Exec<'s> {
         self.eval_field_chain(dot, recv, fields, cmd, fin)
     }
 
-    fn eval_field_chain(&mut self, dot: &Slot, mut recv: Slot, idents: &[Rc<str>], cmd: Option<&Command>, fin: Option<Slot>) -> R<Slot> {
+    fn eval_field_chain(
+        &mut self,
+        dot: &Slot,
+        mut recv: Slot,
+        idents: &[Rc<str>],
+        cmd: Option<&Command>,
+        fin: Option<Slot>,
+    ) -> R<Slot> {
         let n = idents.len();
         for id in &idents[..n - 1] {
             recv = self.eval_field(dot, id, None, None, recv)?;
@@ -489,20 +626,38 @@ impl<'s> Exec<'s> {
         self.eval_field(dot, &idents[n - 1], cmd, fin, recv)
     }
 
-    fn eval_field(&mut self, dot: &Slot, name: &str, cmd: Option<&Command>, fin: Option<Slot>, recv: Slot) -> R<Slot> {
+    fn eval_field(
+        &mut self,
+        dot: &Slot,
+        name: &str,
+        cmd: Option<&Command>,
+        fin: Option<Slot>,
+        recv: Slot,
+    ) -> R<Slot> {
         let has_args = cmd.map(|c| c.args.len() > 1).unwrap_or(false) || fin.is_some();
         match &recv.v {
             Value::Nil => {
                 if !recv.iface {
                     if self.options.strict {
-                        return self.errorf(format!("nil data; no entry for key {}", format::quote_go(name)));
+                        return self.errorf(format!(
+                            "nil data; no entry for key {}",
+                            format::quote_go(name)
+                        ));
                     }
-                    return Ok(Slot { v: Value::Nil, iface: false });
+                    return Ok(Slot {
+                        v: Value::Nil,
+                        iface: false,
+                    });
                 }
-                self.errorf(format!("nil pointer evaluating {}.{}", recv.static_type(), name))
+                self.errorf(format!(
+                    "nil pointer evaluating {}.{}",
+                    recv.static_type(),
+                    name
+                ))
             }
             Value::Map(m, kind) => {
-                if *kind == MapKind::Values && matches!(name, "YAML" | "AsMap" | "Table" | "Encode") {
+                if *kind == MapKind::Values && matches!(name, "YAML" | "AsMap" | "Table" | "Encode")
+                {
                     return self.call_values_method(dot, name, &recv.v, cmd, fin);
                 }
                 if has_args {
@@ -510,15 +665,24 @@ impl<'s> Exec<'s> {
                 }
                 let got = m.borrow().get(name).cloned();
                 match got {
-                    Some(v) => Ok(Slot { v, iface: *kind != MapKind::StrStr }),
+                    Some(v) => Ok(Slot {
+                        v,
+                        iface: *kind != MapKind::StrStr,
+                    }),
                     None => {
                         if self.options.strict {
-                            return self.errorf(format!("map has no entry for key {}", format::quote_go(name)));
+                            return self.errorf(format!(
+                                "map has no entry for key {}",
+                                format::quote_go(name)
+                            ));
                         }
                         if *kind == MapKind::StrStr {
                             Ok(Slot::concrete(Value::str("")))
                         } else {
-                            Ok(Slot { v: Value::Nil, iface: true })
+                            Ok(Slot {
+                                v: Value::Nil,
+                                iface: true,
+                            })
                         }
                     }
                 }
@@ -539,34 +703,63 @@ impl<'s> Exec<'s> {
                             if let Some(c) = cmd {
                                 self.at_cmd(c);
                             }
-                            Err(self.make_error(Detail::Call { func: name.to_string(), cause: Box::new(Cause::Plain(e)) }))
+                            Err(self.make_error(Detail::Call {
+                                func: name.to_string(),
+                                cause: Box::new(Cause::Plain(e)),
+                            }))
                         }
                     };
                 }
                 match o.field(name) {
                     Some(v) => {
                         if has_args {
-                            return self.errorf(format!("{name} has arguments but cannot be invoked as function"));
+                            return self.errorf(format!(
+                                "{name} has arguments but cannot be invoked as function"
+                            ));
                         }
                         Ok(Slot::concrete(v))
                     }
-                    None => self.errorf(format!("can't evaluate field {} in type {}", name, recv.static_type())),
+                    None => self.errorf(format!(
+                        "can't evaluate field {} in type {}",
+                        name,
+                        recv.static_type()
+                    )),
                 }
             }
-            _ => self.errorf(format!("can't evaluate field {} in type {}", name, recv.static_type())),
+            _ => self.errorf(format!(
+                "can't evaluate field {} in type {}",
+                name,
+                recv.static_type()
+            )),
         }
     }
 
     /// Check arity and evaluate arguments against Go parameter types.
-    fn eval_call_args(&mut self, dot: &Slot, name: &str, params: &[P], variadic: Option<P>, args: &[Arg], fin: Option<Slot>) -> R<Vec<Value>> {
+    fn eval_call_args(
+        &mut self,
+        dot: &Slot,
+        name: &str,
+        params: &[P],
+        variadic: Option<P>,
+        args: &[Arg],
+        fin: Option<Slot>,
+    ) -> R<Vec<Value>> {
         let num_in = args.len() + usize::from(fin.is_some());
         let nfixed = params.len();
         if variadic.is_some() {
             if num_in < nfixed {
-                return self.errorf(format!("wrong number of args for {}: want at least {} got {}", name, nfixed, args.len()));
+                return self.errorf(format!(
+                    "wrong number of args for {}: want at least {} got {}",
+                    name,
+                    nfixed,
+                    args.len()
+                ));
             }
         } else if num_in != nfixed {
-            return self.errorf(format!("wrong number of args for {}: want {} got {}", name, nfixed, num_in));
+            return self.errorf(format!(
+                "wrong number of args for {}: want {} got {}",
+                name, nfixed, num_in
+            ));
         }
         let mut argv = Vec::with_capacity(num_in);
         let mut i = 0;
@@ -581,13 +774,22 @@ impl<'s> Exec<'s> {
             }
         }
         if let Some(f) = fin {
-            let t = if num_in - 1 < nfixed { params[num_in - 1] } else { variadic.unwrap_or(P::Any) };
+            let t = if num_in - 1 < nfixed {
+                params[num_in - 1]
+            } else {
+                variadic.unwrap_or(P::Any)
+            };
             argv.push(self.validate_type(f, t)?);
         }
         Ok(argv)
     }
 
-    fn eval_method_args(&mut self, dot: &Slot, cmd: Option<&Command>, fin: Option<Slot>) -> R<Vec<Value>> {
+    fn eval_method_args(
+        &mut self,
+        dot: &Slot,
+        cmd: Option<&Command>,
+        fin: Option<Slot>,
+    ) -> R<Vec<Value>> {
         let mut args = Vec::new();
         if let Some(c) = cmd {
             for a in &c.args[1..] {
@@ -600,7 +802,14 @@ impl<'s> Exec<'s> {
         Ok(args)
     }
 
-    fn call_values_method(&mut self, dot: &Slot, name: &str, recv: &Value, cmd: Option<&Command>, fin: Option<Slot>) -> R<Slot> {
+    fn call_values_method(
+        &mut self,
+        dot: &Slot,
+        name: &str,
+        recv: &Value,
+        cmd: Option<&Command>,
+        fin: Option<Slot>,
+    ) -> R<Slot> {
         let args = self.eval_method_args(dot, cmd, fin)?;
         match name {
             "AsMap" => {
@@ -610,9 +819,15 @@ impl<'s> Exec<'s> {
                     unreachable!()
                 }
             }
-            "YAML" => Ok(Slot::concrete(Value::string(crate::goyaml::emit::to_yaml_document(recv)))),
+            "YAML" => Ok(Slot::concrete(Value::string(
+                crate::goyaml::emit::to_yaml_document(recv),
+            ))),
             "Table" => {
-                let key = args.first().and_then(|a| a.as_str()).unwrap_or("").to_string();
+                let key = args
+                    .first()
+                    .and_then(|a| a.as_str())
+                    .unwrap_or("")
+                    .to_string();
                 let mut cur = recv.clone();
                 for part in key.split('.') {
                     cur = match &cur {
@@ -621,7 +836,10 @@ impl<'s> Exec<'s> {
                             _ => {
                                 return Err(self.make_error(Detail::Call {
                                     func: "Table".into(),
-                                    cause: Box::new(Cause::Plain(format!("no table named {}", format::quote_go(&key)))),
+                                    cause: Box::new(Cause::Plain(format!(
+                                        "no table named {}",
+                                        format::quote_go(&key)
+                                    ))),
                                 }))
                             }
                         },
@@ -636,19 +854,36 @@ impl<'s> Exec<'s> {
 
     // ---- function calls ----
 
-    fn eval_function(&mut self, dot: &Slot, name: &str, cmd: &Command, fin: Option<Slot>) -> R<Slot> {
+    fn eval_function(
+        &mut self,
+        dot: &Slot,
+        name: &str,
+        cmd: &Command,
+        fin: Option<Slot>,
+    ) -> R<Slot> {
         let Some(func) = funcs::get(name) else {
-            return self.errorf(format!("{} is not a defined function", format::quote_go(name)));
+            return self.errorf(format!(
+                "{} is not a defined function",
+                format::quote_go(name)
+            ));
         };
         let args = &cmd.args[1..];
         let num_in = args.len() + usize::from(fin.is_some());
         let nfixed = func.params.len();
         if func.variadic.is_some() {
             if num_in < nfixed {
-                return self.errorf(format!("wrong number of args for {}: want at least {} got {}", name, nfixed, args.len()));
+                return self.errorf(format!(
+                    "wrong number of args for {}: want at least {} got {}",
+                    name,
+                    nfixed,
+                    args.len()
+                ));
             }
         } else if num_in != nfixed {
-            return self.errorf(format!("wrong number of args for {}: want {} got {}", name, nfixed, num_in));
+            return self.errorf(format!(
+                "wrong number of args for {}: want {} got {}",
+                name, nfixed, num_in
+            ));
         }
 
         // and/or short-circuit and return the operand itself.
@@ -675,7 +910,10 @@ impl<'s> Exec<'s> {
             } else {
                 format!("non-function {} of type {}", args[0], fnv.v.type_name())
             };
-            return Err(self.make_error(Detail::Call { func: name.to_string(), cause: Box::new(Cause::Plain(msg)) }));
+            return Err(self.make_error(Detail::Call {
+                func: name.to_string(),
+                cause: Box::new(Cause::Plain(msg)),
+            }));
         }
         let mut argv = Vec::with_capacity(num_in);
         self.raw_iface.clear();
@@ -693,7 +931,11 @@ impl<'s> Exec<'s> {
             }
         }
         if let Some(f) = fin {
-            let t = if num_in - 1 < nfixed { func.params[num_in - 1] } else { func.variadic.unwrap_or(P::Any) };
+            let t = if num_in - 1 < nfixed {
+                func.params[num_in - 1]
+            } else {
+                func.variadic.unwrap_or(P::Any)
+            };
             argv.push(self.validate_type(f, t)?);
         }
         match (func.f)(self, argv) {
@@ -705,7 +947,10 @@ impl<'s> Exec<'s> {
                     FuncError::Exec(inner) => Cause::Exec(*inner),
                     FuncError::Fail(m) => Cause::Fail(m),
                 };
-                Err(self.make_error(Detail::Call { func: name.to_string(), cause: Box::new(cause) }))
+                Err(self.make_error(Detail::Call {
+                    func: name.to_string(),
+                    cause: Box::new(cause),
+                }))
             }
         }
     }
@@ -760,7 +1005,10 @@ impl<'s> Exec<'s> {
                 return Ok(Slot::concrete(self.validate_type(Slot::concrete(v), t)?));
             }
             Arg::Identifier { name, .. } => {
-                let cmd = Command { pos: n.pos(), args: vec![n.clone()] };
+                let cmd = Command {
+                    pos: n.pos(),
+                    args: vec![n.clone()],
+                };
                 let v = self.eval_function(dot, name, &cmd, None)?;
                 self.at_arg(n);
                 return Ok(Slot::concrete(self.validate_type(v, t)?));
@@ -777,10 +1025,12 @@ impl<'s> Exec<'s> {
                 _ => self.errorf(format!("expected bool; found {n}")),
             },
             P::Int | P::Int64 | P::Uint32 => match n {
-                Arg::Number { lit, .. } if lit.int.is_some() && t != P::Uint32 => Ok(Slot::concrete(match t {
-                    P::Int => Value::Int(lit.int.unwrap()),
-                    _ => Value::Int64(lit.int.unwrap()),
-                })),
+                Arg::Number { lit, .. } if lit.int.is_some() && t != P::Uint32 => {
+                    Ok(Slot::concrete(match t {
+                        P::Int => Value::Int(lit.int.unwrap()),
+                        _ => Value::Int64(lit.int.unwrap()),
+                    }))
+                }
                 Arg::Number { lit, .. } if t == P::Uint32 && lit.uint.is_some() => {
                     Ok(Slot::concrete(Value::Uint32(lit.uint.unwrap() as u32)))
                 }
@@ -788,7 +1038,9 @@ impl<'s> Exec<'s> {
                 _ => self.errorf(format!("expected integer; found {n}")),
             },
             P::Float => match n {
-                Arg::Number { lit, .. } if lit.float.is_some() && !lit.is_complex => Ok(Slot::concrete(Value::Float(lit.float.unwrap()))),
+                Arg::Number { lit, .. } if lit.float.is_some() && !lit.is_complex => {
+                    Ok(Slot::concrete(Value::Float(lit.float.unwrap())))
+                }
                 _ => self.errorf(format!("expected float; found {n}")),
             },
             P::Str => match n {
@@ -799,9 +1051,17 @@ impl<'s> Exec<'s> {
                 Arg::Bool { val, .. } => Ok(Slot::concrete(Value::Bool(*val))),
                 Arg::Number { lit, .. } => Ok(Slot::concrete(self.ideal_constant(lit)?)),
                 Arg::Str { text, .. } => Ok(Slot::concrete(Value::Str(text.clone()))),
-                _ => self.errorf(format!("can't handle {} for arg of type {}", n, t.go_name())),
+                _ => self.errorf(format!(
+                    "can't handle {} for arg of type {}",
+                    n,
+                    t.go_name()
+                )),
             },
-            _ => self.errorf(format!("can't handle {} for arg of type {}", n, t.go_name())),
+            _ => self.errorf(format!(
+                "can't handle {} for arg of type {}",
+                n,
+                t.go_name()
+            )),
         }
     }
 
@@ -812,7 +1072,10 @@ impl<'s> Exec<'s> {
         }
         if s.v.is_nil() {
             if s.iface {
-                return self.errorf(format!("wrong type for value; expected {}; got interface {{}}", t.go_name()));
+                return self.errorf(format!(
+                    "wrong type for value; expected {}; got interface {{}}",
+                    t.go_name()
+                ));
             }
             if t.can_be_nil() {
                 return Ok(t.zero());
@@ -833,7 +1096,11 @@ impl<'s> Exec<'s> {
         if ok {
             return Ok(s.v);
         }
-        self.errorf(format!("wrong type for value; expected {}; got {}", t.go_name(), s.v.type_name()))
+        self.errorf(format!(
+            "wrong type for value; expected {}; got {}",
+            t.go_name(),
+            s.v.type_name()
+        ))
     }
 
     // ---- Helm's include / tpl ----
@@ -867,7 +1134,11 @@ impl<'s> Exec<'s> {
 
     pub fn tpl(&mut self, text: &str, data: Value) -> Result<String, FuncError> {
         let trees = super::parse::parse("gotpl", "gotpl", text, &funcs::exists).map_err(|e| {
-            FuncError::Msg(format!("cannot parse template {}: {}", format::quote_go(text), e))
+            FuncError::Msg(format!(
+                "cannot parse template {}: {}",
+                format::quote_go(text),
+                e
+            ))
         })?;
         let mut layer = HashMap::new();
         for t in trees {
@@ -883,7 +1154,11 @@ impl<'s> Exec<'s> {
                 if let Some(m) = e.fail_msg_public() {
                     return Err(FuncError::Fail(m));
                 }
-                Err(FuncError::Msg(format!("error during tpl function execution for {}: {}", format::quote_go(text), e)))
+                Err(FuncError::Msg(format!(
+                    "error during tpl function execution for {}: {}",
+                    format::quote_go(text),
+                    e
+                )))
             }
         }
     }
@@ -900,5 +1175,65 @@ impl ExecError {
             },
             Detail::Msg(_) => None,
         }
+    }
+}
+
+/// A Go complex128 constant (`1+2i`), which templates can only print.
+#[derive(Debug, Clone, Copy)]
+pub struct Complex {
+    pub re: f64,
+    pub im: f64,
+}
+
+impl Complex {
+    fn parse(text: &str) -> Option<Complex> {
+        let body = text.strip_suffix('i')?;
+        // Split at the last sign that is not part of an exponent.
+        let b = body.as_bytes();
+        let mut split = None;
+        for i in (1..b.len()).rev() {
+            if (b[i] == b'+' || b[i] == b'-') && !matches!(b[i - 1], b'e' | b'E' | b'p' | b'P') {
+                split = Some(i);
+                break;
+            }
+        }
+        let num = |s: &str| {
+            super::parse::parse_go_float(s)
+                .or_else(|| super::parse::parse_go_int(s).map(|i| i as f64))
+        };
+        match split {
+            Some(i) => Some(Complex {
+                re: num(&body[..i])?,
+                im: num(&body[i..])?,
+            }),
+            None => Some(Complex {
+                re: 0.0,
+                im: num(body)?,
+            }),
+        }
+    }
+}
+
+impl super::value::Object for Complex {
+    fn type_name(&self) -> String {
+        "complex128".into()
+    }
+    fn kind_name(&self) -> &'static str {
+        "complex128"
+    }
+    fn field(&self, _name: &str) -> Option<Value> {
+        None
+    }
+    fn format(&self) -> String {
+        let im = format::format_float_g(self.im);
+        let sign = if im.starts_with('-') || im.starts_with('+') {
+            ""
+        } else {
+            "+"
+        };
+        format!("({}{}{}i)", format::format_float_g(self.re), sign, im)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

@@ -10,7 +10,11 @@ pub fn format_float_g(f: f64) -> String {
         return "NaN".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { "+Inf".into() } else { "-Inf".into() };
+        return if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
     }
     let (neg, digits, exp) = shortest_digits(f);
     let x = exp; // decimal exponent of d.ddd form
@@ -74,7 +78,11 @@ fn fixed(digits: &str, x: i32) -> String {
         }
         s
     } else {
-        format!("{}.{}", &digits[..(x + 1) as usize], &digits[(x + 1) as usize..])
+        format!(
+            "{}.{}",
+            &digits[..(x + 1) as usize],
+            &digits[(x + 1) as usize..]
+        )
     }
 }
 
@@ -228,7 +236,8 @@ pub fn is_go_print(c: char) -> bool {
     {
         return false;
     }
-    if matches!(u, 0xE000..=0xF8FF | 0xF0000..=0x10FFFF | 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E) {
+    if matches!(u, 0xE000..=0xF8FF | 0xF0000..=0x10FFFF | 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E)
+    {
         return false;
     }
     if matches!(u, 0xFFFE | 0xFFFF) || (u & 0xFFFE) == 0xFFFE {
@@ -290,7 +299,11 @@ fn pad(out: &mut String, s: &str, f: &Flags) {
         out.extend(std::iter::repeat(' ').take(fill));
     } else if f.zero {
         // zero padding goes after the sign
-        let (sign, rest) = if s.starts_with(['-', '+', ' ']) { s.split_at(1) } else { ("", s) };
+        let (sign, rest) = if s.starts_with(['-', '+', ' ']) {
+            s.split_at(1)
+        } else {
+            ("", s)
+        };
         out.push_str(sign);
         out.extend(std::iter::repeat('0').take(fill));
         out.push_str(rest);
@@ -415,7 +428,11 @@ fn format_g_prec(x: f64, p: usize) -> String {
     if eprec > digits.len() as i32 && digits.len() as i32 >= exp + 1 {
         eprec = digits.len() as i32;
     }
-    let body = if exp < -4 || exp >= eprec { sci(digits, exp) } else { fixed(digits, exp) };
+    let body = if exp < -4 || exp >= eprec {
+        sci(digits, exp)
+    } else {
+        fixed(digits, exp)
+    };
     if neg {
         format!("-{body}")
     } else {
@@ -483,7 +500,9 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
             if i < chars.len() && chars[i] == '*' {
                 i += 1;
                 match args.get(argi) {
-                    Some(Value::Int(n)) | Some(Value::Int64(n)) if *n >= 0 => f.prec = Some(*n as usize),
+                    Some(Value::Int(n)) | Some(Value::Int64(n)) if *n >= 0 => {
+                        f.prec = Some(*n as usize)
+                    }
                     _ => out.push_str("%!(BADPREC)"),
                 }
                 argi += 1;
@@ -552,7 +571,9 @@ fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
             'v' | 't' => pad(out, if *b { "true" } else { "false" }, f),
             _ => bad_verb(out, verb, arg),
         },
-        Value::Int(n) | Value::Int64(n) => fmt_integer(out, arg, *n < 0, (*n as i128).unsigned_abs(), verb, f),
+        Value::Int(n) | Value::Int64(n) => {
+            fmt_integer(out, arg, *n < 0, (*n as i128).unsigned_abs(), verb, f)
+        }
         Value::Uint64(n) => fmt_integer(out, arg, false, *n as u128, verb, f),
         Value::Uint8(n) => fmt_integer(out, arg, false, *n as u128, verb, f),
         Value::Uint32(n) => fmt_integer(out, arg, false, *n as u128, verb, f),
@@ -572,7 +593,14 @@ fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
                         s.push(' ');
                     }
                     let mut tmp = String::new();
-                    fmt_integer(&mut tmp, &Value::Uint8(*x), false, *x as u128, verb, &Flags::default());
+                    fmt_integer(
+                        &mut tmp,
+                        &Value::Uint8(*x),
+                        false,
+                        *x as u128,
+                        verb,
+                        &Flags::default(),
+                    );
                     s.push_str(&tmp);
                 }
                 s.push(']');
@@ -614,8 +642,20 @@ fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
 fn fmt_integer(out: &mut String, arg: &Value, neg: bool, mag: u128, verb: char, f: &Flags) {
     match verb {
         'v' | 'd' | 'x' | 'X' | 'o' | 'O' | 'b' => fmt_int(out, neg, mag, verb, f),
-        'c' => pad(out, &char::from_u32(mag as u32).unwrap_or('\u{FFFD}').to_string(), f),
-        'q' => pad(out, &quote_with(&char::from_u32(mag as u32).unwrap_or('\u{FFFD}').to_string(), '\'', false), f),
+        'c' => pad(
+            out,
+            &char::from_u32(mag as u32).unwrap_or('\u{FFFD}').to_string(),
+            f,
+        ),
+        'q' => pad(
+            out,
+            &quote_with(
+                &char::from_u32(mag as u32).unwrap_or('\u{FFFD}').to_string(),
+                '\'',
+                false,
+            ),
+            f,
+        ),
         'U' => pad(out, &format!("U+{:04X}", mag), f),
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
             let x = if neg { -(mag as f64) } else { mag as f64 };
@@ -681,13 +721,21 @@ pub fn fixed_digits(digits: &str, x: i32) -> String {
 /// Go's %g formatting of a float32 value (shortest float32 digits).
 pub fn format_float32_g(f: f32) -> String {
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0".into() } else { "0".into() };
+        return if f.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
     }
     let s = format!("{:e}", f.abs());
     let (m, e) = s.split_once('e').unwrap();
     let x: i32 = e.parse().unwrap();
     let digits: String = m.chars().filter(|c| *c != '.').collect();
-    let body = if x < -4 || x >= 6 { sci(&digits, x) } else { fixed(&digits, x) };
+    let body = if x < -4 || x >= 6 {
+        sci(&digits, x)
+    } else {
+        fixed(&digits, x)
+    };
     if f < 0.0 {
         format!("-{body}")
     } else {

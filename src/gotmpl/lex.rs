@@ -148,7 +148,14 @@ pub fn lex(input: &str) -> Vec<Item> {
             line_starts.push(i + 1);
         }
     }
-    let mut l = Lexer { input, pos: 0, start: 0, paren_depth: 0, items: Vec::new(), line_starts };
+    let mut l = Lexer {
+        input,
+        pos: 0,
+        start: 0,
+        paren_depth: 0,
+        items: Vec::new(),
+        line_starts,
+    };
     l.run();
     l.items
 }
@@ -193,7 +200,12 @@ impl<'a> Lexer<'a> {
     fn emit(&mut self, typ: Tok) {
         let val = self.input[self.start..self.pos].to_string();
         let line = self.line_of(self.start);
-        self.items.push(Item { typ, pos: self.start, val, line });
+        self.items.push(Item {
+            typ,
+            pos: self.start,
+            val,
+            line,
+        });
         self.start = self.pos;
     }
 
@@ -203,7 +215,12 @@ impl<'a> Lexer<'a> {
 
     fn error(&mut self, msg: String) -> State {
         let line = self.line_of(self.start);
-        self.items.push(Item { typ: Tok::Error, pos: self.start, val: msg, line });
+        self.items.push(Item {
+            typ: Tok::Error,
+            pos: self.start,
+            val: msg,
+            line,
+        });
         State::Done
     }
 
@@ -385,7 +402,10 @@ impl<'a> Lexer<'a> {
             }
             Some(c) if (c as u32) < 0x80 && !c.is_ascii_control() => self.emit(Tok::Char),
             Some(c) => {
-                return self.error(format!("unrecognized character in action: {}", unicode_plus(c)));
+                return self.error(format!(
+                    "unrecognized character in action: {}",
+                    unicode_plus(c)
+                ));
             }
         }
         State::InsideAction
@@ -401,7 +421,8 @@ impl<'a> Lexer<'a> {
             n += 1;
         }
         let b = self.input.as_bytes();
-        if has_right_trim(&b[self.pos - 1..]) && b[self.pos - 1 + 2..].starts_with(RIGHT.as_bytes()) {
+        if has_right_trim(&b[self.pos - 1..]) && b[self.pos - 1 + 2..].starts_with(RIGHT.as_bytes())
+        {
             self.pos -= 1;
             if n == 1 {
                 return State::RightDelim;
@@ -464,7 +485,11 @@ impl<'a> Lexer<'a> {
 
     fn lex_field_or_variable(&mut self, typ: Tok) -> State {
         if self.at_terminator() {
-            self.emit(if typ == Tok::Variable { Tok::Variable } else { Tok::Dot });
+            self.emit(if typ == Tok::Variable {
+                Tok::Variable
+            } else {
+                Tok::Dot
+            });
             return State::InsideAction;
         }
         let mut last;

@@ -13,9 +13,17 @@ pub enum Node {
     If(Branch),
     Range(Branch),
     With(Branch),
-    Template { pos: usize, name: String, pipe: Option<Pipe> },
-    Break { pos: usize },
-    Continue { pos: usize },
+    Template {
+        pos: usize,
+        name: String,
+        pipe: Option<Pipe>,
+    },
+    Break {
+        pos: usize,
+    },
+    Continue {
+        pos: usize,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -63,16 +71,43 @@ pub struct NumberLit {
 
 #[derive(Debug, Clone)]
 pub enum Arg {
-    Identifier { pos: usize, name: Rc<str> },
-    Dot { pos: usize },
-    Nil { pos: usize },
-    Variable { pos: usize, idents: Vec<String> },
-    Field { pos: usize, idents: Vec<Rc<str>> },
-    Bool { pos: usize, val: bool },
-    Number { pos: usize, lit: Rc<NumberLit> },
-    Str { pos: usize, quoted: Rc<str>, text: Rc<str> },
+    Identifier {
+        pos: usize,
+        name: Rc<str>,
+    },
+    Dot {
+        pos: usize,
+    },
+    Nil {
+        pos: usize,
+    },
+    Variable {
+        pos: usize,
+        idents: Vec<String>,
+    },
+    Field {
+        pos: usize,
+        idents: Vec<Rc<str>>,
+    },
+    Bool {
+        pos: usize,
+        val: bool,
+    },
+    Number {
+        pos: usize,
+        lit: Rc<NumberLit>,
+    },
+    Str {
+        pos: usize,
+        quoted: Rc<str>,
+        text: Rc<str>,
+    },
     Pipe(Box<Pipe>),
-    Chain { pos: usize, node: Box<Arg>, fields: Vec<Rc<str>> },
+    Chain {
+        pos: usize,
+        node: Box<Arg>,
+        fields: Vec<Rc<str>>,
+    },
 }
 
 impl Arg {
@@ -195,7 +230,11 @@ pub struct ParseError {
 
 impl std::fmt::Display for ParseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "template: {}:{}: {}", self.parse_name, self.line, self.msg)
+        write!(
+            f,
+            "template: {}:{}: {}",
+            self.parse_name, self.line, self.msg
+        )
     }
 }
 
@@ -240,15 +279,28 @@ pub fn parse(
         trees: Vec::new(),
     };
     let root = p.parse_top()?;
-    let main = Tree { name: name.to_string(), parse_name: p.parse_name.clone(), root, text };
+    let main = Tree {
+        name: name.to_string(),
+        parse_name: p.parse_name.clone(),
+        root,
+        text,
+    };
     p.add_tree(main)?;
     Ok(p.trees)
 }
 
 impl<'f> Parser<'f> {
     fn err<T>(&self, msg: impl Into<String>) -> PResult<T> {
-        let line = self.items.get(self.high.saturating_sub(1)).map(|i| i.line).unwrap_or(1);
-        Err(ParseError { parse_name: self.parse_name.to_string(), line, msg: msg.into() })
+        let line = self
+            .items
+            .get(self.high.saturating_sub(1))
+            .map(|i| i.line)
+            .unwrap_or(1);
+        Err(ParseError {
+            parse_name: self.parse_name.to_string(),
+            line,
+            msg: msg.into(),
+        })
     }
 
     fn next(&mut self) -> Item {
@@ -299,7 +351,10 @@ impl<'f> Parser<'f> {
         if it.typ == Tok::Error {
             let mut extra = String::new();
             if self.action_line != 0 && self.action_line != it.line {
-                extra = format!(" in action started at {}:{}", self.parse_name, self.action_line);
+                extra = format!(
+                    " in action started at {}:{}",
+                    self.parse_name, self.action_line
+                );
                 if it.val.ends_with(" action") {
                     extra = extra[" in action".len()..].to_string();
                 }
@@ -316,7 +371,10 @@ impl<'f> Parser<'f> {
                 return Ok(());
             }
             if !is_empty_tree(&tree.root) {
-                return self.err(format!("template: multiple definition of template {}", super::format::quote_go(&tree.name)));
+                return self.err(format!(
+                    "template: multiple definition of template {}",
+                    super::format::quote_go(&tree.name)
+                ));
             }
             return Ok(());
         }
@@ -363,7 +421,12 @@ impl<'f> Parser<'f> {
         if !matches!(end, ListEnd::End) {
             return self.err(format!("unexpected {{{{else}}}} in {context}"));
         }
-        let tree = Tree { name, parse_name: self.parse_name.clone(), root: list, text: self.text.clone() };
+        let tree = Tree {
+            name,
+            parse_name: self.parse_name.clone(),
+            root: list,
+            text: self.text.clone(),
+        };
         self.add_tree(tree)
     }
 
@@ -400,7 +463,11 @@ impl<'f> Parser<'f> {
         match tok.typ {
             Tok::Block => return self.block_control().map(|n| Parsed::Node(Some(n))),
             Tok::Break | Tok::Continue => {
-                let what = if tok.typ == Tok::Break { "break" } else { "continue" };
+                let what = if tok.typ == Tok::Break {
+                    "break"
+                } else {
+                    "continue"
+                };
                 let t = self.next_non_space();
                 if t.typ != Tok::RightDelim {
                     return self.unexpected(&t, &format!("{{{{{what}}}}}"));
@@ -483,7 +550,12 @@ impl<'f> Parser<'f> {
                 else_list = Some(l);
             }
         }
-        Ok(Branch { pos: pipe.pos, pipe, list, else_list })
+        Ok(Branch {
+            pos: pipe.pos,
+            pipe,
+            list,
+            else_list,
+        })
     }
 
     fn parse_template_name(&mut self, tok: &Item, context: &str) -> PResult<String> {
@@ -505,7 +577,11 @@ impl<'f> Parser<'f> {
             self.backup();
             pipe = Some(self.pipeline(context, Tok::RightDelim)?);
         }
-        Ok(Node::Template { pos: tok.pos, name, pipe })
+        Ok(Node::Template {
+            pos: tok.pos,
+            name,
+            pipe,
+        })
     }
 
     fn block_control(&mut self) -> PResult<Node> {
@@ -522,14 +598,28 @@ impl<'f> Parser<'f> {
         if !matches!(end, ListEnd::End) {
             return self.err(format!("unexpected {{{{else}}}} in {context}"));
         }
-        let tree = Tree { name: name.clone(), parse_name: self.parse_name.clone(), root: list, text: self.text.clone() };
+        let tree = Tree {
+            name: name.clone(),
+            parse_name: self.parse_name.clone(),
+            root: list,
+            text: self.text.clone(),
+        };
         self.add_tree(tree)?;
-        Ok(Node::Template { pos: tok.pos, name, pipe: Some(pipe) })
+        Ok(Node::Template {
+            pos: tok.pos,
+            name,
+            pipe: Some(pipe),
+        })
     }
 
     fn pipeline(&mut self, context: &str, end: Tok) -> PResult<Pipe> {
         let tok = self.peek_non_space();
-        let mut pipe = Pipe { pos: tok.pos, is_assign: false, decl: Vec::new(), cmds: Vec::new() };
+        let mut pipe = Pipe {
+            pos: tok.pos,
+            is_assign: false,
+            decl: Vec::new(),
+            cmds: Vec::new(),
+        };
         'decls: loop {
             let v = self.peek_non_space();
             if v.typ == Tok::Variable {
@@ -595,9 +685,16 @@ impl<'f> Parser<'f> {
         for (i, c) in pipe.cmds.iter().enumerate().skip(1) {
             if matches!(
                 c.args[0],
-                Arg::Bool { .. } | Arg::Dot { .. } | Arg::Nil { .. } | Arg::Number { .. } | Arg::Str { .. }
+                Arg::Bool { .. }
+                    | Arg::Dot { .. }
+                    | Arg::Nil { .. }
+                    | Arg::Number { .. }
+                    | Arg::Str { .. }
             ) {
-                return self.err(format!("non executable command in pipeline stage {}", i + 1));
+                return self.err(format!(
+                    "non executable command in pipeline stage {}",
+                    i + 1
+                ));
             }
         }
         Ok(())
@@ -605,7 +702,10 @@ impl<'f> Parser<'f> {
 
     fn command(&mut self) -> PResult<Command> {
         let pos = self.peek_non_space().pos;
-        let mut cmd = Command { pos, args: Vec::new() };
+        let mut cmd = Command {
+            pos,
+            args: Vec::new(),
+        };
         loop {
             self.peek_non_space();
             if let Some(op) = self.operand()? {
@@ -627,7 +727,9 @@ impl<'f> Parser<'f> {
     }
 
     fn operand(&mut self) -> PResult<Option<Arg>> {
-        let Some(node) = self.term()? else { return Ok(None) };
+        let Some(node) = self.term()? else {
+            return Ok(None);
+        };
         if self.peek().typ == Tok::Field {
             let pos = self.peek().pos;
             let mut fields: Vec<Rc<str>> = Vec::new();
@@ -646,10 +748,19 @@ impl<'f> Parser<'f> {
                     all.extend(fields.iter().map(|f| f.to_string()));
                     Ok(Some(Arg::Variable { pos, idents: all }))
                 }
-                Arg::Bool { .. } | Arg::Str { .. } | Arg::Number { .. } | Arg::Nil { .. } | Arg::Dot { .. } => {
-                    self.err(format!("unexpected . after term {}", super::format::quote_go(&node.to_string())))
-                }
-                other => Ok(Some(Arg::Chain { pos, node: Box::new(other), fields })),
+                Arg::Bool { .. }
+                | Arg::Str { .. }
+                | Arg::Number { .. }
+                | Arg::Nil { .. }
+                | Arg::Dot { .. } => self.err(format!(
+                    "unexpected . after term {}",
+                    super::format::quote_go(&node.to_string())
+                )),
+                other => Ok(Some(Arg::Chain {
+                    pos,
+                    node: Box::new(other),
+                    fields,
+                })),
             };
         }
         Ok(Some(node))
@@ -661,28 +772,53 @@ impl<'f> Parser<'f> {
         Ok(Some(match tok.typ {
             Tok::Identifier => {
                 if !(self.has_func)(&tok.val) {
-                    return self.err(format!("function {} not defined", super::format::quote_go(&tok.val)));
+                    return self.err(format!(
+                        "function {} not defined",
+                        super::format::quote_go(&tok.val)
+                    ));
                 }
-                Arg::Identifier { pos, name: Rc::from(tok.val.as_str()) }
+                Arg::Identifier {
+                    pos,
+                    name: Rc::from(tok.val.as_str()),
+                }
             }
             Tok::Dot => Arg::Dot { pos },
             Tok::Nil => Arg::Nil { pos },
             Tok::Variable => {
                 let idents: Vec<String> = tok.val.split('.').map(|s| s.to_string()).collect();
                 if !self.vars.iter().any(|v| *v == idents[0]) {
-                    return self.err(format!("undefined variable {}", super::format::quote_go(&idents[0])));
+                    return self.err(format!(
+                        "undefined variable {}",
+                        super::format::quote_go(&idents[0])
+                    ));
                 }
                 Arg::Variable { pos, idents }
             }
-            Tok::Field => Arg::Field { pos, idents: vec![Rc::from(&tok.val[1..])] },
-            Tok::Bool => Arg::Bool { pos, val: tok.val == "true" },
-            Tok::CharConstant | Tok::Complex | Tok::Number => match parse_number(&tok.val, tok.typ) {
-                Ok(lit) => Arg::Number { pos, lit: Rc::new(lit) },
+            Tok::Field => Arg::Field {
+                pos,
+                idents: vec![Rc::from(&tok.val[1..])],
+            },
+            Tok::Bool => Arg::Bool {
+                pos,
+                val: tok.val == "true",
+            },
+            Tok::CharConstant | Tok::Complex | Tok::Number => match parse_number(&tok.val, tok.typ)
+            {
+                Ok(lit) => Arg::Number {
+                    pos,
+                    lit: Rc::new(lit),
+                },
                 Err(e) => return self.err(e),
             },
-            Tok::LeftParen => Arg::Pipe(Box::new(self.pipeline("parenthesized pipeline", Tok::RightParen)?)),
+            Tok::LeftParen => Arg::Pipe(Box::new(
+                self.pipeline("parenthesized pipeline", Tok::RightParen)?,
+            )),
             Tok::String | Tok::RawString => match unquote(&tok.val) {
-                Ok(s) => Arg::Str { pos, quoted: Rc::from(tok.val.as_str()), text: Rc::from(s) },
+                Ok(s) => Arg::Str {
+                    pos,
+                    quoted: Rc::from(tok.val.as_str()),
+                    text: Rc::from(s),
+                },
                 Err(e) => return self.err(e),
             },
             _ => {
@@ -779,10 +915,21 @@ fn unescape(s: &str, quote: char) -> Option<String> {
 
 /// Go's parse.newNumber.
 pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, String> {
-    let mut lit = NumberLit { text: text.into(), int: None, uint: None, float: None, is_char: false, is_complex: false };
+    let mut lit = NumberLit {
+        text: text.into(),
+        int: None,
+        uint: None,
+        float: None,
+        is_char: false,
+        is_complex: false,
+    };
     if typ == Tok::CharConstant {
         let inner = &text[1..text.len() - 1];
-        let s = if inner == "\"" { Some("\"".to_string()) } else { unescape(inner, '\'') };
+        let s = if inner == "\"" {
+            Some("\"".to_string())
+        } else {
+            unescape(inner, '\'')
+        };
         let s = s.ok_or_else(|| "invalid syntax".to_string())?;
         let mut it = s.chars();
         let c = it.next().ok_or("invalid syntax")?;
@@ -817,7 +964,8 @@ pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, String> {
         let f = parse_go_float(text)
             .filter(|f| f.is_finite())
             .ok_or_else(|| format!("illegal number syntax: {}", super::format::quote_go(text)))?;
-        let looks_int = !text.contains(['.', 'e', 'E', 'p', 'P']) || (text.starts_with("0x") || text.starts_with("0X")) && !text.contains(['p', 'P']);
+        let looks_int = !text.contains(['.', 'e', 'E', 'p', 'P'])
+            || (text.starts_with("0x") || text.starts_with("0X")) && !text.contains(['p', 'P']);
         if !looks_int {
             lit.float = Some(f);
             if f.fract() == 0.0 && f.abs() < 9.2e18 {
@@ -832,7 +980,10 @@ pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, String> {
         }
     }
     if lit.int.is_none() && lit.uint.is_none() && lit.float.is_none() {
-        return Err(format!("illegal number syntax: {}", super::format::quote_go(text)));
+        return Err(format!(
+            "illegal number syntax: {}",
+            super::format::quote_go(text)
+        ));
     }
     Ok(lit)
 }
@@ -911,7 +1062,11 @@ pub fn parse_go_float(text: &str) -> Option<f64> {
         }
         parse_hex_float(&body[2..])?
     } else {
-        if body.is_empty() || !body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-')) {
+        if body.is_empty()
+            || !body
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'))
+        {
             return None;
         }
         body.parse::<f64>().ok()?

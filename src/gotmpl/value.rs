@@ -71,7 +71,13 @@ pub trait Object {
     }
     /// Go parameter types of a method (fixed, variadic), checked like a
     /// function's arguments before the call.
-    fn method_sig(&self, _name: &str) -> Option<(&'static [crate::gotmpl::funcs::P], Option<crate::gotmpl::funcs::P>)> {
+    fn method_sig(
+        &self,
+        _name: &str,
+    ) -> Option<(
+        &'static [crate::gotmpl::funcs::P],
+        Option<crate::gotmpl::funcs::P>,
+    )> {
         None
     }
     fn call_method(&self, name: &str, _args: Vec<Value>) -> Result<Value, String> {
@@ -101,7 +107,10 @@ impl Value {
         Value::List(Rc::new(items), ListKind::Any)
     }
     pub fn str_list(items: Vec<String>) -> Value {
-        Value::List(Rc::new(items.into_iter().map(Value::string).collect()), ListKind::Str)
+        Value::List(
+            Rc::new(items.into_iter().map(Value::string).collect()),
+            ListKind::Str,
+        )
     }
     pub fn map(m: Map) -> Value {
         Value::Map(Rc::new(RefCell::new(m)), MapKind::Any)
@@ -190,10 +199,15 @@ impl Value {
 
     pub fn deep_copy(&self) -> Value {
         match self {
-            Value::List(l, k) => Value::List(Rc::new(l.iter().map(|v| v.deep_copy()).collect()), *k),
+            Value::List(l, k) => {
+                Value::List(Rc::new(l.iter().map(|v| v.deep_copy()).collect()), *k)
+            }
             Value::Map(m, k) => Value::Map(
                 Rc::new(RefCell::new(
-                    m.borrow().iter().map(|(k, v)| (k.clone(), v.deep_copy())).collect(),
+                    m.borrow()
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.deep_copy()))
+                        .collect(),
                 )),
                 *k,
             ),
@@ -215,7 +229,9 @@ impl Value {
             (Value::Str(a), Value::Str(b)) => a == b,
             (Value::Bytes(a), Value::Bytes(b)) => a == b,
             (Value::List(a, ka), Value::List(b, kb)) => {
-                ka == kb && a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.deep_equal(y))
+                ka == kb
+                    && a.len() == b.len()
+                    && a.iter().zip(b.iter()).all(|(x, y)| x.deep_equal(y))
             }
             (Value::Map(a, ka), Value::Map(b, kb)) => {
                 if ka != kb {
@@ -226,9 +242,12 @@ impl Value {
                 }
                 let (a, b) = (a.borrow(), b.borrow());
                 a.len() == b.len()
-                    && a.iter().all(|(k, v)| b.get(k).map(|w| v.deep_equal(w)).unwrap_or(false))
+                    && a.iter()
+                        .all(|(k, v)| b.get(k).map(|w| v.deep_equal(w)).unwrap_or(false))
             }
-            (Value::Object(a), Value::Object(b)) => a.format() == b.format() && a.type_name() == b.type_name(),
+            (Value::Object(a), Value::Object(b)) => {
+                a.format() == b.format() && a.type_name() == b.type_name()
+            }
             _ => false,
         }
     }
@@ -245,7 +264,12 @@ impl Value {
 
 impl fmt::Debug for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}({})", self.type_name(), crate::gotmpl::format::format_v(self))
+        write!(
+            f,
+            "{}({})",
+            self.type_name(),
+            crate::gotmpl::format::format_v(self)
+        )
     }
 }
 

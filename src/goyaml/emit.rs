@@ -35,7 +35,10 @@ fn to_y_mode(v: &Value, pretty: bool) -> Result<Y, JsonError> {
         Value::Uint32(u) => Y::Int(u.to_string()),
         Value::Float(f) => {
             if !f.is_finite() {
-                return Err(JsonError(format!("json: unsupported value: {}", crate::gotmpl::format::format_float_g(*f))));
+                return Err(JsonError(format!(
+                    "json: unsupported value: {}",
+                    crate::gotmpl::format::format_float_g(*f)
+                )));
             }
             if pretty {
                 return Ok(Y::Float(*f));
@@ -53,10 +56,17 @@ fn to_y_mode(v: &Value, pretty: bool) -> Result<Y, JsonError> {
             use base64::Engine as _;
             Y::Str(base64::engine::general_purpose::STANDARD.encode(b.as_slice()))
         }
-        Value::List(l, _) => Y::Seq(l.iter().map(|x| to_y_mode(x, pretty)).collect::<Result<_, _>>()?),
+        Value::List(l, _) => Y::Seq(
+            l.iter()
+                .map(|x| to_y_mode(x, pretty))
+                .collect::<Result<_, _>>()?,
+        ),
         Value::Map(m, _) => {
-            let mut pairs: Vec<(String, Y)> =
-                m.borrow().iter().map(|(k, v)| Ok((k.clone(), to_y_mode(v, pretty)?))).collect::<Result<_, JsonError>>()?;
+            let mut pairs: Vec<(String, Y)> = m
+                .borrow()
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), to_y_mode(v, pretty)?)))
+                .collect::<Result<_, JsonError>>()?;
             pairs.sort_by(|a, b| natural_cmp(&a.0, &b.0));
             Y::Map(pairs)
         }
@@ -80,7 +90,11 @@ pub fn natural_cmp(a: &str, b: &str) -> Ordering {
             return ar[i].cmp(&br[i]);
         }
         if al || bl {
-            return if bl { Ordering::Less } else { Ordering::Greater };
+            return if bl {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            };
         }
         let mut an: i64 = 0;
         let mut bn: i64 = 0;
@@ -154,7 +168,13 @@ fn is_printable(c: char) -> bool {
 
 fn analyze(s: &str) -> Analysis {
     if s.is_empty() {
-        return Analysis { multiline: false, flow_plain: false, block_plain: true, single_allowed: true, block_allowed: false };
+        return Analysis {
+            multiline: false,
+            flow_plain: false,
+            block_plain: true,
+            single_allowed: true,
+            block_allowed: false,
+        };
     }
     let chars: Vec<char> = s.chars().collect();
     let mut block_ind = false;
@@ -166,8 +186,10 @@ fn analyze(s: &str) -> Analysis {
     let mut preceded_ws = true;
     let mut followed_ws = is_blankz(chars.get(1).copied());
     let (mut line_breaks, mut special) = (false, false);
-    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) = (false, false, false, false);
-    let (mut break_space, mut space_break, mut prev_space, mut prev_break) = (false, false, false, false);
+    let (mut leading_space, mut leading_break, mut trailing_space, mut trailing_break) =
+        (false, false, false, false);
+    let (mut break_space, mut space_break, mut prev_space, mut prev_break) =
+        (false, false, false, false);
     let n = chars.len();
     for i in 0..n {
         let c = chars[i];
@@ -240,7 +262,13 @@ fn analyze(s: &str) -> Analysis {
             followed_ws = is_blankz(chars.get(i + 2).copied());
         }
     }
-    let mut a = Analysis { multiline: line_breaks, flow_plain: true, block_plain: true, single_allowed: true, block_allowed: true };
+    let mut a = Analysis {
+        multiline: line_breaks,
+        flow_plain: true,
+        block_plain: true,
+        single_allowed: true,
+        block_allowed: true,
+    };
     if leading_space || leading_break || trailing_space || trailing_break {
         a.flow_plain = false;
         a.block_plain = false;
@@ -342,13 +370,19 @@ impl Emitter {
     fn emit_node(&mut self, y: &Y, mapping_ctx: bool, simple_key: bool) {
         match y {
             Y::Null => self.emit_scalar("null", Style::Plain, simple_key),
-            Y::Bool(b) => self.emit_scalar(if *b { "true" } else { "false" }, Style::Plain, simple_key),
+            Y::Bool(b) => {
+                self.emit_scalar(if *b { "true" } else { "false" }, Style::Plain, simple_key)
+            }
             Y::Int(s) => self.emit_scalar(s, Style::Plain, simple_key),
             Y::Float(f) => {
                 let s = if f.is_nan() {
                     ".nan".to_string()
                 } else if f.is_infinite() {
-                    if *f > 0.0 { ".inf".into() } else { "-.inf".into() }
+                    if *f > 0.0 {
+                        ".inf".into()
+                    } else {
+                        "-.inf".into()
+                    }
                 } else {
                     crate::gotmpl::format::format_float_g(*f)
                 };
@@ -440,7 +474,11 @@ impl Emitter {
         for i in 0..chars.len() {
             let c = chars[i];
             if c == ' ' {
-                if allow_breaks && !spaces && self.column > self.best_width && chars.get(i + 1) != Some(&' ') {
+                if allow_breaks
+                    && !spaces
+                    && self.column > self.best_width
+                    && chars.get(i + 1) != Some(&' ')
+                {
                     self.write_indent();
                 } else {
                     self.write(c);
@@ -475,7 +513,13 @@ impl Emitter {
         for i in 0..n {
             let c = chars[i];
             if c == ' ' {
-                if allow_breaks && !spaces && self.column > self.best_width && i != 0 && i != n - 1 && chars.get(i + 1) != Some(&' ') {
+                if allow_breaks
+                    && !spaces
+                    && self.column > self.best_width
+                    && i != 0
+                    && i != n - 1
+                    && chars.get(i + 1) != Some(&' ')
+                {
                     self.write_indent();
                 } else {
                     self.write(c);
@@ -549,7 +593,8 @@ impl Emitter {
                 }
                 spaces = false;
             } else if c == ' ' {
-                if allow_breaks && !spaces && self.column > self.best_width && i != 0 && i != n - 1 {
+                if allow_breaks && !spaces && self.column > self.best_width && i != 0 && i != n - 1
+                {
                     self.write_indent();
                     if chars.get(i + 1) == Some(&' ') {
                         self.put('\\');

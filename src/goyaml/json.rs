@@ -57,7 +57,10 @@ fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), Stri
         Value::Uint32(u) => out.push_str(&u.to_string()),
         Value::Float(f) => {
             if !f.is_finite() {
-                return Err(format!("json: unsupported value: {}", crate::gotmpl::format::format_float_g(*f)));
+                return Err(format!(
+                    "json: unsupported value: {}",
+                    crate::gotmpl::format::format_float_g(*f)
+                ));
             }
             out.push_str(&format_float(*f));
         }
@@ -132,6 +135,8 @@ pub fn write_string(out: &mut String, s: &str, escape_html: bool) {
 struct Dec<'a> {
     b: &'a [u8],
     i: usize,
+    /// Go reports a number that does not fit float64 but keeps decoding.
+    soft_error: Option<String>,
 }
 
 fn ctx_char(c: u8) -> String {
@@ -157,7 +162,9 @@ impl<'a> Dec<'a> {
     }
     fn value(&mut self) -> Result<Value, String> {
         self.ws();
-        let Some(&c) = self.b.get(self.i) else { return Err("unexpected end of JSON input".into()) };
+        let Some(&c) = self.b.get(self.i) else {
+            return Err("unexpected end of JSON input".into());
+        };
         match c {
             b'{' => {
                 self.i += 1;
@@ -225,7 +232,14 @@ impl<'a> Dec<'a> {
             match self.b.get(self.i + k) {
                 Some(&c) if c == w => {}
                 None => return Err("unexpected end of JSON input".into()),
-                Some(&c) => return Err(format!("invalid character {} in literal {} (expecting {})", ctx_char(c), word, ctx_char(w))),
+                Some(&c) => {
+                    return Err(format!(
+                        "invalid character {} in literal {} (expecting {})",
+                        ctx_char(c),
+                        word,
+                        ctx_char(w)
+                    ))
+                }
             }
         }
         self.i += word.len();
@@ -266,18 +280,31 @@ impl<'a> Dec<'a> {
             }
         }
         let text = std::str::from_utf8(&self.b[st..self.i]).unwrap();
-        Ok(Value::Float(text.parse::<f64>().unwrap_or(f64::INFINITY)))
+        let f = text.parse::<f64>().unwrap_or(f64::INFINITY);
+        if !f.is_finite() {
+            if self.soft_error.is_none() {
+                self.soft_error = Some(format!(
+                    "json: cannot unmarshal number {text} into Go value of type float64"
+                ));
+            }
+            return Ok(Value::Nil);
+        }
+        Ok(Value::Float(f))
     }
     fn string(&mut self) -> Result<String, String> {
         self.i += 1;
         let mut out: Vec<u8> = Vec::new();
         loop {
-            let Some(&c) = self.b.get(self.i) else { return Err("unexpected end of JSON input".into()) };
+            let Some(&c) = self.b.get(self.i) else {
+                return Err("unexpected end of JSON input".into());
+            };
             self.i += 1;
             match c {
                 b'"' => break,
                 b'\\' => {
-                    let Some(&e) = self.b.get(self.i) else { return Err("unexpected end of JSON input".into()) };
+                    let Some(&e) = self.b.get(self.i) else {
+                        return Err("unexpected end of JSON input".into());
+                    };
                     self.i += 1;
                     match e {
                         b'"' => out.push(b'"'),
@@ -289,15 +316,27 @@ impl<'a> Dec<'a> {
                         b'r' => out.push(b'\r'),
                         b't' => out.push(b'\t'),
                         b'u' => {
-                            let h = std::str::from_utf8(self.b.get(self.i..self.i + 4).unwrap_or(b"")).unwrap_or("");
-                            let cp = u32::from_str_radix(h, 16).map_err(|_| "invalid character in \\u hexadecimal character escape".to_string())?;
+                            let h =
+                                std::str::from_utf8(self.b.get(self.i..self.i + 4).unwrap_or(b""))
+                                    .unwrap_or("");
+                            let cp = u32::from_str_radix(h, 16).map_err(|_| {
+                                "invalid character in \\u hexadecimal character escape".to_string()
+                            })?;
                             self.i += 4;
                             let mut ch = char::from_u32(cp);
-                            if (0xD800..0xDC00).contains(&cp) && self.b.get(self.i) == Some(&b'\\') && self.b.get(self.i + 1) == Some(&b'u') {
-                                let h2 = std::str::from_utf8(self.b.get(self.i + 2..self.i + 6).unwrap_or(b"")).unwrap_or("");
+                            if (0xD800..0xDC00).contains(&cp)
+                                && self.b.get(self.i) == Some(&b'\\')
+                                && self.b.get(self.i + 1) == Some(&b'u')
+                            {
+                                let h2 = std::str::from_utf8(
+                                    self.b.get(self.i + 2..self.i + 6).unwrap_or(b""),
+                                )
+                                .unwrap_or("");
                                 if let Ok(lo) = u32::from_str_radix(h2, 16) {
                                     if (0xDC00..0xE000).contains(&lo) {
-                                        ch = char::from_u32(0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00));
+                                        ch = char::from_u32(
+                                            0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00),
+                                        );
                                         self.i += 6;
                                     }
                                 }
@@ -325,11 +364,25 @@ impl<'a> Dec<'a> {
 
 /// Decode one JSON value (numbers as float64), rejecting trailing data.
 pub fn decode(text: &str) -> Result<Value, String> {
-    let mut d = Dec { b: text.as_bytes(), i: 0 };
+    let (v, soft) = decode_partial(text)?;
+    match soft {
+        Some(e) => Err(e),
+        None => Ok(v),
+    }
+}
+
+/// Decode, returning also Go's deferred type error (the value is kept,
+/// with nulls where numbers overflowed).
+pub fn decode_partial(text: &str) -> Result<(Value, Option<String>), String> {
+    let mut d = Dec {
+        b: text.as_bytes(),
+        i: 0,
+        soft_error: None,
+    };
     let v = d.value()?;
     d.ws();
     if d.i < d.b.len() {
         return Err(d.err_char("after top-level value"));
     }
-    Ok(v)
+    Ok((v, d.soft_error))
 }

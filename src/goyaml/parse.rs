@@ -29,8 +29,17 @@ impl std::fmt::Display for YamlError {
 }
 
 fn go_msg(info: &str) -> String {
-    // Translate the parser's wording into libyaml's where they differ.
-    let i = info.to_string();
+    // Translate the parser's wording into libyaml's where they differ:
+    // go-yaml prints only the problem, not the "while parsing ..." context.
+    let mut i = info.to_string();
+    if let Some(rest) = i.strip_prefix("while ") {
+        if let Some(idx) = rest.find(", ") {
+            i = rest[idx + 2..].to_string();
+        }
+    }
+    if i == "expected ',' or ']'" {
+        return "did not find expected ',' or ']'".into();
+    }
     if i.contains("mapping values are not allowed") {
         return "mapping values are not allowed in this context".into();
     }
@@ -52,22 +61,68 @@ fn go_msg(info: &str) -> String {
     i
 }
 
-fn scan_err(e: &yaml_rust2::scanner::ScanError) -> YamlError {
+/// Errors raised by the parser (as opposed to the scanner); go-yaml numbers
+/// their lines differently.
+fn is_parser_error(info: &str) -> bool {
+    info.starts_with("did not find expected <")
+        || info.starts_with("while parsing node,")
+        || info.starts_with("while parsing a node,")
+        || info.starts_with("while parsing a block mapping,")
+        || info.starts_with("while parsing a flow mapping,")
+        || info.starts_with("while parsing a flow sequence,")
+        || info.starts_with("while parsing a block collection,")
+}
+
+fn scan_err(e: &yaml_rust2::scanner::ScanError, text: &str) -> YamlError {
     let m = e.marker();
     let line = m.line();
-    let msg = go_msg(e.info());
-    let msg = if line > 1 { format!("yaml: line {}: {}", line, msg) } else { format!("yaml: {msg}") };
-    YamlError { line, column: m.col() + 1, msg }
+    let info = e.info();
+    if info.contains("unknown anchor") {
+        // go-yaml names the alias: the text after '*' at the error mark.
+        let rest = text.get(m.index()..).unwrap_or("");
+        let rest = rest.strip_prefix('*').unwrap_or(rest);
+        let name: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c))
+            .collect();
+        return YamlError {
+            line,
+            column: m.col() + 1,
+            msg: format!("yaml: unknown anchor '{name}' referenced"),
+        };
+    }
+    let msg = go_msg(info);
+    // go-yaml prints a scanner error's 1-based line, a parser error's
+    // 0-based one, and neither when it is the first line.
+    let shown = if is_parser_error(info) {
+        line.saturating_sub(1)
+    } else if line > 1 {
+        line
+    } else {
+        0
+    };
+    let msg = if shown > 0 {
+        format!("yaml: line {}: {}", shown, msg)
+    } else {
+        format!("yaml: {msg}")
+    };
+    YamlError {
+        line,
+        column: m.col() + 1,
+        msg,
+    }
 }
 
 struct Loader<'a> {
+    text: &'a str,
     parser: Parser<std::str::Chars<'a>>,
     anchors: HashMap<usize, Node>,
 }
 
 impl<'a> Loader<'a> {
     fn next(&mut self) -> Result<(Event, yaml_rust2::scanner::Marker), YamlError> {
-        self.parser.next_token().map_err(|e| scan_err(&e))
+        let text = self.text;
+        self.parser.next_token().map_err(|e| scan_err(&e, text))
     }
 
     fn node(&mut self, ev: Event, mark: yaml_rust2::scanner::Marker) -> Result<Node, YamlError> {
@@ -117,7 +172,11 @@ impl<'a> Loader<'a> {
                 }
                 Ok(n)
             }
-            other => Err(YamlError { line: mark.line(), column: mark.col() + 1, msg: format!("yaml: unexpected event {other:?}") }),
+            other => Err(YamlError {
+                line: mark.line(),
+                column: mark.col() + 1,
+                msg: format!("yaml: unexpected event {other:?}"),
+            }),
         }
     }
 }
@@ -148,7 +207,11 @@ fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Scalar {
                 };
             }
             _ => {
-                if style == TScalarStyle::Plain && full.is_empty() && t.handle == "!" && t.suffix.is_empty() {
+                if style == TScalarStyle::Plain
+                    && full.is_empty()
+                    && t.handle == "!"
+                    && t.suffix.is_empty()
+                {
                     return Scalar::Str(text);
                 }
                 if !full.is_empty() || t.handle == "!" {
@@ -173,7 +236,11 @@ fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Scalar {
 /// Parse every document of a YAML stream.
 pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let mut l = Loader { parser: Parser::new_from_str(text), anchors: HashMap::new() };
+    let mut l = Loader {
+        text,
+        parser: Parser::new_from_str(text),
+        anchors: HashMap::new(),
+    };
     let mut docs = Vec::new();
     loop {
         let (ev, m) = l.next()?;
@@ -198,7 +265,11 @@ pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
 }
 
 fn merge_error() -> YamlError {
-    YamlError { line: 0, column: 0, msg: "yaml: map merge requires map or sequence of maps as the value".into() }
+    YamlError {
+        line: 0,
+        column: 0,
+        msg: "yaml: map merge requires map or sequence of maps as the value".into(),
+    }
 }
 
 /// go-yaml v2's decoding of a mapping into `map[interface{}]interface{}`
@@ -250,7 +321,11 @@ fn float32_key(f: f64) -> String {
         return ".nan".into();
     }
     if f.is_infinite() {
-        return if f > 0.0 { ".inf".into() } else { "-.inf".into() };
+        return if f > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
     }
     crate::gotmpl::format::format_float32_g(f as f32)
 }

@@ -18,8 +18,12 @@ pub enum Scalar {
 
 fn resolve_map(s: &str) -> Option<Scalar> {
     Some(match s {
-        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => Scalar::Bool(true),
-        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => Scalar::Bool(false),
+        "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
+            Scalar::Bool(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
+            Scalar::Bool(false)
+        }
         "" | "~" | "null" | "Null" | "NULL" => Scalar::Null,
         ".nan" | ".NaN" | ".NAN" => Scalar::Float(f64::NAN),
         ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => Scalar::Float(f64::INFINITY),
@@ -145,7 +149,10 @@ fn valid_date(s: &str) -> bool {
     }
     let y: i32 = parts[0].parse().unwrap_or(0);
     let m: u32 = parts[1].parse().unwrap_or(0);
-    let dstr: String = parts[2].chars().take_while(|c| c.is_ascii_digit()).collect();
+    let dstr: String = parts[2]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
     let d: u32 = dstr.parse().unwrap_or(0);
     chrono::NaiveDate::from_ymd_opt(y, m, d).is_some()
 }

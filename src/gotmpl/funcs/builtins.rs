@@ -8,25 +8,58 @@ use crate::gotmpl::value::Value;
 pub fn register(r: &mut Registry) {
     // and/or are handled by the executor (short-circuit); the entries give
     // their signatures.
-    r.add("and", &[P::Raw], Some(P::Raw), |_, a| Ok(a.into_iter().last().unwrap_or(Value::Nil)));
-    r.add("or", &[P::Raw], Some(P::Raw), |_, a| Ok(a.into_iter().last().unwrap_or(Value::Nil)));
-    r.add("not", &[P::Raw], None, |_, a| Ok(Value::Bool(!a[0].truthy())));
+    r.add("and", &[P::Raw], Some(P::Raw), |_, a| {
+        Ok(a.into_iter().last().unwrap_or(Value::Nil))
+    });
+    r.add("or", &[P::Raw], Some(P::Raw), |_, a| {
+        Ok(a.into_iter().last().unwrap_or(Value::Nil))
+    });
+    r.add("not", &[P::Raw], None, |_, a| {
+        Ok(Value::Bool(!a[0].truthy()))
+    });
     r.add("len", &[P::Raw], None, len);
     r.add("index", &[P::Raw], Some(P::Raw), index);
     r.add("eq", &[P::Raw], Some(P::Raw), eq);
-    r.add("ne", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(!eq_pair(&a[0], &a[1])?)));
-    r.add("lt", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(lt(&a[0], &a[1])?)));
-    r.add("le", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(le(&a[0], &a[1])?)));
-    r.add("gt", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(!le(&a[0], &a[1])?)));
-    r.add("ge", &[P::Raw, P::Raw], None, |_, a| Ok(Value::Bool(!lt(&a[0], &a[1])?)));
-    r.add("print", &[], Some(P::Any), |_, a| Ok(Value::string(sprint(&a))));
-    r.add("printf", &[P::Str], Some(P::Any), |_, a| Ok(Value::string(sprintf(super::arg_str(&a[0]), &a[1..]))));
-    r.add("println", &[], Some(P::Any), |_, a| Ok(Value::string(sprintln(&a))));
-    r.add("html", &[], Some(P::Any), |_, a| Ok(Value::string(html_escape(&eval_args(&a)))));
-    r.add("js", &[], Some(P::Any), |_, a| Ok(Value::string(js_escape(&eval_args(&a)))));
-    r.add("urlquery", &[], Some(P::Any), |_, a| Ok(Value::string(query_escape(&eval_args(&a)))));
+    r.add("ne", &[P::Raw, P::Raw], None, |_, a| {
+        Ok(Value::Bool(!eq_pair(&a[0], &a[1])?))
+    });
+    r.add("lt", &[P::Raw, P::Raw], None, |_, a| {
+        Ok(Value::Bool(lt(&a[0], &a[1])?))
+    });
+    r.add("le", &[P::Raw, P::Raw], None, |_, a| {
+        Ok(Value::Bool(le(&a[0], &a[1])?))
+    });
+    r.add("gt", &[P::Raw, P::Raw], None, |_, a| {
+        Ok(Value::Bool(!le(&a[0], &a[1])?))
+    });
+    r.add("ge", &[P::Raw, P::Raw], None, |_, a| {
+        Ok(Value::Bool(!lt(&a[0], &a[1])?))
+    });
+    r.add("print", &[], Some(P::Any), |_, a| {
+        Ok(Value::string(sprint(&a)))
+    });
+    r.add("printf", &[P::Str], Some(P::Any), |_, a| {
+        Ok(Value::string(sprintf(super::arg_str(&a[0]), &a[1..])))
+    });
+    r.add("println", &[], Some(P::Any), |_, a| {
+        Ok(Value::string(sprintln(&a)))
+    });
+    r.add("html", &[], Some(P::Any), |_, a| {
+        Ok(Value::string(html_escape(&eval_args(&a))))
+    });
+    r.add("js", &[], Some(P::Any), |_, a| {
+        Ok(Value::string(js_escape(&eval_args(&a))))
+    });
+    r.add("urlquery", &[], Some(P::Any), |_, a| {
+        Ok(Value::string(query_escape(&eval_args(&a))))
+    });
     r.add("call", &[P::Raw], Some(P::Raw), |_, a| {
-        Err(format!("non-function {} of type {}", format::format_v(&a[0]), a[0].type_name()).into())
+        Err(format!(
+            "non-function {} of type {}",
+            format::format_v(&a[0]),
+            a[0].type_name()
+        )
+        .into())
     });
 }
 
@@ -44,7 +77,9 @@ fn eval_args(a: &[Value]) -> String {
 
 fn len(x: &mut Exec, a: Vec<Value>) -> FResult {
     match &a[0] {
-        Value::Nil if x.raw_iface.first().copied().unwrap_or(false) => Err("len of nil pointer".into()),
+        Value::Nil if x.raw_iface.first().copied().unwrap_or(false) => {
+            Err("len of nil pointer".into())
+        }
         Value::Nil => Err("reflect: call of reflect.Value.Type on zero Value".into()),
         Value::Object(o) => match o.to_data() {
             Value::List(l, _) => Ok(Value::Int(l.len() as i64)),
@@ -66,7 +101,10 @@ fn index_value(v: &Value) -> Result<i64, String> {
         Value::Uint8(u) => Ok(*u as i64),
         Value::Uint32(u) => Ok(*u as i64),
         Value::Nil => Err("cannot index slice/array with nil".into()),
-        other => Err(format!("cannot index slice/array with type {}", other.type_name())),
+        other => Err(format!(
+            "cannot index slice/array with type {}",
+            other.type_name()
+        )),
     }
 }
 
@@ -107,7 +145,11 @@ fn index(x: &mut Exec, a: Vec<Value>) -> FResult {
                         return Err(format!("value is nil; should be of type string").into());
                     }
                     other => {
-                        return Err(format!("value has type {}; should be string", other.type_name()).into());
+                        return Err(format!(
+                            "value has type {}; should be string",
+                            other.type_name()
+                        )
+                        .into());
                     }
                 };
                 match m.borrow().get(&key) {
@@ -184,7 +226,11 @@ fn eq_pair(a: &Value, b: &Value) -> Result<bool, String> {
             (Kind::Uint, Kind::Int) => Ok(as_i(b) >= 0 && as_u(a) == as_i(b) as u64),
             _ => {
                 if !a.is_nil() && !b.is_nil() {
-                    Err(format!("incompatible types for comparison: {} and {}", a.type_name(), b.type_name()))
+                    Err(format!(
+                        "incompatible types for comparison: {} and {}",
+                        a.type_name(),
+                        b.type_name()
+                    ))
                 } else {
                     Ok(false)
                 }
@@ -213,7 +259,11 @@ fn eq_pair(a: &Value, b: &Value) -> Result<bool, String> {
             }
             match a {
                 Value::List(..) | Value::Map(..) | Value::Bytes(_) => {
-                    return Err(format!("non-comparable type {}: {}", sprintf("%s", &[b.clone()]), b.type_name()));
+                    return Err(format!(
+                        "non-comparable type {}: {}",
+                        sprintf("%s", &[b.clone()]),
+                        b.type_name()
+                    ));
                 }
                 _ => a.deep_equal(b),
             }
@@ -234,7 +284,11 @@ fn lt(a: &Value, b: &Value) -> Result<bool, String> {
         return match (k1, k2) {
             (Kind::Int, Kind::Uint) => Ok(as_i(a) < 0 || (as_i(a) as u64) < as_u(b)),
             (Kind::Uint, Kind::Int) => Ok(as_i(b) >= 0 && as_u(a) < as_i(b) as u64),
-            _ => Err(format!("incompatible types for comparison: {} and {}", a.type_name(), b.type_name())),
+            _ => Err(format!(
+                "incompatible types for comparison: {} and {}",
+                a.type_name(),
+                b.type_name()
+            )),
         };
     }
     Ok(match k1 {
@@ -308,7 +362,9 @@ pub fn query_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
             b' ' => out.push('+'),
             _ => out.push_str(&format!("%{:02X}", b)),
         }

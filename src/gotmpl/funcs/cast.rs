@@ -77,7 +77,13 @@ pub fn parse_float(s: &str) -> Option<f64> {
     }
     let neg = l.starts_with('-');
     match body {
-        "inf" | "infinity" => return Some(if neg { f64::NEG_INFINITY } else { f64::INFINITY }),
+        "inf" | "infinity" => {
+            return Some(if neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            })
+        }
         "nan" => return Some(f64::NAN),
         _ => {}
     }
@@ -90,7 +96,11 @@ pub fn parse_float(s: &str) -> Option<f64> {
     if s.contains('_') {
         return None;
     }
-    if body.is_empty() || !body.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-')) {
+    if body.is_empty()
+        || !body
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-'))
+    {
         return None;
     }
     s.parse::<f64>().ok()

@@ -10,7 +10,11 @@ fn random_from(alphabet: &[u8], n: i64) -> FResult {
         return Err(format!("Requested random string length {n} is less than 0.").into());
     }
     let mut rng = rand::thread_rng();
-    Ok(Value::string((0..n).map(|_| alphabet[rng.gen_range(0..alphabet.len())] as char).collect()))
+    Ok(Value::string(
+        (0..n)
+            .map(|_| alphabet[rng.gen_range(0..alphabet.len())] as char)
+            .collect(),
+    ))
 }
 
 const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -23,9 +27,15 @@ fn unsupported(_: &mut crate::gotmpl::exec::Exec, _: Vec<Value>) -> FResult {
 
 pub fn register(r: &mut Registry) {
     use P::*;
-    r.add("randAlphaNum", &[Int], None, |_, a| random_from(ALNUM, arg_int(&a[0])));
-    r.add("randAlpha", &[Int], None, |_, a| random_from(ALPHA, arg_int(&a[0])));
-    r.add("randNumeric", &[Int], None, |_, a| random_from(DIGITS, arg_int(&a[0])));
+    r.add("randAlphaNum", &[Int], None, |_, a| {
+        random_from(ALNUM, arg_int(&a[0]))
+    });
+    r.add("randAlpha", &[Int], None, |_, a| {
+        random_from(ALPHA, arg_int(&a[0]))
+    });
+    r.add("randNumeric", &[Int], None, |_, a| {
+        random_from(DIGITS, arg_int(&a[0]))
+    });
     r.add("randAscii", &[Int], None, |_, a| {
         let printable: Vec<u8> = (32u8..=126).collect();
         random_from(&printable, arg_int(&a[0]))
@@ -34,7 +44,9 @@ pub fn register(r: &mut Registry) {
         let n = arg_int(&a[0]).max(0) as usize;
         let mut b = vec![0u8; n];
         rand::thread_rng().fill(&mut b[..]);
-        Ok(Value::string(base64::engine::general_purpose::STANDARD.encode(b)))
+        Ok(Value::string(
+            base64::engine::general_purpose::STANDARD.encode(b),
+        ))
     });
     r.add("uuidv4", &[], None, |_, _| {
         let mut b = [0u8; 16];
@@ -42,19 +54,51 @@ pub fn register(r: &mut Registry) {
         b[6] = (b[6] & 0x0f) | 0x40;
         b[8] = (b[8] & 0x3f) | 0x80;
         let h = super::strings::hex(&b);
-        Ok(Value::string(format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])))
+        Ok(Value::string(format!(
+            "{}-{}-{}-{}-{}",
+            &h[0..8],
+            &h[8..12],
+            &h[12..16],
+            &h[16..20],
+            &h[20..32]
+        )))
     });
     r.add("bcrypt", &[Str], None, unsupported);
     r.add("htpasswd", &[Str, Str], None, unsupported);
-    r.add("derivePassword", &[Uint32, Str, Str, Str, Str], None, unsupported);
+    r.add(
+        "derivePassword",
+        &[Uint32, Str, Str, Str, Str],
+        None,
+        unsupported,
+    );
     r.add("genPrivateKey", &[Str], None, unsupported);
     r.add("buildCustomCert", &[Str, Str], None, unsupported);
     r.add("genCA", &[Str, Int], None, unsupported);
     r.add("genCAWithKey", &[Str, Int, Str], None, unsupported);
-    r.add("genSelfSignedCert", &[Str, List, List, Int], None, unsupported);
-    r.add("genSelfSignedCertWithKey", &[Str, List, List, Int, Str], None, unsupported);
-    r.add("genSignedCert", &[Str, List, List, Int, Any], None, unsupported);
-    r.add("genSignedCertWithKey", &[Str, List, List, Int, Any, Str], None, unsupported);
+    r.add(
+        "genSelfSignedCert",
+        &[Str, List, List, Int],
+        None,
+        unsupported,
+    );
+    r.add(
+        "genSelfSignedCertWithKey",
+        &[Str, List, List, Int, Str],
+        None,
+        unsupported,
+    );
+    r.add(
+        "genSignedCert",
+        &[Str, List, List, Int, Any],
+        None,
+        unsupported,
+    );
+    r.add(
+        "genSignedCertWithKey",
+        &[Str, List, List, Int, Any, Str],
+        None,
+        unsupported,
+    );
     r.add("encryptAES", &[Str, Str], None, unsupported);
     r.add("decryptAES", &[Str, Str], None, unsupported);
 }

@@ -4,7 +4,7 @@
 
 use super::{arg_str, FResult, Registry, P};
 use crate::gotmpl::value::{Object, Value};
-use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, TimeZone, Timelike, Utc};
+use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, TimeZone, Timelike, Utc};
 use std::rc::Rc;
 
 #[derive(Clone, Debug)]
@@ -28,8 +28,14 @@ impl Object for GoTime {
         match name {
             "Unix" => Ok(Value::Int64(self.t.timestamp())),
             "Year" => Ok(Value::Int(self.t.year() as i64)),
-            "Format" => Ok(Value::string(go_format(&self.t, args.first().and_then(|v| v.as_str()).unwrap_or("")))),
-            "UTC" => Ok(time_value(self.t.with_timezone(&FixedOffset::east_opt(0).unwrap()), false)),
+            "Format" => Ok(Value::string(go_format(
+                &self.t,
+                args.first().and_then(|v| v.as_str()).unwrap_or(""),
+            ))),
+            "UTC" => Ok(time_value(
+                self.t.with_timezone(&FixedOffset::east_opt(0).unwrap()),
+                false,
+            )),
             "String" => Ok(Value::string(self.format())),
             _ => Err(format!("can't call method {name}")),
         }
@@ -71,7 +77,11 @@ fn date_arg(v: &Value) -> DateTime<FixedOffset> {
         return t;
     }
     match v {
-        Value::Int(i) | Value::Int64(i) => Utc.timestamp_opt(*i, 0).single().map(|t| t.fixed_offset()).unwrap_or_else(now),
+        Value::Int(i) | Value::Int64(i) => Utc
+            .timestamp_opt(*i, 0)
+            .single()
+            .map(|t| t.fixed_offset())
+            .unwrap_or_else(now),
         _ => now(),
     }
 }
@@ -79,17 +89,34 @@ fn date_arg(v: &Value) -> DateTime<FixedOffset> {
 pub fn register(r: &mut Registry) {
     use P::*;
     r.add("now", &[], None, |_, _| Ok(time_value(now(), true)));
-    r.add("date", &[Str, Any], None, |_, a| Ok(Value::string(go_format(&date_arg(&a[1]), arg_str(&a[0])))));
-    r.add("dateInZone", &[Str, Any, Str], None, |_, a| Ok(Value::string(go_format(&date_arg(&a[1]), arg_str(&a[0])))));
+    r.add("date", &[Str, Any], None, |_, a| {
+        Ok(Value::string(go_format(&date_arg(&a[1]), arg_str(&a[0]))))
+    });
+    r.add("dateInZone", &[Str, Any, Str], None, |_, a| {
+        Ok(Value::string(go_format(&date_arg(&a[1]), arg_str(&a[0]))))
+    });
     r.alias("date_in_zone", "dateInZone");
-    r.add("htmlDate", &[Any], None, |_, a| Ok(Value::string(go_format(&date_arg(&a[0]), "2006-01-02"))));
-    r.add("htmlDateInZone", &[Any, Str], None, |_, a| Ok(Value::string(go_format(&date_arg(&a[0]), "2006-01-02"))));
+    r.add("htmlDate", &[Any], None, |_, a| {
+        Ok(Value::string(go_format(&date_arg(&a[0]), "2006-01-02")))
+    });
+    r.add("htmlDateInZone", &[Any, Str], None, |_, a| {
+        Ok(Value::string(go_format(&date_arg(&a[0]), "2006-01-02")))
+    });
     r.add("unixEpoch", &[Any], None, |_, a| match as_time(&a[0]) {
         Some(t) => Ok(Value::string(t.timestamp().to_string())),
-        None => Err(format!("wrong type for value; expected time.Time; got {}", a[0].type_name()).into()),
+        None => Err(format!(
+            "wrong type for value; expected time.Time; got {}",
+            a[0].type_name()
+        )
+        .into()),
     });
     r.add("dateModify", &[Str, Any], None, |_, a| {
-        let t = as_time(&a[1]).ok_or_else(|| format!("wrong type for value; expected time.Time; got {}", a[1].type_name()))?;
+        let t = as_time(&a[1]).ok_or_else(|| {
+            format!(
+                "wrong type for value; expected time.Time; got {}",
+                a[1].type_name()
+            )
+        })?;
         Ok(match parse_duration(arg_str(&a[0])) {
             Some(ns) => time_value(t + Duration::nanoseconds(ns as i64), false),
             None => time_value(t, false),
@@ -97,24 +124,33 @@ pub fn register(r: &mut Registry) {
     });
     r.alias("date_modify", "dateModify");
     r.add("mustDateModify", &[Str, Any], None, |_, a| {
-        let t = as_time(&a[1]).ok_or_else(|| format!("wrong type for value; expected time.Time; got {}", a[1].type_name()))?;
+        let t = as_time(&a[1]).ok_or_else(|| {
+            format!(
+                "wrong type for value; expected time.Time; got {}",
+                a[1].type_name()
+            )
+        })?;
         match parse_duration(arg_str(&a[0])) {
             Some(ns) => Ok(time_value(t + Duration::nanoseconds(ns as i64), false)),
-            None => Err(format!("time: invalid duration {}", crate::gotmpl::format::quote_go(arg_str(&a[0]))).into()),
+            None => Err(format!(
+                "time: invalid duration {}",
+                crate::gotmpl::format::quote_go(arg_str(&a[0]))
+            )
+            .into()),
         }
     });
     r.alias("must_date_modify", "mustDateModify");
     r.add("toDate", &[Str, Str], None, |_, a| {
-        Ok(time_value(go_parse(arg_str(&a[0]), arg_str(&a[1])).unwrap_or_else(zero_time), false))
+        Ok(time_value(
+            go_parse(arg_str(&a[0]), arg_str(&a[1])).unwrap_or_else(zero_time),
+            false,
+        ))
     });
-    r.add("mustToDate", &[Str, Str], None, |_, a| match go_parse(arg_str(&a[0]), arg_str(&a[1])) {
-        Some(t) => Ok(time_value(t, false)),
-        None => Err(format!(
-            "parsing time {} as {}: cannot parse",
-            crate::gotmpl::format::quote_go(arg_str(&a[1])),
-            crate::gotmpl::format::quote_go(arg_str(&a[0]))
-        )
-        .into()),
+    r.add("mustToDate", &[Str, Str], None, |_, a| {
+        match go_parse_err(arg_str(&a[0]), arg_str(&a[1])) {
+            Ok(t) => Ok(time_value(t, false)),
+            Err(e) => Err(e.into()),
+        }
     });
     r.add("ago", &[Any], None, |_, a| {
         let t = date_arg(&a[0]);
@@ -143,7 +179,12 @@ pub fn register(r: &mut Registry) {
 }
 
 fn zero_time() -> DateTime<FixedOffset> {
-    NaiveDate::from_ymd_opt(1, 1, 1).unwrap().and_hms_opt(0, 0, 0).unwrap().and_utc().fixed_offset()
+    NaiveDate::from_ymd_opt(1, 1, 1)
+        .unwrap()
+        .and_hms_opt(0, 0, 0)
+        .unwrap()
+        .and_utc()
+        .fixed_offset()
 }
 
 fn duration_round(ns: i128) -> String {
@@ -233,13 +274,17 @@ pub fn parse_duration(s: &str) -> Option<i128> {
     }
     let mut total: f64 = 0.0;
     while !rest.is_empty() {
-        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let num_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
         if num_end == 0 {
             return None;
         }
         let num: f64 = rest[..num_end].parse().ok()?;
         rest = &rest[num_end..];
-        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let unit = &rest[..unit_end];
         rest = &rest[unit_end..];
         let mult = match unit {
@@ -257,8 +302,29 @@ pub fn parse_duration(s: &str) -> Option<i128> {
     Some(if neg { -v } else { v })
 }
 
-const MONTHS: [&str; 12] = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-const DAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+const DAYS: [&str; 7] = [
+    "Sunday",
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+];
 
 /// Go's Time.Format with a reference-time layout.
 pub fn go_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
@@ -269,20 +335,60 @@ pub fn go_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
         let tokens: &[(&str, &dyn Fn() -> String)] = &[
             ("January", &|| MONTHS[t.month0() as usize].into()),
             ("Jan", &|| MONTHS[t.month0() as usize][..3].into()),
-            ("Monday", &|| DAYS[t.weekday().num_days_from_sunday() as usize].into()),
-            ("Mon", &|| DAYS[t.weekday().num_days_from_sunday() as usize][..3].into()),
-            ("MST", &|| if off == 0 { "UTC".into() } else { fmt_offset(off, false, false) }),
+            ("Monday", &|| {
+                DAYS[t.weekday().num_days_from_sunday() as usize].into()
+            }),
+            ("Mon", &|| {
+                DAYS[t.weekday().num_days_from_sunday() as usize][..3].into()
+            }),
+            ("MST", &|| {
+                if off == 0 {
+                    "UTC".into()
+                } else {
+                    fmt_offset(off, false, false)
+                }
+            }),
             ("2006", &|| format!("{:04}", t.year())),
             ("-070000", &|| fmt_offset(off, false, true)),
             ("-07:00:00", &|| fmt_offset(off, true, true)),
             ("-0700", &|| fmt_offset(off, false, false)),
             ("-07:00", &|| fmt_offset(off, true, false)),
             ("-07", &|| fmt_offset(off, false, false)[..3].into()),
-            ("Z070000", &|| if off == 0 { "Z".into() } else { fmt_offset(off, false, true) }),
-            ("Z07:00:00", &|| if off == 0 { "Z".into() } else { fmt_offset(off, true, true) }),
-            ("Z0700", &|| if off == 0 { "Z".into() } else { fmt_offset(off, false, false) }),
-            ("Z07:00", &|| if off == 0 { "Z".into() } else { fmt_offset(off, true, false) }),
-            ("Z07", &|| if off == 0 { "Z".into() } else { fmt_offset(off, false, false)[..3].into() }),
+            ("Z070000", &|| {
+                if off == 0 {
+                    "Z".into()
+                } else {
+                    fmt_offset(off, false, true)
+                }
+            }),
+            ("Z07:00:00", &|| {
+                if off == 0 {
+                    "Z".into()
+                } else {
+                    fmt_offset(off, true, true)
+                }
+            }),
+            ("Z0700", &|| {
+                if off == 0 {
+                    "Z".into()
+                } else {
+                    fmt_offset(off, false, false)
+                }
+            }),
+            ("Z07:00", &|| {
+                if off == 0 {
+                    "Z".into()
+                } else {
+                    fmt_offset(off, true, false)
+                }
+            }),
+            ("Z07", &|| {
+                if off == 0 {
+                    "Z".into()
+                } else {
+                    fmt_offset(off, false, false)[..3].into()
+                }
+            }),
             ("01", &|| format!("{:02}", t.month())),
             ("02", &|| format!("{:02}", t.day())),
             ("03", &|| format!("{:02}", hour12(t.hour()))),
@@ -291,8 +397,20 @@ pub fn go_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
             ("06", &|| format!("{:02}", t.year() % 100)),
             ("002", &|| format!("{:03}", t.ordinal())),
             ("15", &|| format!("{:02}", t.hour())),
-            ("PM", &|| if t.hour() >= 12 { "PM".into() } else { "AM".into() }),
-            ("pm", &|| if t.hour() >= 12 { "pm".into() } else { "am".into() }),
+            ("PM", &|| {
+                if t.hour() >= 12 {
+                    "PM".into()
+                } else {
+                    "AM".into()
+                }
+            }),
+            ("pm", &|| {
+                if t.hour() >= 12 {
+                    "pm".into()
+                } else {
+                    "am".into()
+                }
+            }),
             ("_2", &|| format!("{:>2}", t.day())),
             ("1", &|| t.month().to_string()),
             ("2", &|| t.day().to_string()),
@@ -301,7 +419,10 @@ pub fn go_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
             ("5", &|| t.second().to_string()),
         ];
         // Fractional seconds: .000 / .999 (also with a comma).
-        if (rest.starts_with(".0") || rest.starts_with(".9") || rest.starts_with(",0") || rest.starts_with(",9"))
+        if (rest.starts_with(".0")
+            || rest.starts_with(".9")
+            || rest.starts_with(",0")
+            || rest.starts_with(",9"))
             && rest.len() >= 2
         {
             let digit = rest.as_bytes()[1];
@@ -354,7 +475,11 @@ fn fmt_offset(off: i32, colon: bool, secs: bool) -> String {
     let sign = if off < 0 { '-' } else { '+' };
     let a = off.abs();
     let (h, m, s) = (a / 3600, (a % 3600) / 60, a % 60);
-    let mut r = if colon { format!("{sign}{h:02}:{m:02}") } else { format!("{sign}{h:02}{m:02}") };
+    let mut r = if colon {
+        format!("{sign}{h:02}:{m:02}")
+    } else {
+        format!("{sign}{h:02}{m:02}")
+    };
     if secs {
         if colon {
             r.push_str(&format!(":{s:02}"));
@@ -365,48 +490,283 @@ fn fmt_offset(off: i32, colon: bool, secs: bool) -> String {
     r
 }
 
-/// A practical subset of Go's time.Parse: layouts built from the common
-/// numeric tokens.
-fn go_parse(layout: &str, value: &str) -> Option<DateTime<FixedOffset>> {
-    let mut fmt = String::new();
-    let mut rest = layout;
-    let map: &[(&str, &str)] = &[
-        ("2006", "%Y"),
-        ("01", "%m"),
-        ("02", "%d"),
-        ("15", "%H"),
-        ("04", "%M"),
-        ("05", "%S"),
-        ("Z07:00", "%:z"),
-        ("-07:00", "%:z"),
-        ("-0700", "%z"),
-        ("MST", "%Z"),
-        ("Jan", "%b"),
-        ("Mon", "%a"),
+/// Go's time.Parse for numeric and name layouts, with Go's error texts.
+fn go_parse_err(layout: &str, value: &str) -> Result<DateTime<FixedOffset>, String> {
+    let q = crate::gotmpl::format::quote_go;
+    let cannot = |v: &str, elem: &str| {
+        format!(
+            "parsing time {} as {}: cannot parse {} as {}",
+            q(value),
+            q(layout),
+            q(v),
+            q(elem)
+        )
+    };
+    let range = |what: &str| format!("parsing time {}: {} out of range", q(value), what);
+    const STD: &[&str] = &[
+        "January",
+        "Jan",
+        "Monday",
+        "Mon",
+        "MST",
+        "2006",
+        "Z07:00:00",
+        "Z070000",
+        "Z07:00",
+        "Z0700",
+        "Z07",
+        "-07:00:00",
+        "-070000",
+        "-07:00",
+        "-0700",
+        "-07",
+        "002",
+        "01",
+        "02",
+        "03",
+        "04",
+        "05",
+        "06",
+        "15",
+        "PM",
+        "pm",
+        "_2",
+        "1",
+        "2",
+        "3",
+        "4",
+        "5",
     ];
-    while !rest.is_empty() {
-        if let Some((tok, f)) = map.iter().find(|(t, _)| rest.starts_with(t)) {
-            fmt.push_str(f);
-            rest = &rest[tok.len()..];
-        } else {
-            let c = rest.chars().next().unwrap();
-            if c == '%' {
-                fmt.push_str("%%");
-            } else {
-                fmt.push(c);
+    let (mut year, mut month, mut day, mut hour, mut min, mut sec, mut nsec, mut off) =
+        (1i32, 1i64, 1i64, 0i64, 0i64, 0i64, 0i64, 0i32);
+    let mut pm: Option<bool> = None;
+    let mut l = layout;
+    let mut v = value;
+    fn num(v: &str, min_digits: usize, max_digits: usize) -> Option<(i64, usize)> {
+        let n = v
+            .bytes()
+            .take(max_digits)
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if n < min_digits {
+            return None;
+        }
+        Some((v[..n].parse().ok()?, n))
+    }
+    while !l.is_empty() {
+        // fractional seconds
+        if (l.starts_with(".0")
+            || l.starts_with(".9")
+            || l.starts_with(",0")
+            || l.starts_with(",9"))
+            && {
+                let d = l.as_bytes()[1];
+                let n = l[1..].bytes().take_while(|&b| b == d).count();
+                !l[1 + n..].starts_with(|c: char| c.is_ascii_digit())
             }
-            rest = &rest[c.len_utf8()..];
+        {
+            let d = l.as_bytes()[1];
+            let n = l[1..].bytes().take_while(|&b| b == d).count();
+            l = &l[1 + n..];
+            if v.starts_with(['.', ',']) {
+                let digits = v[1..].bytes().take_while(|b| b.is_ascii_digit()).count();
+                let frac = &v[1..1 + digits];
+                let padded = format!("{:0<9}", &frac[..frac.len().min(9)]);
+                nsec = padded.parse().unwrap_or(0);
+                v = &v[1 + digits..];
+            } else if d == b'0' {
+                return Err(cannot(v, &format!(".{}", "0".repeat(n))));
+            }
+            continue;
+        }
+        let tok = STD.iter().find(|t| l.starts_with(**t));
+        let Some(tok) = tok else {
+            let c = l.chars().next().unwrap();
+            // literal text up to the next token
+            if !v.starts_with(c) {
+                let lit: String = l
+                    .chars()
+                    .take_while(|ch| !"0123456789JMPZ-_.,".contains(*ch) || *ch == c)
+                    .collect();
+                return Err(cannot(
+                    v,
+                    if lit.is_empty() {
+                        &l[..c.len_utf8()]
+                    } else {
+                        &lit
+                    },
+                ));
+            }
+            l = &l[c.len_utf8()..];
+            v = &v[c.len_utf8()..];
+            continue;
+        };
+        l = &l[tok.len()..];
+        let err = || cannot(v, tok);
+        match *tok {
+            "2006" => {
+                let (y, n) = num(v, 4, 4).ok_or_else(err)?;
+                year = y as i32;
+                v = &v[n..];
+            }
+            "06" => {
+                let (y, n) = num(v, 2, 2).ok_or_else(err)?;
+                year = if y >= 69 {
+                    1900 + y as i32
+                } else {
+                    2000 + y as i32
+                };
+                v = &v[n..];
+            }
+            "01" | "02" | "03" | "04" | "05" | "15" => {
+                let (x, n) = num(v, 2, 2).ok_or_else(err)?;
+                match *tok {
+                    "01" => month = x,
+                    "02" => day = x,
+                    "03" => hour = x,
+                    "04" => min = x,
+                    "05" => sec = x,
+                    _ => hour = x,
+                }
+                v = &v[n..];
+            }
+            "1" | "2" | "3" | "4" | "5" | "_2" => {
+                let vv = if *tok == "_2" {
+                    v.strip_prefix(' ').unwrap_or(v)
+                } else {
+                    v
+                };
+                let (x, n) = num(vv, 1, 2).ok_or_else(err)?;
+                match *tok {
+                    "1" => month = x,
+                    "2" | "_2" => day = x,
+                    "3" => hour = x,
+                    "4" => min = x,
+                    _ => sec = x,
+                }
+                v = &vv[n..];
+            }
+            "002" => {
+                let (_, n) = num(v, 3, 3).ok_or_else(err)?;
+                v = &v[n..];
+            }
+            "Jan" | "January" => {
+                let idx = MONTHS.iter().position(|m| {
+                    let name = if *tok == "Jan" { &m[..3] } else { m };
+                    v.len() >= name.len() && v[..name.len()].eq_ignore_ascii_case(name)
+                });
+                let i = idx.ok_or_else(err)?;
+                month = i as i64 + 1;
+                v = &v[if *tok == "Jan" { 3 } else { MONTHS[i].len() }..];
+            }
+            "Mon" | "Monday" => {
+                let idx = DAYS.iter().position(|d| {
+                    let name = if *tok == "Mon" { &d[..3] } else { d };
+                    v.len() >= name.len() && v[..name.len()].eq_ignore_ascii_case(name)
+                });
+                let i = idx.ok_or_else(err)?;
+                v = &v[if *tok == "Mon" { 3 } else { DAYS[i].len() }..];
+            }
+            "PM" | "pm" => {
+                if v.len() < 2 {
+                    return Err(err());
+                }
+                pm = Some(match &v[..2] {
+                    "PM" | "pm" => true,
+                    "AM" | "am" => false,
+                    _ => return Err(err()),
+                });
+                v = &v[2..];
+            }
+            "MST" => {
+                let n = v.bytes().take_while(|b| b.is_ascii_uppercase()).count();
+                if n < 3 {
+                    return Err(err());
+                }
+                v = &v[n..];
+            }
+            z => {
+                if z.starts_with('Z') && v.starts_with('Z') {
+                    v = &v[1..];
+                    off = 0;
+                    continue;
+                }
+                let sign = match v.as_bytes().first() {
+                    Some(b'+') => 1,
+                    Some(b'-') => -1,
+                    _ => return Err(err()),
+                };
+                let body = &v[1..];
+                let colon = z.contains(':');
+                let (h, m, used) = if colon {
+                    if body.len() < 5 || body.as_bytes()[2] != b':' {
+                        return Err(err());
+                    }
+                    (
+                        body[..2].parse::<i32>().map_err(|_| err())?,
+                        body[3..5].parse::<i32>().map_err(|_| err())?,
+                        5,
+                    )
+                } else if z.ends_with("07") {
+                    (
+                        body.get(..2)
+                            .and_then(|x| x.parse::<i32>().ok())
+                            .ok_or_else(err)?,
+                        0,
+                        2,
+                    )
+                } else {
+                    (
+                        body.get(..2)
+                            .and_then(|x| x.parse::<i32>().ok())
+                            .ok_or_else(err)?,
+                        body.get(2..4)
+                            .and_then(|x| x.parse::<i32>().ok())
+                            .ok_or_else(err)?,
+                        4,
+                    )
+                };
+                off = sign * (h * 3600 + m * 60);
+                v = &body[used..];
+            }
         }
     }
-    let value_n = value.replace('Z', "+00:00");
-    if let Ok(t) = DateTime::parse_from_str(&value_n, &fmt) {
-        return Some(t);
+    if !v.is_empty() {
+        return Err(format!("parsing time {}: extra text: {}", q(value), q(v)));
     }
-    if let Ok(t) = NaiveDateTime::parse_from_str(value, &fmt) {
-        return Some(t.and_utc().fixed_offset());
+    if let Some(p) = pm {
+        if hour > 12 {
+            return Err(range("hour"));
+        }
+        if p && hour < 12 {
+            hour += 12;
+        } else if !p && hour == 12 {
+            hour = 0;
+        }
     }
-    if let Ok(d) = NaiveDate::parse_from_str(value, &fmt) {
-        return Some(d.and_hms_opt(0, 0, 0)?.and_utc().fixed_offset());
+    if !(1..=12).contains(&month) {
+        return Err(range("month"));
     }
-    None
+    if hour > 23 {
+        return Err(range("hour"));
+    }
+    if min > 59 {
+        return Err(range("minute"));
+    }
+    if sec > 59 {
+        return Err(range("second"));
+    }
+    let date =
+        NaiveDate::from_ymd_opt(year, month as u32, day as u32).ok_or_else(|| range("day"))?;
+    let dt = date
+        .and_hms_nano_opt(hour as u32, min as u32, sec as u32, nsec as u32)
+        .ok_or_else(|| range("second"))?;
+    let tz = FixedOffset::east_opt(off).ok_or_else(|| range("time zone offset"))?;
+    tz.from_local_datetime(&dt)
+        .single()
+        .ok_or_else(|| range("time"))
+}
+
+fn go_parse(layout: &str, value: &str) -> Option<DateTime<FixedOffset>> {
+    go_parse_err(layout, value).ok()
 }

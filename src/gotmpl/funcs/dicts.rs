@@ -14,7 +14,11 @@ pub fn register(r: &mut Registry) {
         let mut i = 0;
         while i < a.len() {
             let k = strval(&a[i]);
-            let v = if i + 1 < a.len() { a[i + 1].clone() } else { Value::str("") };
+            let v = if i + 1 < a.len() {
+                a[i + 1].clone()
+            } else {
+                Value::str("")
+            };
             m.insert(k, v);
             i += 2;
         }
@@ -26,8 +30,11 @@ pub fn register(r: &mut Registry) {
         Ok(v.unwrap_or_else(|| Value::str("")))
     });
     r.add("set", &[Dict, Str, Any], None, |_, a| {
-        let Some(m) = arg_map(&a[0]) else { return Err("assignment to entry in nil map".into()) };
-        m.borrow_mut().insert(arg_str(&a[1]).to_string(), a[2].clone());
+        let Some(m) = arg_map(&a[0]) else {
+            return Err("assignment to entry in nil map".into());
+        };
+        m.borrow_mut()
+            .insert(arg_str(&a[1]).to_string(), a[2].clone());
         Ok(a[0].clone())
     });
     r.add("unset", &[Dict, Str], None, |_, a| {
@@ -36,10 +43,19 @@ pub fn register(r: &mut Registry) {
         }
         Ok(a[0].clone())
     });
-    r.add("hasKey", &[Dict, Str], None, |_, a| Ok(Value::Bool(map_or_new(&a[0]).borrow().contains_key(arg_str(&a[1])))));
+    r.add("hasKey", &[Dict, Str], None, |_, a| {
+        Ok(Value::Bool(
+            map_or_new(&a[0]).borrow().contains_key(arg_str(&a[1])),
+        ))
+    });
     r.add("pluck", &[Str], Some(Dict), |_, a| {
         let k = arg_str(&a[0]);
-        Ok(Value::list(a[1..].iter().filter_map(|m| arg_map(m).and_then(|m| m.borrow().get(k).cloned())).collect()))
+        Ok(Value::list(
+            a[1..]
+                .iter()
+                .filter_map(|m| arg_map(m).and_then(|m| m.borrow().get(k).cloned()))
+                .collect(),
+        ))
     });
     r.add("keys", &[], Some(Dict), |_, a| {
         let mut out = Vec::new();
@@ -48,7 +64,11 @@ pub fn register(r: &mut Registry) {
         }
         Ok(Value::str_list(out))
     });
-    r.add("values", &[Dict], None, |_, a| Ok(Value::list(map_or_new(&a[0]).borrow().values().cloned().collect())));
+    r.add("values", &[Dict], None, |_, a| {
+        Ok(Value::list(
+            map_or_new(&a[0]).borrow().values().cloned().collect(),
+        ))
+    });
     r.add("pick", &[Dict], Some(Str), |_, a| {
         let m = map_or_new(&a[0]);
         let m = m.borrow();
@@ -63,7 +83,12 @@ pub fn register(r: &mut Registry) {
     r.add("omit", &[Dict], Some(Str), |_, a| {
         let m = map_or_new(&a[0]);
         let drop: Vec<&str> = a[1..].iter().map(arg_str).collect();
-        let out: Map = m.borrow().iter().filter(|(k, _)| !drop.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+        let out: Map = m
+            .borrow()
+            .iter()
+            .filter(|(k, _)| !drop.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         Ok(Value::map(out))
     });
     r.add("merge", &[Dict], Some(Dict), |_, a| {
@@ -71,7 +96,11 @@ pub fn register(r: &mut Registry) {
         for src in &a[1..] {
             merge_into(&dst, &map_or_new(src), false);
         }
-        Ok(if a[0].is_nil() { Value::Map(dst, MapKind::Any) } else { a[0].clone() })
+        Ok(if a[0].is_nil() {
+            Value::Map(dst, MapKind::Any)
+        } else {
+            a[0].clone()
+        })
     });
     r.alias("mustMerge", "merge");
     r.add("mergeOverwrite", &[Dict], Some(Dict), |_, a| {
@@ -79,7 +108,11 @@ pub fn register(r: &mut Registry) {
         for src in &a[1..] {
             merge_into(&dst, &map_or_new(src), true);
         }
-        Ok(if a[0].is_nil() { Value::Map(dst, MapKind::Any) } else { a[0].clone() })
+        Ok(if a[0].is_nil() {
+            Value::Map(dst, MapKind::Any)
+        } else {
+            a[0].clone()
+        })
     });
     r.alias("mustMergeOverwrite", "mergeOverwrite");
     r.add("deepCopy", &[Any], None, |_, a| Ok(a[0].deep_copy()));
@@ -124,7 +157,11 @@ fn map_or_new(v: &Value) -> Rc<RefCell<Map>> {
 }
 
 fn iface_conv(v: &Value, want: &str) -> String {
-    let got = if v.is_nil() { "nil".to_string() } else { v.type_name() };
+    let got = if v.is_nil() {
+        "nil".to_string()
+    } else {
+        v.type_name()
+    };
     format!("interface conversion: interface {{}} is {got}, not {want}")
 }
 
@@ -133,7 +170,11 @@ pub fn merge_into(dst: &Rc<RefCell<Map>>, src: &Rc<RefCell<Map>>, overwrite: boo
     if Rc::ptr_eq(dst, src) {
         return;
     }
-    let entries: Vec<(String, Value)> = src.borrow().iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    let entries: Vec<(String, Value)> = src
+        .borrow()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     for (k, sv) in entries {
         if sv.is_nil() {
             if overwrite {

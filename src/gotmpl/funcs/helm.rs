@@ -1,12 +1,15 @@
 //! Functions Helm adds to (or replaces in) Sprig's set.
 
 use super::{arg_str, FResult, FuncError, Registry, P};
-use crate::goyaml::{emit, json, parse};
 use crate::gotmpl::exec::Exec;
 use crate::gotmpl::value::{Map, Value};
+use crate::goyaml::{emit, json, parse};
 
 fn json_opts(html: bool, indent: Option<&'static str>) -> json::Opts {
-    json::Opts { escape_html: html, indent }
+    json::Opts {
+        escape_html: html,
+        indent,
+    }
 }
 
 pub fn register(r: &mut Registry) {
@@ -39,9 +42,19 @@ pub fn register(r: &mut Registry) {
         }
         Err(FuncError::Fail(arg_str(&a[0]).to_string()))
     });
-    r.add("toYaml", &[Any], None, |_, a| Ok(Value::string(emit::to_yaml(&a[0]).unwrap_or_default())));
-    r.add("mustToYaml", &[Any], None, |_, a| emit::to_yaml(&a[0]).map(Value::string).map_err(|e| FuncError::Msg(e.0)));
-    r.add("toYamlPretty", &[Any], None, |_, a| Ok(Value::string(emit::to_yaml_pretty(&a[0]).unwrap_or_default())));
+    r.add("toYaml", &[Any], None, |_, a| {
+        Ok(Value::string(emit::to_yaml(&a[0]).unwrap_or_default()))
+    });
+    r.add("mustToYaml", &[Any], None, |_, a| {
+        emit::to_yaml(&a[0])
+            .map(Value::string)
+            .map_err(|e| FuncError::Msg(e.0))
+    });
+    r.add("toYamlPretty", &[Any], None, |_, a| {
+        Ok(Value::string(
+            emit::to_yaml_pretty(&a[0]).unwrap_or_default(),
+        ))
+    });
     r.add("fromYaml", &[Str], None, |_, a| {
         Ok(match parse::parse_first(arg_str(&a[0])) {
             Ok(Value::Map(m, _)) => Value::Map(m, crate::gotmpl::value::MapKind::Any),
@@ -64,17 +77,52 @@ pub fn register(r: &mut Registry) {
             Err(e) => Value::list(vec![Value::string(e.msg)]),
         })
     });
-    r.add("toJson", &[Any], None, |_, a| Ok(Value::string(json::encode(&a[0], json_opts(true, None)).unwrap_or_default())));
-    r.add("mustToJson", &[Any], None, |_, a| json::encode(&a[0], json_opts(true, None)).map(Value::string).map_err(FuncError::Msg));
-    r.add("toPrettyJson", &[Any], None, |_, a| Ok(Value::string(json::encode(&a[0], json_opts(true, Some("  "))).unwrap_or_default())));
-    r.add("mustToPrettyJson", &[Any], None, |_, a| json::encode(&a[0], json_opts(true, Some("  "))).map(Value::string).map_err(FuncError::Msg));
-    r.add("toRawJson", &[Any], None, |_, a| Ok(Value::string(json::encode(&a[0], json_opts(false, None)).unwrap_or_default())));
-    r.add("mustToRawJson", &[Any], None, |_, a| json::encode(&a[0], json_opts(false, None)).map(Value::string).map_err(FuncError::Msg));
+    r.add("toJson", &[Any], None, |_, a| {
+        Ok(Value::string(
+            json::encode(&a[0], json_opts(true, None)).unwrap_or_default(),
+        ))
+    });
+    r.add("mustToJson", &[Any], None, |_, a| {
+        json::encode(&a[0], json_opts(true, None))
+            .map(Value::string)
+            .map_err(FuncError::Msg)
+    });
+    r.add("toPrettyJson", &[Any], None, |_, a| {
+        Ok(Value::string(
+            json::encode(&a[0], json_opts(true, Some("  "))).unwrap_or_default(),
+        ))
+    });
+    r.add("mustToPrettyJson", &[Any], None, |_, a| {
+        json::encode(&a[0], json_opts(true, Some("  ")))
+            .map(Value::string)
+            .map_err(FuncError::Msg)
+    });
+    r.add("toRawJson", &[Any], None, |_, a| {
+        Ok(Value::string(
+            json::encode(&a[0], json_opts(false, None)).unwrap_or_default(),
+        ))
+    });
+    r.add("mustToRawJson", &[Any], None, |_, a| {
+        json::encode(&a[0], json_opts(false, None))
+            .map(Value::string)
+            .map_err(FuncError::Msg)
+    });
     r.add("fromJson", &[Str], None, |_, a| {
-        Ok(match json::decode(arg_str(&a[0])) {
-            Ok(Value::Map(m, _)) => Value::Map(m, crate::gotmpl::value::MapKind::Any),
-            Ok(Value::Nil) => Value::empty_map(),
-            Ok(other) => error_map(format!("json: cannot unmarshal {} into Go value of type map[string]interface {{}}", parse::json_kind(&other))),
+        Ok(match json::decode_partial(arg_str(&a[0])) {
+            Ok((Value::Map(m, _), soft)) => {
+                if let Some(e) = soft {
+                    m.borrow_mut().insert("Error".into(), Value::string(e));
+                }
+                Value::Map(m, crate::gotmpl::value::MapKind::Any)
+            }
+            Ok((v, _)) => match v {
+                Value::Map(..) => unreachable!(),
+                Value::Nil => Value::empty_map(),
+                other => error_map(format!(
+                    "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    parse::json_kind(&other)
+                )),
+            },
             Err(e) => error_map(e),
         })
     });
@@ -89,16 +137,33 @@ pub fn register(r: &mut Registry) {
             Err(e) => Value::list(vec![Value::string(e)]),
         })
     });
-    r.add("mustFromJson", &[Str], None, |_, a| json::decode(arg_str(&a[0])).map_err(FuncError::Msg));
-    r.add("toToml", &[Any], None, |_, a| Ok(Value::string(to_toml(&a[0]).unwrap_or_else(|e| e))));
-    r.add("mustToToml", &[Any], None, |_, a| to_toml(&a[0]).map(Value::string).map_err(FuncError::Msg));
+    r.add("mustFromJson", &[Str], None, |_, a| {
+        json::decode(arg_str(&a[0])).map_err(FuncError::Msg)
+    });
+    r.add("toToml", &[Any], None, |_, a| {
+        Ok(Value::string(to_toml(&a[0]).unwrap_or_else(|e| e)))
+    });
+    r.add("mustToToml", &[Any], None, |_, a| {
+        to_toml(&a[0]).map(Value::string).map_err(FuncError::Msg)
+    });
     r.add("fromToml", &[Str], None, |_, _| {
         Ok(error_map("fromToml is not supported by navique-operator yet (see templates-compat/DIFFERENCES.md)".into()))
     });
-    r.add("lookup", &[Str, Str, Str, Str], None, |x: &mut Exec, a| match x.lookup {
-        None => Ok(Value::empty_map()),
-        Some(f) => f(arg_str(&a[0]), arg_str(&a[1]), arg_str(&a[2]), arg_str(&a[3])).map_err(FuncError::Msg),
-    });
+    r.add(
+        "lookup",
+        &[Str, Str, Str, Str],
+        None,
+        |x: &mut Exec, a| match x.lookup {
+            None => Ok(Value::empty_map()),
+            Some(f) => f(
+                arg_str(&a[0]),
+                arg_str(&a[1]),
+                arg_str(&a[2]),
+                arg_str(&a[3]),
+            )
+            .map_err(FuncError::Msg),
+        },
+    );
     r.add("getHostByName", &[Str], None, |_, _| Ok(Value::str("")));
 }
 
@@ -119,14 +184,32 @@ fn to_toml(v: &Value) -> Result<String, String> {
 }
 
 fn toml_key(k: &str) -> String {
-    if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
         k.to_string()
     } else {
         crate::gotmpl::format::quote_go(k)
     }
 }
 
-fn toml_scalar(v: &Value) -> Result<Option<String>, String> {
+fn toml_float(f: f64) -> String {
+    if f.is_nan() {
+        return "nan".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let s = crate::gotmpl::format::format_float_g(f);
+    if s.contains(['.', 'e', 'E']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+fn toml_inline(v: &Value) -> Result<Option<String>, String> {
     Ok(Some(match v {
         Value::Nil => return Ok(None),
         Value::Bool(b) => b.to_string(),
@@ -134,43 +217,38 @@ fn toml_scalar(v: &Value) -> Result<Option<String>, String> {
         Value::Uint64(u) => u.to_string(),
         Value::Uint8(u) => u.to_string(),
         Value::Uint32(u) => u.to_string(),
-        Value::Float(f) => {
-            if f.is_nan() {
-                "nan".into()
-            } else if f.is_infinite() {
-                if *f > 0.0 { "inf".into() } else { "-inf".into() }
-            } else {
-                let s = crate::gotmpl::format::format_float_g(*f);
-                if s.contains(['.', 'e', 'n', 'i']) {
-                    s
-                } else {
-                    format!("{s}.0")
-                }
-            }
-        }
+        Value::Float(f) => toml_float(*f),
         Value::Str(s) => crate::gotmpl::format::quote_go(s),
         Value::List(l, _) => {
             let mut parts = Vec::new();
             for x in l.iter() {
-                match toml_scalar(x)? {
+                match toml_inline(x)? {
                     Some(s) => parts.push(s),
                     None => return Err("toml: cannot encode array with nil element".into()),
                 }
             }
             format!("[{}]", parts.join(", "))
         }
-        Value::Map(..) => return Ok(None),
+        Value::Map(m, _) => {
+            let mut parts = Vec::new();
+            for (k, x) in m.borrow().iter() {
+                if let Some(s) = toml_inline(x)? {
+                    parts.push(format!("{} = {}", toml_key(k), s));
+                }
+            }
+            format!("{{{}}}", parts.join(", "))
+        }
         other => crate::gotmpl::format::quote_go(&crate::gotmpl::format::format_v(other)),
     }))
 }
 
 fn toml_table(out: &mut String, m: &Map, path: &[String], depth: usize) -> Result<(), String> {
-    let ind = "  ".repeat(depth.saturating_sub(1));
+    let ind = "  ".repeat(depth);
     for (k, v) in m.iter() {
         if matches!(v, Value::Map(..)) {
             continue;
         }
-        if let Some(s) = toml_scalar(v)? {
+        if let Some(s) = toml_inline(v)? {
             out.push_str(&format!("{ind}{} = {}\n", toml_key(k), s));
         }
     }
@@ -178,7 +256,7 @@ fn toml_table(out: &mut String, m: &Map, path: &[String], depth: usize) -> Resul
         if let Value::Map(sub, _) = v {
             let mut p = path.to_vec();
             p.push(toml_key(k));
-            out.push_str(&format!("\n{}[{}]\n", "  ".repeat(depth), p.join(".")));
+            out.push_str(&format!("\n{ind}[{}]\n", p.join(".")));
             toml_table(out, &sub.borrow(), &p, depth + 1)?;
         }
     }

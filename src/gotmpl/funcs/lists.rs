@@ -48,9 +48,16 @@ pub fn register(r: &mut Registry) {
         list(l)
     });
     r.alias("mustPrepend", "prepend");
-    r.add("first", &[Any], None, |_, a| Ok(find_items(&a[0], "first")?.into_iter().next().unwrap_or(Value::Nil)));
+    r.add("first", &[Any], None, |_, a| {
+        Ok(find_items(&a[0], "first")?
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Nil))
+    });
     r.alias("mustFirst", "first");
-    r.add("last", &[Any], None, |_, a| Ok(find_items(&a[0], "last")?.pop().unwrap_or(Value::Nil)));
+    r.add("last", &[Any], None, |_, a| {
+        Ok(find_items(&a[0], "last")?.pop().unwrap_or(Value::Nil))
+    });
     r.alias("mustLast", "last");
     r.add("rest", &[Any], None, |_, a| {
         let l = find_items(&a[0], "rest")?;
@@ -87,7 +94,11 @@ pub fn register(r: &mut Registry) {
     r.alias("mustUniq", "uniq");
     r.add("without", &[Any], Some(Any), |_, a| {
         let l = find_items(&a[0], "without")?;
-        list(l.into_iter().filter(|v| !a[1..].iter().any(|o| o.deep_equal(v))).collect())
+        list(
+            l.into_iter()
+                .filter(|v| !a[1..].iter().any(|o| o.deep_equal(v)))
+                .collect(),
+        )
     });
     r.alias("mustWithout", "without");
     r.add("has", &[Any, Any], None, |_, a| {
@@ -111,21 +122,36 @@ pub fn register(r: &mut Registry) {
             Value::List(_, k) => *k,
             Value::Nil => return Err(NIL_DEREF.into()),
             Value::Bytes(_) => ListKind::Any,
-            other => return Err(format!("list should be type of slice or array but {}", other.kind_name()).into()),
+            other => {
+                return Err(format!(
+                    "list should be type of slice or array but {}",
+                    other.kind_name()
+                )
+                .into())
+            }
         };
         let l = items(&a[0], "slice")?;
         if l.is_empty() {
             return Ok(Value::Nil);
         }
         let start = a.get(1).map(to_int64).unwrap_or(0);
-        let end = if a.len() < 3 { l.len() as i64 } else { to_int64(&a[2]) };
+        let end = if a.len() < 3 {
+            l.len() as i64
+        } else {
+            to_int64(&a[2])
+        };
         if start < 0 || end < start || end as usize > l.len() {
             return Err("reflect.Value.Slice: slice index out of bounds".into());
         }
         if let Value::Bytes(b) = &a[0] {
-            return Ok(Value::Bytes(Rc::new(b[start as usize..end as usize].to_vec())));
+            return Ok(Value::Bytes(Rc::new(
+                b[start as usize..end as usize].to_vec(),
+            )));
         }
-        Ok(Value::List(Rc::new(l[start as usize..end as usize].to_vec()), kind))
+        Ok(Value::List(
+            Rc::new(l[start as usize..end as usize].to_vec()),
+            kind,
+        ))
     });
     r.alias("mustSlice", "slice");
     r.add("concat", &[], Some(Any), |_, a| {
@@ -134,7 +160,9 @@ pub fn register(r: &mut Registry) {
             match v {
                 Value::List(..) | Value::Bytes(_) => out.extend(items(v, "concat")?),
                 Value::Nil => return Err(NIL_DEREF.into()),
-                other => return Err(format!("Cannot concat type {} as list", other.kind_name()).into()),
+                other => {
+                    return Err(format!("Cannot concat type {} as list", other.kind_name()).into())
+                }
             }
         }
         list(out)
@@ -148,7 +176,11 @@ pub fn register(r: &mut Registry) {
         if size <= 0 {
             return Err("runtime error: integer divide by zero".into());
         }
-        list(l.chunks(size as usize).map(|c| Value::list(c.to_vec())).collect())
+        list(
+            l.chunks(size as usize)
+                .map(|c| Value::list(c.to_vec()))
+                .collect(),
+        )
     });
     r.alias("mustChunk", "chunk");
 }

@@ -10,9 +10,17 @@ const DIV_ZERO: &str = "runtime error: integer divide by zero";
 
 pub fn register(r: &mut Registry) {
     use P::*;
-    r.add("add", &[], Some(Any), |_, a| Ok(Value::Int64(a.iter().map(to_int64).fold(0i64, |x, y| x.wrapping_add(y)))));
-    r.add("add1", &[Any], None, |_, a| Ok(Value::Int64(to_int64(&a[0]).wrapping_add(1))));
-    r.add("sub", &[Any, Any], None, |_, a| Ok(Value::Int64(to_int64(&a[0]).wrapping_sub(to_int64(&a[1])))));
+    r.add("add", &[], Some(Any), |_, a| {
+        Ok(Value::Int64(
+            a.iter().map(to_int64).fold(0i64, |x, y| x.wrapping_add(y)),
+        ))
+    });
+    r.add("add1", &[Any], None, |_, a| {
+        Ok(Value::Int64(to_int64(&a[0]).wrapping_add(1)))
+    });
+    r.add("sub", &[Any, Any], None, |_, a| {
+        Ok(Value::Int64(to_int64(&a[0]).wrapping_sub(to_int64(&a[1]))))
+    });
     r.add("div", &[Any, Any], None, |_, a| {
         let d = to_int64(&a[1]);
         if d == 0 {
@@ -27,12 +35,28 @@ pub fn register(r: &mut Registry) {
         }
         Ok(Value::Int64(to_int64(&a[0]).wrapping_rem(d)))
     });
-    r.add("mul", &[Any], Some(Any), |_, a| Ok(Value::Int64(a.iter().map(to_int64).fold(1i64, |x, y| x.wrapping_mul(y)))));
-    r.add("max", &[Any], Some(Any), |_, a| Ok(Value::Int64(a.iter().map(to_int64).max().unwrap())));
+    r.add("mul", &[Any], Some(Any), |_, a| {
+        Ok(Value::Int64(
+            a.iter().map(to_int64).fold(1i64, |x, y| x.wrapping_mul(y)),
+        ))
+    });
+    r.add("max", &[Any], Some(Any), |_, a| {
+        Ok(Value::Int64(a.iter().map(to_int64).max().unwrap()))
+    });
     r.alias("biggest", "max");
-    r.add("min", &[Any], Some(Any), |_, a| Ok(Value::Int64(a.iter().map(to_int64).min().unwrap())));
-    r.add("maxf", &[Any], Some(Any), |_, a| Ok(Value::Float(a.iter().map(to_float64).fold(f64::NEG_INFINITY, go_max))));
-    r.add("minf", &[Any], Some(Any), |_, a| Ok(Value::Float(a.iter().map(to_float64).fold(f64::INFINITY, go_min))));
+    r.add("min", &[Any], Some(Any), |_, a| {
+        Ok(Value::Int64(a.iter().map(to_int64).min().unwrap()))
+    });
+    r.add("maxf", &[Any], Some(Any), |_, a| {
+        Ok(Value::Float(
+            a.iter().map(to_float64).fold(f64::NEG_INFINITY, go_max),
+        ))
+    });
+    r.add("minf", &[Any], Some(Any), |_, a| {
+        Ok(Value::Float(
+            a.iter().map(to_float64).fold(f64::INFINITY, go_min),
+        ))
+    });
     r.add("randInt", &[Int, Int], None, |_, a| {
         use rand::Rng;
         let (lo, hi) = (arg_int(&a[0]), arg_int(&a[1]));
@@ -41,44 +65,81 @@ pub fn register(r: &mut Registry) {
         }
         Ok(Value::Int(rand::thread_rng().gen_range(0..hi - lo) + lo))
     });
-    r.add("add1f", &[Any], None, |_, a| Ok(Value::Float(dec_op(to_float64(&a[0]), 1.0, '+'))));
-    r.add("addf", &[], Some(Any), |_, a| Ok(Value::Float(a.iter().map(to_float64).fold(0.0, |x, y| dec_op(x, y, '+')))));
-    r.add("subf", &[Any], Some(Any), |_, a| Ok(Value::Float(fold_dec(&a, '-'))));
-    r.add("mulf", &[Any], Some(Any), |_, a| Ok(Value::Float(fold_dec(&a, '*'))));
+    r.add("add1f", &[Any], None, |_, a| {
+        Ok(Value::Float(dec_op(to_float64(&a[0]), 1.0, '+')))
+    });
+    r.add("addf", &[], Some(Any), |_, a| {
+        Ok(Value::Float(
+            a.iter().map(to_float64).fold(0.0, |x, y| dec_op(x, y, '+')),
+        ))
+    });
+    r.add("subf", &[Any], Some(Any), |_, a| {
+        Ok(Value::Float(fold_dec(&a, '-')))
+    });
+    r.add("mulf", &[Any], Some(Any), |_, a| {
+        Ok(Value::Float(fold_dec(&a, '*')))
+    });
     r.add("divf", &[Any], Some(Any), |_, a| {
         if a[1..].iter().any(|v| to_float64(v) == 0.0) {
             return Err("decimal division by 0".into());
         }
         Ok(Value::Float(fold_dec(&a, '/')))
     });
-    r.add("ceil", &[Any], None, |_, a| Ok(Value::Float(to_float64(&a[0]).ceil())));
-    r.add("floor", &[Any], None, |_, a| Ok(Value::Float(to_float64(&a[0]).floor())));
+    r.add("ceil", &[Any], None, |_, a| {
+        Ok(Value::Float(to_float64(&a[0]).ceil()))
+    });
+    r.add("floor", &[Any], None, |_, a| {
+        Ok(Value::Float(to_float64(&a[0]).floor()))
+    });
     r.add("round", &[Any, Int], Some(Float), |_, a| {
         let round_on = a.get(2).map(to_float64).unwrap_or(0.5);
         let val = to_float64(&a[0]);
         let pow = 10f64.powf(arg_int(&a[1]) as f64);
         let digit = pow * val;
         let frac = digit.fract();
-        let r = if frac >= round_on { digit.ceil() } else { digit.floor() };
+        let r = if frac >= round_on {
+            digit.ceil()
+        } else {
+            digit.floor()
+        };
         Ok(Value::Float(r / pow))
     });
     r.add("until", &[Int], None, |_, a| {
         let n = arg_int(&a[0]);
         Ok(int_list(until_step(0, n, if n < 0 { -1 } else { 1 })))
     });
-    r.add("untilStep", &[Int, Int, Int], None, |_, a| Ok(int_list(until_step(arg_int(&a[0]), arg_int(&a[1]), arg_int(&a[2])))));
-    r.add("seq", &[], Some(Int), |_, a| Ok(Value::string(seq(&a.iter().map(arg_int).collect::<Vec<_>>()))));
-    r.add("atoi", &[Str], None, |_, a| Ok(Value::Int(atoi(a[0].as_str().unwrap_or("")).unwrap_or(0))));
-    r.add("int64", &[Any], None, |_, a| Ok(Value::Int64(to_int64(&a[0]))));
+    r.add("untilStep", &[Int, Int, Int], None, |_, a| {
+        Ok(int_list(until_step(
+            arg_int(&a[0]),
+            arg_int(&a[1]),
+            arg_int(&a[2]),
+        )))
+    });
+    r.add("seq", &[], Some(Int), |_, a| {
+        Ok(Value::string(seq(&a
+            .iter()
+            .map(arg_int)
+            .collect::<Vec<_>>())))
+    });
+    r.add("atoi", &[Str], None, |_, a| {
+        Ok(Value::Int(atoi(a[0].as_str().unwrap_or("")).unwrap_or(0)))
+    });
+    r.add("int64", &[Any], None, |_, a| {
+        Ok(Value::Int64(to_int64(&a[0])))
+    });
     r.add("int", &[Any], None, |_, a| Ok(Value::Int(to_int64(&a[0]))));
-    r.add("float64", &[Any], None, |_, a| Ok(Value::Float(to_float64(&a[0]))));
+    r.add("float64", &[Any], None, |_, a| {
+        Ok(Value::Float(to_float64(&a[0])))
+    });
     r.add("toDecimal", &[Any], None, |_, a| {
         let s = format_v(&a[0]);
         let (neg, body) = match s.strip_prefix('-') {
             Some(b) => (true, b),
             None => (false, s.strip_prefix('+').unwrap_or(&s)),
         };
-        let v = i64::from_str_radix(body, 8).map(|v| if neg { -v } else { v }).unwrap_or(0);
+        let v = i64::from_str_radix(body, 8)
+            .map(|v| if neg { -v } else { v })
+            .unwrap_or(0);
         Ok(Value::Int64(if body.is_empty() { 0 } else { v }))
     });
 }
@@ -100,7 +161,10 @@ fn go_min(x: f64, y: f64) -> f64 {
 }
 
 fn int_list(v: Vec<i64>) -> Value {
-    Value::List(Rc::new(v.into_iter().map(Value::Int).collect()), ListKind::Int)
+    Value::List(
+        Rc::new(v.into_iter().map(Value::Int).collect()),
+        ListKind::Int,
+    )
 }
 
 pub fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
@@ -128,7 +192,12 @@ pub fn until_step(start: i64, stop: i64, step: i64) -> Vec<i64> {
 }
 
 fn seq(p: &[i64]) -> String {
-    let join = |v: Vec<i64>| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ");
+    let join = |v: Vec<i64>| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     match p.len() {
         1 => {
             let (start, end) = (1, p[0]);
@@ -174,7 +243,10 @@ fn to_dec(f: f64) -> Option<Dec> {
     }
     let m: i128 = digits.parse().ok()?;
     let e = x - (digits.len() as i32 - 1);
-    Some(Dec { m: if neg { -m } else { m }, e })
+    Some(Dec {
+        m: if neg { -m } else { m },
+        e,
+    })
 }
 
 fn align(a: Dec, b: Dec) -> Option<(i128, i128, i32)> {
@@ -195,10 +267,16 @@ fn dec_op(x: f64, y: f64, op: char) -> f64 {
         '*' => x * y,
         _ => x / y,
     };
-    let (Some(a), Some(b)) = (to_dec(x), to_dec(y)) else { return fallback() };
+    let (Some(a), Some(b)) = (to_dec(x), to_dec(y)) else {
+        return fallback();
+    };
     let r = match op {
         '+' | '-' => align(a, b).and_then(|(ma, mb, e)| {
-            let m = if op == '+' { ma.checked_add(mb)? } else { ma.checked_sub(mb)? };
+            let m = if op == '+' {
+                ma.checked_add(mb)?
+            } else {
+                ma.checked_sub(mb)?
+            };
             Some(Dec { m, e })
         }),
         '*' => a.m.checked_mul(b.m).map(|m| Dec { m, e: a.e + b.e }),
@@ -212,7 +290,11 @@ fn dec_op(x: f64, y: f64, op: char) -> f64 {
                 let q = n / b.m;
                 let rem = n % b.m;
                 // round half away from zero on the next digit
-                let q = if (rem.abs() * 2) >= b.m.abs() { q + q.signum().max(if (n < 0) != (b.m < 0) { -1 } else { 1 }) * 1 } else { q };
+                let q = if (rem.abs() * 2) >= b.m.abs() {
+                    q + q.signum().max(if (n < 0) != (b.m < 0) { -1 } else { 1 }) * 1
+                } else {
+                    q
+                };
                 Dec { m: q, e: -prec }
             })
         }

@@ -13,8 +13,8 @@ mod math;
 pub mod semver;
 pub mod strings;
 
-use super::exec::Exec;
 use super::error::ExecError;
+use super::exec::Exec;
 use super::value::{Map, MapKind, Value};
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -98,13 +98,30 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn add(&mut self, name: &'static str, params: &'static [P], variadic: Option<P>, f: FnImpl) {
-        self.map.insert(name, Func { params, variadic, f });
+    pub fn add(
+        &mut self,
+        name: &'static str,
+        params: &'static [P],
+        variadic: Option<P>,
+        f: FnImpl,
+    ) {
+        self.map.insert(
+            name,
+            Func {
+                params,
+                variadic,
+                f,
+            },
+        );
     }
     /// Same function under several names.
     pub fn alias(&mut self, name: &'static str, existing: &'static str) {
         let f = self.map.get(existing).expect("alias of a known function");
-        let copy = Func { params: f.params, variadic: f.variadic, f: f.f };
+        let copy = Func {
+            params: f.params,
+            variadic: f.variadic,
+            f: f.f,
+        };
         self.map.insert(name, copy);
     }
 }
@@ -112,7 +129,9 @@ impl Registry {
 fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
-        let mut r = Registry { map: HashMap::new() };
+        let mut r = Registry {
+            map: HashMap::new(),
+        };
         builtins::register(&mut r);
         strings::register(&mut r);
         math::register(&mut r);

@@ -30,7 +30,9 @@ impl std::fmt::Display for Version {
 }
 
 fn valid_idents(s: &str) -> bool {
-    !s.is_empty() && s.split('.').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+    !s.is_empty()
+        && s.split('.')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
 }
 
 impl Version {
@@ -61,16 +63,30 @@ impl Version {
             }
         }
         let parts: Vec<&str> = core.split('.').collect();
-        if parts.is_empty() || parts.len() > 3 || parts.iter().any(|p| p.is_empty() || !p.chars().all(|c| c.is_ascii_digit())) {
+        if parts.is_empty()
+            || parts.len() > 3
+            || parts
+                .iter()
+                .any(|p| p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()))
+        {
             return Err(INVALID.into());
         }
         let num = |i: usize| -> Result<u64, String> {
             match parts.get(i) {
-                Some(p) => p.parse::<u64>().map_err(|e| format!("Error parsing version segment: {e}")),
+                Some(p) => p
+                    .parse::<u64>()
+                    .map_err(|e| format!("Error parsing version segment: {e}")),
                 None => Ok(0),
             }
         };
-        Ok(Version { major: num(0)?, minor: num(1)?, patch: num(2)?, pre, metadata, original: s.to_string() })
+        Ok(Version {
+            major: num(0)?,
+            minor: num(1)?,
+            patch: num(2)?,
+            pre,
+            metadata,
+            original: s.to_string(),
+        })
     }
 
     pub fn compare(&self, o: &Version) -> Ordering {
@@ -143,10 +159,17 @@ fn parse_term(s: &str) -> Result<Term, String> {
         Some(i) => (&body[..i], &body[i..]),
         None => (body, ""),
     };
-    let parts: Vec<&str> = if core.is_empty() { vec![] } else { core.split('.').collect() };
+    let parts: Vec<&str> = if core.is_empty() {
+        vec![]
+    } else {
+        core.split('.').collect()
+    };
     let is_wild = |p: &str| p == "x" || p == "X" || p == "*";
     if parts.len() > 3 || parts.is_empty() && !tail.is_empty() {
-        return Err(format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)));
+        return Err(format!(
+            "improper constraint: {}",
+            crate::gotmpl::format::quote_go(s)
+        ));
     }
     let mut nums = [0u64; 3];
     let mut minor_dirty = false;
@@ -173,9 +196,17 @@ fn parse_term(s: &str) -> Result<Term, String> {
             }
             Some(p) => {
                 if dirty {
-                    return Err(format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)));
+                    return Err(format!(
+                        "improper constraint: {}",
+                        crate::gotmpl::format::quote_go(s)
+                    ));
                 }
-                nums[i] = p.parse().map_err(|_| format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)))?;
+                nums[i] = p.parse().map_err(|_| {
+                    format!(
+                        "improper constraint: {}",
+                        crate::gotmpl::format::quote_go(s)
+                    )
+                })?;
             }
         }
     }
@@ -184,8 +215,19 @@ fn parse_term(s: &str) -> Result<Term, String> {
     }
     let mut vs = format!("{}.{}.{}", nums[0], nums[1], nums[2]);
     vs.push_str(tail);
-    let con = Version::parse(&vs).map_err(|_| format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)))?;
-    Ok(Term { op: op.to_string(), con, minor_dirty, patch_dirty, dirty })
+    let con = Version::parse(&vs).map_err(|_| {
+        format!(
+            "improper constraint: {}",
+            crate::gotmpl::format::quote_go(s)
+        )
+    })?;
+    Ok(Term {
+        op: op.to_string(),
+        con,
+        minor_dirty,
+        patch_dirty,
+        dirty,
+    })
 }
 
 fn check_term(t: &Term, v: &Version) -> bool {
@@ -274,7 +316,13 @@ fn check_term(t: &Term, v: &Version) -> bool {
 
 fn tilde_like(t: &Term, v: &Version) -> bool {
     let c = &t.con;
-    if t.minor_dirty && t.patch_dirty && c.major == 0 && t.dirty && t.con.major == 0 && t.minor_dirty {
+    if t.minor_dirty
+        && t.patch_dirty
+        && c.major == 0
+        && t.dirty
+        && t.con.major == 0
+        && t.minor_dirty
+    {
         // `*` / `x` / empty major
         if t.op.is_empty() || t.op == "=" || t.op == "!=" {
             // "*" matches everything; "0.x" matches major 0.
@@ -310,10 +358,18 @@ impl Constraint {
                 if part.is_empty() {
                     continue;
                 }
-                terms.push(parse_term(&part).map_err(|_| format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)))?);
+                terms.push(parse_term(&part).map_err(|_| {
+                    format!(
+                        "improper constraint: {}",
+                        crate::gotmpl::format::quote_go(s)
+                    )
+                })?);
             }
             if terms.is_empty() {
-                return Err(format!("improper constraint: {}", crate::gotmpl::format::quote_go(s)));
+                return Err(format!(
+                    "improper constraint: {}",
+                    crate::gotmpl::format::quote_go(s)
+                ));
             }
             groups.push(terms);
         }
@@ -321,7 +377,9 @@ impl Constraint {
     }
 
     pub fn check(&self, v: &Version) -> bool {
-        self.groups.iter().any(|g| g.iter().all(|t| check_term(t, v)))
+        self.groups
+            .iter()
+            .any(|g| g.iter().all(|t| check_term(t, v)))
     }
 }
 
@@ -376,14 +434,31 @@ impl Object for Version {
     fn has_method(&self, name: &str) -> bool {
         matches!(
             name,
-            "Major" | "Minor" | "Patch" | "Prerelease" | "Metadata" | "Original" | "String" | "Compare" | "LessThan" | "GreaterThan" | "Equal"
+            "Major"
+                | "Minor"
+                | "Patch"
+                | "Prerelease"
+                | "Metadata"
+                | "Original"
+                | "String"
+                | "Compare"
+                | "LessThan"
+                | "GreaterThan"
+                | "Equal"
         )
     }
     fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
         let other = || -> Result<Version, String> {
             match args.first() {
-                Some(Value::Object(o)) => o.as_any().downcast_ref::<Version>().cloned().ok_or_else(|| "wrong type for value; expected *semver.Version".into()),
-                Some(v) => Err(format!("wrong type for value; expected *semver.Version; got {}", v.type_name())),
+                Some(Value::Object(o)) => o
+                    .as_any()
+                    .downcast_ref::<Version>()
+                    .cloned()
+                    .ok_or_else(|| "wrong type for value; expected *semver.Version".into()),
+                Some(v) => Err(format!(
+                    "wrong type for value; expected *semver.Version; got {}",
+                    v.type_name()
+                )),
                 None => Err("wrong number of args".into()),
             }
         };

@@ -15,20 +15,34 @@ fn s(v: String) -> FResult {
 pub fn register(r: &mut Registry) {
     use P::*;
     r.add("hello", &[], None, |_, _| s("Hello!".into()));
-    r.add("trim", &[Str], None, |_, a| s(arg_str(&a[0]).trim_matches(char::is_whitespace).to_string()));
+    r.add("trim", &[Str], None, |_, a| {
+        s(arg_str(&a[0]).trim_matches(char::is_whitespace).to_string())
+    });
     r.add("trimAll", &[Str, Str], None, |_, a| {
         let cut: Vec<char> = arg_str(&a[0]).chars().collect();
-        s(arg_str(&a[1]).trim_matches(|c| cut.contains(&c)).to_string())
+        s(arg_str(&a[1])
+            .trim_matches(|c| cut.contains(&c))
+            .to_string())
     });
     r.alias("trimall", "trimAll");
     r.add("trimPrefix", &[Str, Str], None, |_, a| {
-        s(arg_str(&a[1]).strip_prefix(arg_str(&a[0])).unwrap_or(arg_str(&a[1])).to_string())
+        s(arg_str(&a[1])
+            .strip_prefix(arg_str(&a[0]))
+            .unwrap_or(arg_str(&a[1]))
+            .to_string())
     });
     r.add("trimSuffix", &[Str, Str], None, |_, a| {
-        s(arg_str(&a[1]).strip_suffix(arg_str(&a[0])).unwrap_or(arg_str(&a[1])).to_string())
+        s(arg_str(&a[1])
+            .strip_suffix(arg_str(&a[0]))
+            .unwrap_or(arg_str(&a[1]))
+            .to_string())
     });
-    r.add("upper", &[Str], None, |_, a| s(arg_str(&a[0]).to_uppercase()));
-    r.add("lower", &[Str], None, |_, a| s(arg_str(&a[0]).to_lowercase()));
+    r.add("upper", &[Str], None, |_, a| {
+        s(arg_str(&a[0]).to_uppercase())
+    });
+    r.add("lower", &[Str], None, |_, a| {
+        s(arg_str(&a[0]).to_lowercase())
+    });
     r.add("title", &[Str], None, |_, a| s(title(arg_str(&a[0]))));
     r.add("untitle", &[Str], None, |_, a| s(untitle(arg_str(&a[0]))));
     r.add("repeat", &[Int, Str], None, |_, a| {
@@ -38,7 +52,9 @@ pub fn register(r: &mut Registry) {
         }
         s(arg_str(&a[1]).repeat(n as usize))
     });
-    r.add("substr", &[Int, Int, Str], None, |_, a| substr(arg_int(&a[0]), arg_int(&a[1]), arg_str(&a[2])));
+    r.add("substr", &[Int, Int, Str], None, |_, a| {
+        substr(arg_int(&a[0]), arg_int(&a[1]), arg_str(&a[2]))
+    });
     r.add("trunc", &[Int, Str], None, |_, a| {
         let c = arg_int(&a[0]);
         let st = arg_str(&a[1]);
@@ -67,33 +83,78 @@ pub fn register(r: &mut Registry) {
         s(abbreviate_full(arg_str(&a[2]), l, rt).unwrap_or_default())
     });
     r.add("initials", &[Str], None, |_, a| {
-        s(arg_str(&a[0]).split(char::is_whitespace).filter_map(|w| w.chars().next()).collect())
+        s(arg_str(&a[0])
+            .split(char::is_whitespace)
+            .filter_map(|w| w.chars().next())
+            .collect())
     });
-    r.add("wrap", &[Int, Str], None, |_, a| s(wrap_custom(arg_str(&a[1]), arg_int(&a[0]), "", false)));
+    r.add("wrap", &[Int, Str], None, |_, a| {
+        s(wrap_custom(arg_str(&a[1]), arg_int(&a[0]), "", false))
+    });
     r.add("wrapWith", &[Int, Str, Str], None, |_, a| {
-        s(wrap_custom(arg_str(&a[2]), arg_int(&a[0]), arg_str(&a[1]), true))
+        s(wrap_custom(
+            arg_str(&a[2]),
+            arg_int(&a[0]),
+            arg_str(&a[1]),
+            true,
+        ))
     });
-    r.add("contains", &[Str, Str], None, |_, a| Ok(Value::Bool(arg_str(&a[1]).contains(arg_str(&a[0])))));
-    r.add("hasPrefix", &[Str, Str], None, |_, a| Ok(Value::Bool(arg_str(&a[1]).starts_with(arg_str(&a[0])))));
-    r.add("hasSuffix", &[Str, Str], None, |_, a| Ok(Value::Bool(arg_str(&a[1]).ends_with(arg_str(&a[0])))));
+    r.add("contains", &[Str, Str], None, |_, a| {
+        Ok(Value::Bool(arg_str(&a[1]).contains(arg_str(&a[0]))))
+    });
+    r.add("hasPrefix", &[Str, Str], None, |_, a| {
+        Ok(Value::Bool(arg_str(&a[1]).starts_with(arg_str(&a[0]))))
+    });
+    r.add("hasSuffix", &[Str, Str], None, |_, a| {
+        Ok(Value::Bool(arg_str(&a[1]).ends_with(arg_str(&a[0]))))
+    });
     r.add("quote", &[], Some(Any), |_, a| {
-        s(a.iter().filter(|v| !v.is_nil()).map(|v| quote_go(&strval(v))).collect::<Vec<_>>().join(" "))
+        s(a.iter()
+            .filter(|v| !v.is_nil())
+            .map(|v| quote_go(&strval(v)))
+            .collect::<Vec<_>>()
+            .join(" "))
     });
     r.add("squote", &[], Some(Any), |_, a| {
-        s(a.iter().filter(|v| !v.is_nil()).map(|v| format!("'{}'", format::format_v(v))).collect::<Vec<_>>().join(" "))
+        s(a.iter()
+            .filter(|v| !v.is_nil())
+            .map(|v| format!("'{}'", format::format_v(v)))
+            .collect::<Vec<_>>()
+            .join(" "))
     });
     r.add("cat", &[], Some(Any), |_, a| {
-        s(a.iter().filter(|v| !v.is_nil()).map(format::format_v).collect::<Vec<_>>().join(" "))
+        s(a.iter()
+            .filter(|v| !v.is_nil())
+            .map(format::format_v)
+            .collect::<Vec<_>>()
+            .join(" "))
     });
-    r.add("indent", &[Int, Str], None, |_, a| s(indent(arg_int(&a[0]), arg_str(&a[1]))));
-    r.add("nindent", &[Int, Str], None, |_, a| s(format!("\n{}", indent(arg_int(&a[0]), arg_str(&a[1])))));
-    r.add("replace", &[Str, Str, Str], None, |_, a| s(go_replace(arg_str(&a[2]), arg_str(&a[0]), arg_str(&a[1]))));
+    r.add("indent", &[Int, Str], None, |_, a| {
+        s(indent(arg_int(&a[0]), arg_str(&a[1])))
+    });
+    r.add("nindent", &[Int, Str], None, |_, a| {
+        s(format!("\n{}", indent(arg_int(&a[0]), arg_str(&a[1]))))
+    });
+    r.add("replace", &[Str, Str, Str], None, |_, a| {
+        s(go_replace(arg_str(&a[2]), arg_str(&a[0]), arg_str(&a[1])))
+    });
     r.add("plural", &[Str, Str, Int], None, |_, a| {
-        s(if arg_int(&a[2]) == 1 { arg_str(&a[0]) } else { arg_str(&a[1]) }.to_string())
+        s(if arg_int(&a[2]) == 1 {
+            arg_str(&a[0])
+        } else {
+            arg_str(&a[1])
+        }
+        .to_string())
     });
-    r.add("snakecase", &[Str], None, |_, a| s(to_lower_words(arg_str(&a[0]), '_')));
-    r.add("kebabcase", &[Str], None, |_, a| s(to_lower_words(arg_str(&a[0]), '-')));
-    r.add("camelcase", &[Str], None, |_, a| s(camelcase(arg_str(&a[0]))));
+    r.add("snakecase", &[Str], None, |_, a| {
+        s(to_lower_words(arg_str(&a[0]), '_'))
+    });
+    r.add("kebabcase", &[Str], None, |_, a| {
+        s(to_lower_words(arg_str(&a[0]), '-'))
+    });
+    r.add("camelcase", &[Str], None, |_, a| {
+        s(camelcase(arg_str(&a[0])))
+    });
     r.add("swapcase", &[Str], None, |_, a| {
         s(arg_str(&a[0])
             .chars()
@@ -114,10 +175,19 @@ pub fn register(r: &mut Registry) {
         c.shuffle(&mut rand::thread_rng());
         s(c.into_iter().collect())
     });
-    r.add("nospace", &[Str], None, |_, a| s(arg_str(&a[0]).chars().filter(|c| !c.is_whitespace()).collect()));
+    r.add("nospace", &[Str], None, |_, a| {
+        s(arg_str(&a[0])
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect())
+    });
     r.add("toString", &[Any], None, |_, a| s(strval(&a[0])));
-    r.add("toStrings", &[Any], None, |_, a| Ok(Value::str_list(strslice(&a[0]))));
-    r.add("join", &[Str, Any], None, |_, a| s(strslice(&a[1]).join(arg_str(&a[0]))));
+    r.add("toStrings", &[Any], None, |_, a| {
+        Ok(Value::str_list(strslice(&a[0])))
+    });
+    r.add("join", &[Str, Any], None, |_, a| {
+        s(strslice(&a[1]).join(arg_str(&a[0])))
+    });
     r.add("split", &[Str, Str], None, |_, a| {
         let parts = go_split(arg_str(&a[1]), arg_str(&a[0]), -1);
         Ok(split_map(parts))
@@ -126,7 +196,13 @@ pub fn register(r: &mut Registry) {
         let parts = go_split(arg_str(&a[2]), arg_str(&a[0]), arg_int(&a[1]));
         Ok(split_map(parts))
     });
-    r.add("splitList", &[Str, Str], None, |_, a| Ok(Value::str_list(go_split(arg_str(&a[1]), arg_str(&a[0]), -1))));
+    r.add("splitList", &[Str, Str], None, |_, a| {
+        Ok(Value::str_list(go_split(
+            arg_str(&a[1]),
+            arg_str(&a[0]),
+            -1,
+        )))
+    });
     r.add("sortAlpha", &[Any], None, |_, a| {
         let mut l = match &a[0] {
             Value::List(..) | Value::Bytes(_) => strslice(&a[0]),
@@ -147,15 +223,21 @@ pub fn register(r: &mut Registry) {
         use sha2::Digest;
         s(hex(&sha2::Sha512::digest(arg_str(&a[0]).as_bytes())))
     });
-    r.add("adler32sum", &[Str], None, |_, a| s(adler32(arg_str(&a[0]).as_bytes()).to_string()));
-    r.add("b64enc", &[Str], None, |_, a| s(base64::engine::general_purpose::STANDARD.encode(arg_str(&a[0]))));
+    r.add("adler32sum", &[Str], None, |_, a| {
+        s(adler32(arg_str(&a[0]).as_bytes()).to_string())
+    });
+    r.add("b64enc", &[Str], None, |_, a| {
+        s(base64::engine::general_purpose::STANDARD.encode(arg_str(&a[0])))
+    });
     r.add("b64dec", &[Str], None, |_, a| {
         s(match go_b64_decode(arg_str(&a[0])) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => e,
         })
     });
-    r.add("b32enc", &[Str], None, |_, a| s(b32_encode(arg_str(&a[0]).as_bytes())));
+    r.add("b32enc", &[Str], None, |_, a| {
+        s(b32_encode(arg_str(&a[0]).as_bytes()))
+    });
     r.add("b32dec", &[Str], None, |_, a| {
         s(match b32_decode(arg_str(&a[0])) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
@@ -164,28 +246,59 @@ pub fn register(r: &mut Registry) {
     });
     // Regular expressions.
     r.add("regexMatch", &[Str, Str], None, |_, a| {
-        Ok(Value::Bool(compile(arg_str(&a[0])).map(|re| re.is_match(arg_str(&a[1]))).unwrap_or(false)))
+        Ok(Value::Bool(
+            compile(arg_str(&a[0]))
+                .map(|re| re.is_match(arg_str(&a[1])))
+                .unwrap_or(false),
+        ))
     });
     r.add("mustRegexMatch", &[Str, Str], None, |_, a| {
-        Ok(Value::Bool(compile(arg_str(&a[0]))?.is_match(arg_str(&a[1]))))
+        Ok(Value::Bool(
+            compile(arg_str(&a[0]))?.is_match(arg_str(&a[1])),
+        ))
     });
-    r.add("regexFindAll", &[Str, Str, Int], None, |_, a| regex_find_all(&a, true));
-    r.add("mustRegexFindAll", &[Str, Str, Int], None, |_, a| regex_find_all(&a, false));
+    r.add("regexFindAll", &[Str, Str, Int], None, |_, a| {
+        regex_find_all(&a, true)
+    });
+    r.add("mustRegexFindAll", &[Str, Str, Int], None, |_, a| {
+        regex_find_all(&a, false)
+    });
     r.add("regexFind", &[Str, Str], None, |_, a| regex_find(&a, true));
-    r.add("mustRegexFind", &[Str, Str], None, |_, a| regex_find(&a, false));
-    r.add("regexReplaceAll", &[Str, Str, Str], None, |_, a| regex_replace(&a, true, true));
-    r.add("mustRegexReplaceAll", &[Str, Str, Str], None, |_, a| regex_replace(&a, true, false));
-    r.add("regexReplaceAllLiteral", &[Str, Str, Str], None, |_, a| regex_replace(&a, false, true));
-    r.add("mustRegexReplaceAllLiteral", &[Str, Str, Str], None, |_, a| regex_replace(&a, false, false));
-    r.add("regexSplit", &[Str, Str, Int], None, |_, a| regex_split(&a, true));
-    r.add("mustRegexSplit", &[Str, Str, Int], None, |_, a| regex_split(&a, false));
-    r.add("regexQuoteMeta", &[Str], None, |_, a| s(quote_meta(arg_str(&a[0]))));
+    r.add("mustRegexFind", &[Str, Str], None, |_, a| {
+        regex_find(&a, false)
+    });
+    r.add("regexReplaceAll", &[Str, Str, Str], None, |_, a| {
+        regex_replace(&a, true, true)
+    });
+    r.add("mustRegexReplaceAll", &[Str, Str, Str], None, |_, a| {
+        regex_replace(&a, true, false)
+    });
+    r.add("regexReplaceAllLiteral", &[Str, Str, Str], None, |_, a| {
+        regex_replace(&a, false, true)
+    });
+    r.add(
+        "mustRegexReplaceAllLiteral",
+        &[Str, Str, Str],
+        None,
+        |_, a| regex_replace(&a, false, false),
+    );
+    r.add("regexSplit", &[Str, Str, Int], None, |_, a| {
+        regex_split(&a, true)
+    });
+    r.add("mustRegexSplit", &[Str, Str, Int], None, |_, a| {
+        regex_split(&a, false)
+    });
+    r.add("regexQuoteMeta", &[Str], None, |_, a| {
+        s(quote_meta(arg_str(&a[0])))
+    });
     // Paths.
     r.add("base", &[Str], None, |_, a| s(path_base(arg_str(&a[0]))));
     r.add("dir", &[Str], None, |_, a| s(path_dir(arg_str(&a[0]))));
     r.add("clean", &[Str], None, |_, a| s(path_clean(arg_str(&a[0]))));
     r.add("ext", &[Str], None, |_, a| s(path_ext(arg_str(&a[0]))));
-    r.add("isAbs", &[Str], None, |_, a| Ok(Value::Bool(arg_str(&a[0]).starts_with('/'))));
+    r.add("isAbs", &[Str], None, |_, a| {
+        Ok(Value::Bool(arg_str(&a[0]).starts_with('/')))
+    });
     r.alias("osBase", "base");
     r.alias("osDir", "dir");
     r.alias("osClean", "clean");
@@ -196,15 +309,23 @@ pub fn register(r: &mut Registry) {
     r.add("urlJoin", &[Dict], None, |_, a| url_join(&a[0]));
     // Reflection.
     r.add("typeOf", &[Any], None, |_, a| s(a[0].type_name()));
-    r.add("typeIs", &[Str, Any], None, |_, a| Ok(Value::Bool(arg_str(&a[0]) == a[1].type_name())));
+    r.add("typeIs", &[Str, Any], None, |_, a| {
+        Ok(Value::Bool(arg_str(&a[0]) == a[1].type_name()))
+    });
     r.add("typeIsLike", &[Str, Any], None, |_, a| {
         let t = a[1].type_name();
         let target = arg_str(&a[0]);
         Ok(Value::Bool(target == t || format!("*{target}") == t))
     });
-    r.add("kindOf", &[Any], None, |_, a| s(a[0].kind_name().to_string()));
-    r.add("kindIs", &[Str, Any], None, |_, a| Ok(Value::Bool(arg_str(&a[0]) == a[1].kind_name())));
-    r.add("deepEqual", &[Any, Any], None, |_, a| Ok(Value::Bool(a[0].deep_equal(&a[1]))));
+    r.add("kindOf", &[Any], None, |_, a| {
+        s(a[0].kind_name().to_string())
+    });
+    r.add("kindIs", &[Str, Any], None, |_, a| {
+        Ok(Value::Bool(arg_str(&a[0]) == a[1].kind_name()))
+    });
+    r.add("deepEqual", &[Any, Any], None, |_, a| {
+        Ok(Value::Bool(a[0].deep_equal(&a[1])))
+    });
     // Defaults.
     r.add("default", &[Any], Some(Any), |_, a| {
         if a.len() < 2 || is_empty(&a[1]) {
@@ -212,11 +333,25 @@ pub fn register(r: &mut Registry) {
         }
         Ok(a[1].clone())
     });
-    r.add("empty", &[Any], None, |_, a| Ok(Value::Bool(is_empty(&a[0]))));
-    r.add("coalesce", &[], Some(Any), |_, a| Ok(a.into_iter().find(|v| !is_empty(v)).unwrap_or(Value::Nil)));
-    r.add("all", &[], Some(Any), |_, a| Ok(Value::Bool(a.iter().all(|v| !is_empty(v)))));
-    r.add("any", &[], Some(Any), |_, a| Ok(Value::Bool(a.iter().any(|v| !is_empty(v)))));
-    r.add("ternary", &[Any, Any, Bool], None, |_, a| Ok(if a[2].truthy() { a[0].clone() } else { a[1].clone() }));
+    r.add("empty", &[Any], None, |_, a| {
+        Ok(Value::Bool(is_empty(&a[0])))
+    });
+    r.add("coalesce", &[], Some(Any), |_, a| {
+        Ok(a.into_iter().find(|v| !is_empty(v)).unwrap_or(Value::Nil))
+    });
+    r.add("all", &[], Some(Any), |_, a| {
+        Ok(Value::Bool(a.iter().all(|v| !is_empty(v))))
+    });
+    r.add("any", &[], Some(Any), |_, a| {
+        Ok(Value::Bool(a.iter().any(|v| !is_empty(v))))
+    });
+    r.add("ternary", &[Any, Any, Bool], None, |_, a| {
+        Ok(if a[2].truthy() {
+            a[0].clone()
+        } else {
+            a[1].clone()
+        })
+    });
 }
 
 /// Sprig's `empty`.
@@ -312,11 +447,16 @@ fn substr(start: i64, end: i64, st: &str) -> FResult {
     let slice = |a: i64, z: i64| -> FResult {
         if a < 0 || z > l || a > z {
             if z > l {
-                return Err(format!("runtime error: slice bounds out of range [:{z}] with length {l}").into());
+                return Err(format!(
+                    "runtime error: slice bounds out of range [:{z}] with length {l}"
+                )
+                .into());
             }
             return Err(format!("runtime error: slice bounds out of range [{a}:{z}]").into());
         }
-        Ok(Value::string(String::from_utf8_lossy(&b[a as usize..z as usize]).into_owned()))
+        Ok(Value::string(
+            String::from_utf8_lossy(&b[a as usize..z as usize]).into_owned(),
+        ))
     };
     if start < 0 {
         return slice(0, end);
@@ -633,7 +773,10 @@ pub fn go_b64_decode(st: &str) -> Result<Vec<u8>, String> {
             dlen = j;
             break;
         }
-        let val = (dbuf[0] as u32) << 18 | (dbuf[1] as u32) << 12 | (dbuf[2] as u32) << 6 | dbuf[3] as u32;
+        let val = (dbuf[0] as u32) << 18
+            | (dbuf[1] as u32) << 12
+            | (dbuf[2] as u32) << 6
+            | dbuf[3] as u32;
         let bytes = [(val >> 16) as u8, (val >> 8) as u8, val as u8];
         match dlen {
             4 => out.extend_from_slice(&bytes),
@@ -676,7 +819,10 @@ fn b32_encode(data: &[u8]) -> String {
 fn b32_decode(st: &str) -> Result<Vec<u8>, String> {
     let src: Vec<u8> = st.bytes().filter(|&c| c != b'\n' && c != b'\r').collect();
     if src.len() % 8 != 0 {
-        return Err(format!("illegal base32 data at input byte {}", (src.len() / 8) * 8));
+        return Err(format!(
+            "illegal base32 data at input byte {}",
+            (src.len() / 8) * 8
+        ));
     }
     let mut out = Vec::new();
     for (ci, chunk) in src.chunks(8).enumerate() {
@@ -728,7 +874,10 @@ fn regex_err_text(e: &regex::Error, re: &str) -> String {
         return format!("missing closing ]: `{}`", &re[re.find('[').unwrap_or(0)..]);
     }
     if msg.contains("repetition operator missing expression") {
-        return format!("missing argument to repetition operator: `{}`", re.chars().next().unwrap_or('*'));
+        return format!(
+            "missing argument to repetition operator: `{}`",
+            re.chars().next().unwrap_or('*')
+        );
     }
     msg.lines().last().unwrap_or("").trim().to_string()
 }
@@ -736,7 +885,11 @@ fn regex_err_text(e: &regex::Error, re: &str) -> String {
 fn must<T>(r: Result<T, String>, panicky: bool, re: &str) -> Result<T, super::FuncError> {
     r.map_err(|e| {
         if panicky {
-            super::FuncError::Msg(format!("regexp: Compile({}): {}", quote_go(re).replace('"', "`"), e))
+            super::FuncError::Msg(format!(
+                "regexp: Compile({}): {}",
+                quote_go(re).replace('"', "`"),
+                e
+            ))
         } else {
             super::FuncError::Msg(e)
         }
@@ -765,13 +918,20 @@ fn find_all<'t>(re: &regex::Regex, st: &'t str, n: i64) -> Vec<regex::Match<'t>>
 fn regex_find_all(a: &[Value], panicky: bool) -> FResult {
     let re = must(compile(arg_str(&a[0])), panicky, arg_str(&a[0]))?;
     let st = arg_str(&a[1]);
-    let v: Vec<String> = find_all(&re, st, arg_int(&a[2])).iter().map(|m| m.as_str().to_string()).collect();
+    let v: Vec<String> = find_all(&re, st, arg_int(&a[2]))
+        .iter()
+        .map(|m| m.as_str().to_string())
+        .collect();
     Ok(Value::str_list(v))
 }
 
 fn regex_find(a: &[Value], panicky: bool) -> FResult {
     let re = must(compile(arg_str(&a[0])), panicky, arg_str(&a[0]))?;
-    Ok(Value::string(re.find(arg_str(&a[1])).map(|m| m.as_str().to_string()).unwrap_or_default()))
+    Ok(Value::string(
+        re.find(arg_str(&a[1]))
+            .map(|m| m.as_str().to_string())
+            .unwrap_or_default(),
+    ))
 }
 
 fn regex_replace(a: &[Value], expand: bool, panicky: bool) -> FResult {
@@ -903,12 +1063,18 @@ fn url_parse(raw: &str) -> FResult {
         let cand = &rest[..i];
         if !cand.is_empty()
             && cand.chars().next().unwrap().is_ascii_alphabetic()
-            && cand.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            && cand
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
         {
             scheme = cand.to_lowercase();
             rest = &rest[i + 1..];
         } else if cand.is_empty() {
-            return Err(format!("unable to parse url: parse {}: missing protocol scheme", quote_go(raw)).into());
+            return Err(format!(
+                "unable to parse url: parse {}: missing protocol scheme",
+                quote_go(raw)
+            )
+            .into());
         }
     }
     let mut query = String::new();
@@ -979,7 +1145,9 @@ fn url_join(d: &Value) -> FResult {
             Value::Map(m, _) => match m.borrow().get(k) {
                 None => Ok(String::new()),
                 Some(Value::Str(s)) => Ok(s.to_string()),
-                Some(other) => Err(format!("unable to parse {k}: {}", format::format_v(other)).into()),
+                Some(other) => {
+                    Err(format!("unable to parse {k}: {}", format::format_v(other)).into())
+                }
             },
             _ => Ok(String::new()),
         }
