@@ -141,7 +141,149 @@ pub fn split_documents(file: &str) -> Vec<String> {
         .collect()
 }
 
+/// Read the head of a document from the parser's event stream without
+/// building the tree (manifests can be megabytes of CRD schema). Returns
+/// `Ok(None)` for the rare shapes (aliases, merge keys) the full decoder
+/// must handle.
+fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
+    use crate::goyaml::parse::{scalar, scan_err};
+    use crate::goyaml::resolve::Scalar;
+    use yaml_rust2::parser::{Event, Parser};
+    let wrap = |m: String| format!("YAML parse error on {path}: {m}");
+    let mut p = Parser::new_from_str(doc);
+    let mut next = || -> Result<Event, String> {
+        p.next_token().map(|(e, _)| e).map_err(|e| wrap(format!("error converting YAML to JSON: {}", scan_err(&e, doc).msg)))
+    };
+    enum Step {
+        Value(Scalar),
+        Map,
+        Seq,
+        Alias,
+        End,
+    }
+    fn classify(e: Event) -> Step {
+        match e {
+            Event::Scalar(t, style, _, tag) => Step::Value(scalar(t, style, tag.as_ref())),
+            Event::MappingStart(..) => Step::Map,
+            Event::SequenceStart(..) => Step::Seq,
+            Event::Alias(_) => Step::Alias,
+            _ => Step::End,
+        }
+    }
+    // Consume the rest of a collection whose start was already read.
+    fn skip(next: &mut dyn FnMut() -> Result<Event, String>) -> Result<(), String> {
+        let mut depth = 1;
+        while depth > 0 {
+            match next()? {
+                Event::MappingStart(..) | Event::SequenceStart(..) => depth += 1,
+                Event::MappingEnd | Event::SequenceEnd => depth -= 1,
+                Event::StreamEnd => return Ok(()),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+    let kind_name = |s: &Scalar| match s {
+        Scalar::Bool(_) => "bool",
+        Scalar::Int(_) | Scalar::Uint(_) | Scalar::Float(_) => "number",
+        _ => "string",
+    };
+    let field = |s: Scalar, name: &str| -> Result<String, String> {
+        match s {
+            Scalar::Str(x) | Scalar::Timestamp(x) => Ok(x),
+            Scalar::Null => Ok(String::new()),
+            Scalar::Float(f) if !f.is_finite() => Err(wrap(format!("error converting YAML to JSON: json: unsupported value: {}", crate::gotmpl::format::format_float_g(f)))),
+            other => Err(wrap(format!(
+                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {} of type string",
+                kind_name(&other),
+                name
+            ))),
+        }
+    };
+    let mut h = Head::default();
+    // Stream and document start.
+    let first = loop {
+        match next()? {
+            Event::StreamStart | Event::DocumentStart | Event::Nothing => continue,
+            e => break e,
+        }
+    };
+    match classify(first) {
+        Step::End => return Ok(Some(h)),
+        Step::Value(Scalar::Null) => {}
+        Step::Map => {
+            loop {
+                let k = match classify(next()?) {
+                    Step::End => break,
+                    Step::Value(Scalar::Merge) | Step::Alias => return Ok(None),
+                    Step::Value(k) => k,
+                    Step::Map | Step::Seq => return Ok(None),
+                };
+                let key = match k {
+                    Scalar::Str(s) => s,
+                    _ => String::new(),
+                };
+                let v = classify(next()?);
+                match (key.as_str(), v) {
+                    (_, Step::Alias) => return Ok(None),
+                    ("apiVersion", Step::Value(s)) => h.api_version = field(s, "SimpleHead.apiVersion")?,
+                    ("kind", Step::Value(s)) => h.kind = field(s, "SimpleHead.kind")?,
+                    ("metadata", Step::Map) => loop {
+                        let mk = match classify(next()?) {
+                            Step::End => break,
+                            Step::Value(Scalar::Str(s)) => s,
+                            Step::Value(Scalar::Merge) | Step::Alias | Step::Map | Step::Seq => return Ok(None),
+                            Step::Value(_) => String::new(),
+                        };
+                        match (mk.as_str(), classify(next()?)) {
+                            (_, Step::Alias) => return Ok(None),
+                            ("name", Step::Value(s)) => h.name = field(s, "SimpleHead.metadata.name")?,
+                            ("namespace", Step::Value(s)) => h.namespace = field(s, "SimpleHead.metadata.namespace")?,
+                            ("annotations", Step::Map) => loop {
+                                let ak = match classify(next()?) {
+                                    Step::End => break,
+                                    Step::Value(Scalar::Str(s)) => s,
+                                    _ => return Ok(None),
+                                };
+                                match classify(next()?) {
+                                    Step::Value(s) => {
+                                        let v = field(s, "SimpleHead.metadata.annotations")?;
+                                        h.annotations.insert(ak, v);
+                                    }
+                                    _ => return Ok(None),
+                                }
+                            },
+                            ("name" | "namespace" | "annotations", _) => return Ok(None),
+                            (_, Step::Map | Step::Seq) => skip(&mut next)?,
+                            _ => {}
+                        }
+                    },
+                    ("apiVersion" | "kind" | "metadata", _) => return Ok(None),
+                    (_, Step::Map | Step::Seq) => skip(&mut next)?,
+                    _ => {}
+                }
+            }
+        }
+        _ => return Ok(None),
+    }
+    // The rest of the stream must still parse.
+    loop {
+        match next()? {
+            Event::StreamEnd => break,
+            _ => {}
+        }
+    }
+    Ok(Some(h))
+}
+
 fn head_of(doc: &str, path: &str) -> Result<Head, String> {
+    if let Some(h) = head_streaming(doc, path)? {
+        return Ok(h);
+    }
+    head_full(doc, path)
+}
+
+fn head_full(doc: &str, path: &str) -> Result<Head, String> {
     let wrap = |m: String| format!("YAML parse error on {path}: {m}");
     let docs = parse_documents(doc)
         .map_err(|e| wrap(format!("error converting YAML to JSON: {}", e.msg)))?;

@@ -389,13 +389,20 @@ fn collect(
         out.insert(
             format!("{full_path}/{}", t.name),
             Renderable {
-                text: String::from_utf8_lossy(&t.data).into_owned(),
+                text: utf8(&t.data),
                 vals: next.clone(),
                 base_path: format!("{full_path}/templates"),
             },
         );
     }
     next
+}
+
+fn utf8(b: &[u8]) -> String {
+    match std::str::from_utf8(b) {
+        Ok(s) => s.to_string(),
+        Err(_) => String::from_utf8_lossy(b).into_owned(),
+    }
 }
 
 /// Helm's sortTemplates: deeper paths first, then reverse lexical order.

@@ -78,7 +78,7 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
         }
         return;
     };
-    let s = sm.borrow().clone();
+    let s = sm.borrow();
     if let Some(Value::Str(r)) = get(&s, "$ref") {
         if let Some(target) = resolve_ref(ctx, r) {
             validate(ctx, &target, v, ptr, errs);
@@ -236,7 +236,7 @@ fn validate(ctx: &Ctx, schema: &Value, v: &Value, ptr: &str, errs: &mut Vec<(Str
         }
     }
     if let Value::Map(vm, _) = v {
-        let vm = vm.borrow().clone();
+        let vm = vm.borrow();
         if let Some(Value::List(req, _)) = get(&s, "required") {
             let missing: Vec<String> = req
                 .iter()

@@ -468,7 +468,7 @@ impl<'s> Exec<'s> {
                 self.set_var(name, value.clone())?;
             } else {
                 self.vars
-                    .push((Rc::from(name.as_str()), Slot::concrete(value.clone())));
+                    .push((name.clone(), Slot::concrete(value.clone())));
             }
         }
         Ok(value)

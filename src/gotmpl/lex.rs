@@ -2,6 +2,8 @@
 //! `text/template/parse/lex.go`: the exact whitespace rules of trim markers
 //! and the token boundaries decide both output bytes and error messages.
 
+use std::rc::Rc;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tok {
     Error,
@@ -65,7 +67,7 @@ impl Tok {
 pub struct Item {
     pub typ: Tok,
     pub pos: usize,
-    pub val: String,
+    pub val: Rc<str>,
     pub line: usize,
 }
 
@@ -74,7 +76,7 @@ impl Item {
     pub fn describe(&self) -> String {
         match self.typ {
             Tok::Eof => "EOF".into(),
-            Tok::Error => self.val.clone(),
+            Tok::Error => self.val.to_string(),
             t if t.is_keyword() => format!("<{}>", self.val),
             _ => {
                 if self.val.chars().count() > 10 {
@@ -137,25 +139,15 @@ pub struct Lexer<'a> {
     start: usize,
     paren_depth: i32,
     items: Vec<Item>,
-    line_starts: Vec<usize>,
+    /// Line counting is incremental: `counted` bytes have been scanned and
+    /// `line` is the line at that point.
+    counted: usize,
+    line: usize,
 }
 
 /// Lex the whole input. The token stream ends with `Eof` or with one `Error`.
 pub fn lex(input: &str) -> Vec<Item> {
-    let mut line_starts = vec![0];
-    for (i, b) in input.bytes().enumerate() {
-        if b == b'\n' {
-            line_starts.push(i + 1);
-        }
-    }
-    let mut l = Lexer {
-        input,
-        pos: 0,
-        start: 0,
-        paren_depth: 0,
-        items: Vec::new(),
-        line_starts,
-    };
+    let mut l = Lexer { input, pos: 0, start: 0, paren_depth: 0, items: Vec::new(), counted: 0, line: 1 };
     l.run();
     l.items
 }
@@ -170,10 +162,13 @@ enum State {
 }
 
 impl<'a> Lexer<'a> {
-    fn line_of(&self, pos: usize) -> usize {
-        match self.line_starts.binary_search(&pos) {
-            Ok(i) => i + 1,
-            Err(i) => i,
+    fn line_of(&mut self, pos: usize) -> usize {
+        if pos >= self.counted {
+            self.line += memchr::memchr_iter(b'\n', &self.input.as_bytes()[self.counted..pos]).count();
+            self.counted = pos;
+            self.line
+        } else {
+            1 + memchr::memchr_iter(b'\n', &self.input.as_bytes()[..pos]).count()
         }
     }
 
@@ -198,7 +193,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn emit(&mut self, typ: Tok) {
-        let val = self.input[self.start..self.pos].to_string();
+        let val: Rc<str> = Rc::from(&self.input[self.start..self.pos]);
         let line = self.line_of(self.start);
         self.items.push(Item {
             typ,
@@ -218,7 +213,7 @@ impl<'a> Lexer<'a> {
         self.items.push(Item {
             typ: Tok::Error,
             pos: self.start,
-            val: msg,
+            val: Rc::from(msg.as_str()),
             line,
         });
         State::Done
@@ -253,7 +248,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_text(&mut self) -> State {
-        if let Some(x) = self.input[self.pos..].find(LEFT) {
+        if let Some(x) = memchr::memmem::find(&self.input.as_bytes()[self.pos..], LEFT.as_bytes()) {
             if x > 0 {
                 self.pos += x;
                 let delim_end = self.pos + LEFT.len();

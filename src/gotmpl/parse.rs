@@ -38,7 +38,7 @@ pub struct Branch {
 pub struct Pipe {
     pub pos: usize,
     pub is_assign: bool,
-    pub decl: Vec<(usize, String)>,
+    pub decl: Vec<(usize, Rc<str>)>,
     pub cmds: Vec<Command>,
 }
 
@@ -446,7 +446,7 @@ impl<'f> Parser<'f> {
     fn text_or_action(&mut self) -> PResult<Parsed> {
         let tok = self.next_non_space();
         match tok.typ {
-            Tok::Text => Ok(Parsed::Node(Some(Node::Text(Rc::from(tok.val.as_str()))))),
+            Tok::Text => Ok(Parsed::Node(Some(Node::Text(tok.val.clone())))),
             Tok::LeftDelim => {
                 self.action_line = tok.line;
                 let r = self.action();
@@ -631,11 +631,11 @@ impl<'f> Parser<'f> {
                     pipe.is_assign = next.typ == Tok::Assign;
                     self.next_non_space();
                     pipe.decl.push((v.pos, v.val.clone()));
-                    self.vars.push(v.val.clone());
-                } else if next.typ == Tok::Char && next.val == "," {
+                    self.vars.push(v.val.to_string());
+                } else if next.typ == Tok::Char && &*next.val == "," {
                     self.next_non_space();
                     pipe.decl.push((v.pos, v.val.clone()));
-                    self.vars.push(v.val.clone());
+                    self.vars.push(v.val.to_string());
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space().typ {
                             Tok::Variable | Tok::RightDelim | Tok::RightParen => continue 'decls,
@@ -779,7 +779,7 @@ impl<'f> Parser<'f> {
                 }
                 Arg::Identifier {
                     pos,
-                    name: Rc::from(tok.val.as_str()),
+                    name: tok.val.clone(),
                 }
             }
             Tok::Dot => Arg::Dot { pos },
@@ -800,7 +800,7 @@ impl<'f> Parser<'f> {
             },
             Tok::Bool => Arg::Bool {
                 pos,
-                val: tok.val == "true",
+                val: &*tok.val == "true",
             },
             Tok::CharConstant | Tok::Complex | Tok::Number => match parse_number(&tok.val, tok.typ)
             {
@@ -816,7 +816,7 @@ impl<'f> Parser<'f> {
             Tok::String | Tok::RawString => match unquote(&tok.val) {
                 Ok(s) => Arg::Str {
                     pos,
-                    quoted: Rc::from(tok.val.as_str()),
+                    quoted: tok.val.clone(),
                     text: Rc::from(s),
                 },
                 Err(e) => return self.err(e),

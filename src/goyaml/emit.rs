@@ -20,12 +20,7 @@ enum Y {
 
 pub struct JsonError(pub String);
 
-fn to_y(v: &Value) -> Result<Y, JsonError> {
-    to_y_mode(v, false)
-}
-
 fn to_y_mode(v: &Value, pretty: bool) -> Result<Y, JsonError> {
-    let to_y = |v: &Value| to_y_mode(v, pretty);
     Ok(match v {
         Value::Nil => Y::Null,
         Value::Bool(b) => Y::Bool(*b),

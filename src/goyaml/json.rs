@@ -295,6 +295,13 @@ impl<'a> Dec<'a> {
         self.i += 1;
         let mut out: Vec<u8> = Vec::new();
         loop {
+            // Copy the run of plain bytes up to the next quote, escape or control byte.
+            let run = self.b[self.i..]
+                .iter()
+                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+                .unwrap_or(self.b.len() - self.i);
+            out.extend_from_slice(&self.b[self.i..self.i + run]);
+            self.i += run;
             let Some(&c) = self.b.get(self.i) else {
                 return Err("unexpected end of JSON input".into());
             };
@@ -358,7 +365,10 @@ impl<'a> Dec<'a> {
                 c => out.push(c),
             }
         }
-        Ok(String::from_utf8_lossy(&out).into_owned())
+        Ok(match String::from_utf8(out) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        })
     }
 }
 

@@ -73,7 +73,7 @@ fn is_parser_error(info: &str) -> bool {
         || info.starts_with("while parsing a block collection,")
 }
 
-fn scan_err(e: &yaml_rust2::scanner::ScanError, text: &str) -> YamlError {
+pub fn scan_err(e: &yaml_rust2::scanner::ScanError, text: &str) -> YamlError {
     let m = e.marker();
     let line = m.line();
     let info = e.info();
@@ -181,7 +181,7 @@ impl<'a> Loader<'a> {
     }
 }
 
-fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Scalar {
+pub fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Scalar {
     if let Some(t) = tag {
         let full = if t.handle == "!!" || t.handle == "tag:yaml.org,2002:" {
             t.suffix.clone()

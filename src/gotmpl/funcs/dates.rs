@@ -2,7 +2,7 @@
 //! taken as UTC (what containers run with); named zones other than UTC fall
 //! back to UTC as Sprig does for unknown zones.
 
-use super::{arg_str, FResult, Registry, P};
+use super::{arg_str, Registry, P};
 use crate::gotmpl::value::{Object, Value};
 use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, TimeZone, Timelike, Utc};
 use std::rc::Rc;

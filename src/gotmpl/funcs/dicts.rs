@@ -2,7 +2,7 @@
 //! `set`, `unset`, `merge` and `mergeOverwrite` mutate their first map.
 
 use super::strings::is_empty;
-use super::{arg_map, arg_str, strval, FResult, Registry, P};
+use super::{arg_map, arg_str, strval, Registry, P};
 use crate::gotmpl::value::{Map, MapKind, Value};
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -1,6 +1,6 @@
 //! Functions Helm adds to (or replaces in) Sprig's set.
 
-use super::{arg_str, FResult, FuncError, Registry, P};
+use super::{arg_str, FuncError, Registry, P};
 use crate::gotmpl::exec::Exec;
 use crate::gotmpl::value::{Map, Value};
 use crate::goyaml::{emit, json, parse};

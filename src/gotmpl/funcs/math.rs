@@ -1,7 +1,7 @@
 //! Sprig's integer and float math and type conversions.
 
 use super::cast::{atoi, to_float64, to_int64};
-use super::{arg_int, FResult, Registry, P};
+use super::{arg_int, Registry, P};
 use crate::gotmpl::format::format_v;
 use crate::gotmpl::value::{ListKind, Value};
 use std::rc::Rc;

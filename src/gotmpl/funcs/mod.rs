@@ -15,7 +15,7 @@ pub mod strings;
 
 use super::error::ExecError;
 use super::exec::Exec;
-use super::value::{Map, MapKind, Value};
+use super::value::{Map, Value};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 

@@ -859,7 +859,22 @@ fn b32_decode(st: &str) -> Result<Vec<u8>, String> {
 // ---- regex ----
 
 fn compile(re: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(re).map_err(|e| format!("error parsing regexp: {}", regex_err_text(&e, re)))
+    // Charts call the same few patterns over and over: compile each once.
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, regex::Regex>> = Default::default();
+    }
+    if let Some(r) = CACHE.with(|c| c.borrow().get(re).cloned()) {
+        return Ok(r);
+    }
+    let r = regex::Regex::new(re).map_err(|e| format!("error parsing regexp: {}", regex_err_text(&e, re)))?;
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() > 1024 {
+            c.clear();
+        }
+        c.insert(re.to_string(), r.clone());
+    });
+    Ok(r)
 }
 
 fn regex_err_text(e: &regex::Error, re: &str) -> String {
