@@ -10,3 +10,6 @@ fn main() {
     let code = child.join().unwrap_or(2);
     std::process::exit(code);
 }
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -14,7 +14,7 @@ impl Files {
         Files {
             files: list
                 .iter()
-                .map(|f| (f.name.clone(), Rc::new(f.data.clone())))
+                .map(|f| (f.name.clone(), f.data.clone()))
                 .collect(),
         }
     }

@@ -5,7 +5,7 @@ use super::metadata::{parse_dependencies, Metadata};
 use super::{Chart, File};
 use crate::goyaml::parse::parse_documents;
 use std::fmt;
-use std::io::Read;
+
 use std::path::Path;
 
 /// Helm's limit on the decompressed size of a chart archive.
@@ -213,7 +213,7 @@ fn read_dir_files(root: &Path) -> Result<Vec<File>, LoadError> {
                 }
                 let data = std::fs::read(&p)
                     .map_err(|e| LoadError(format!("{}: {}", p.display(), io_msg(&e))))?;
-                out.push(File { name: rel, data });
+                out.push(File::new(rel, data));
             }
         }
         Ok(())
@@ -227,39 +227,16 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     if data.len() < 2 || data[0] != 0x1f || data[1] != 0x8b {
         return err("file does not appear to be a gzipped archive; got 'application/octet-stream'");
     }
-    let gz = flate2::read::GzDecoder::new(data);
-    let mut limited = gz.take(MAX_DECOMPRESSED_CHART_SIZE + 1);
-    let mut raw = Vec::new();
-    limited
-        .read_to_end(&mut raw)
-        .map_err(|e| LoadError(format!("gzip: {}", gzip_msg(&e))))?;
-    if raw.len() as u64 > MAX_DECOMPRESSED_CHART_SIZE {
-        return err(format!(
-            "decompressed chart is larger than the maximum size {}",
-            MAX_DECOMPRESSED_CHART_SIZE
-        ));
-    }
-    let mut ar = tar::Archive::new(&raw[..]);
+    let raw = gunzip(data)?;
     let mut files: Vec<File> = Vec::new();
-    let entries = ar
-        .entries()
-        .map_err(|e| LoadError(format!("archive/tar: {e}")))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|e| LoadError(format!("archive/tar: {e}")))?;
-        let kind = entry.header().entry_type();
-        let path_bytes = entry.path_bytes().into_owned();
-        let name = String::from_utf8_lossy(&path_bytes).replace('\\', "/");
-        if kind.is_dir() {
-            continue;
-        }
-        if kind == tar::EntryType::XGlobalHeader || kind == tar::EntryType::XHeader {
-            continue;
-        }
-        if kind.is_symlink() || kind.is_hard_link() {
-            return err(format!("chart contains a link: {name}"));
-        }
-        if !kind.is_file() {
-            continue;
+    for entry in TarEntries::new(&raw) {
+        let entry = entry?;
+        let name = String::from_utf8_lossy(&entry.name).replace('\\', "/");
+        match entry.kind {
+            b'5' => continue,
+            b'1' | b'2' => return err(format!("chart contains a link: {name}")),
+            b'0' | 0 | b'7' => {}
+            _ => continue,
         }
         // Drop the top folder.
         let parts: Vec<&str> = name.splitn(2, '/').collect();
@@ -274,22 +251,19 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
         if clean.starts_with("../") || clean == ".." || rel.split('/').any(|s| s == "..") {
             return err(format!("chart illegally references parent directory"));
         }
-        if entry.size() > MAX_DECOMPRESSED_FILE_SIZE {
+        if entry.data.len() as u64 > MAX_DECOMPRESSED_FILE_SIZE {
             return err(format!(
                 "decompressed chart file {:?} is larger than the maximum file size {}",
                 rel, MAX_DECOMPRESSED_FILE_SIZE
             ));
         }
-        let mut buf = Vec::new();
-        entry
-            .read_to_end(&mut buf)
-            .map_err(|e| LoadError(format!("archive/tar: {e}")))?;
+        let buf = entry.data.to_vec();
         if let Some(existing) = files.iter_mut().find(|f| f.name == clean) {
-            existing.data = buf;
+            existing.data = buf.into();
         } else {
             files.push(File {
                 name: clean,
-                data: buf,
+                data: buf.into(),
             });
         }
     }
@@ -299,6 +273,191 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     Ok(files)
 }
 
+struct TarEntry<'a> {
+    name: Vec<u8>,
+    kind: u8,
+    data: &'a [u8],
+}
+
+/// A reader for the tar archives charts come in (ustar, with PAX and GNU
+/// long names), over the decompressed bytes in memory.
+struct TarEntries<'a> {
+    raw: &'a [u8],
+    pos: usize,
+    long_name: Option<Vec<u8>>,
+    done: bool,
+}
+
+impl<'a> TarEntries<'a> {
+    fn new(raw: &'a [u8]) -> Self {
+        TarEntries { raw, pos: 0, long_name: None, done: false }
+    }
+}
+
+fn octal(field: &[u8]) -> Option<u64> {
+    // Base-256 for large sizes (GNU), else octal text.
+    if field.first().map(|b| b & 0x80 != 0).unwrap_or(false) {
+        let mut v: u64 = (field[0] & 0x7f) as u64;
+        for &b in &field[1..] {
+            v = v.checked_mul(256)?.checked_add(b as u64)?;
+        }
+        return Some(v);
+    }
+    let t: String = field.iter().take_while(|&&b| b != 0).map(|&b| b as char).collect();
+    let t = t.trim();
+    if t.is_empty() {
+        return Some(0);
+    }
+    u64::from_str_radix(t, 8).ok()
+}
+
+fn cstr(field: &[u8]) -> &[u8] {
+    let n = field.iter().position(|&b| b == 0).unwrap_or(field.len());
+    &field[..n]
+}
+
+impl<'a> Iterator for TarEntries<'a> {
+    type Item = Result<TarEntry<'a>, LoadError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            let Some(h) = self.raw.get(self.pos..self.pos + 512) else {
+                self.done = true;
+                if self.pos >= self.raw.len() {
+                    return None;
+                }
+                return Some(err("archive/tar: unexpected EOF"));
+            };
+            if h.iter().all(|&b| b == 0) {
+                self.done = true;
+                return None;
+            }
+            let Some(size) = octal(&h[124..136]) else {
+                self.done = true;
+                return Some(err("archive/tar: invalid tar header"));
+            };
+            let kind = h[156];
+            let start = self.pos + 512;
+            let Some(data) = self.raw.get(start..start + size as usize) else {
+                self.done = true;
+                return Some(err("archive/tar: unexpected EOF"));
+            };
+            self.pos = start + (size as usize).div_ceil(512) * 512;
+            let mut name = cstr(&h[0..100]).to_vec();
+            if &h[257..262] == b"ustar" {
+                let prefix = cstr(&h[345..500]);
+                if !prefix.is_empty() {
+                    let mut full = prefix.to_vec();
+                    full.push(b'/');
+                    full.extend_from_slice(&name);
+                    name = full;
+                }
+            }
+            match kind {
+                b'L' => {
+                    self.long_name = Some(cstr(data).to_vec());
+                    continue;
+                }
+                b'x' => {
+                    // PAX records: "len key=value\n"
+                    let mut rest = data;
+                    while !rest.is_empty() {
+                        let sp = rest.iter().position(|&b| b == b' ').unwrap_or(rest.len());
+                        let len: usize = std::str::from_utf8(&rest[..sp]).ok().and_then(|x| x.parse().ok()).unwrap_or(rest.len());
+                        let rec = &rest[..len.min(rest.len())];
+                        if let Some(kv) = rec.get(sp + 1..rec.len().saturating_sub(1)) {
+                            if let Some(stripped) = kv.strip_prefix(b"path=") {
+                                self.long_name = Some(stripped.to_vec());
+                            }
+                        }
+                        rest = &rest[len.min(rest.len())..];
+                        if len == 0 {
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                b'g' => continue,
+                _ => {}
+            }
+            if let Some(n) = self.long_name.take() {
+                name = n;
+            }
+            return Some(Ok(TarEntry { name, kind, data }));
+        }
+    }
+}
+
+/// Decompress a gzip member into a buffer sized from its trailer (no
+/// zero-filling), enforcing Helm's size limit and checking the CRC.
+fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
+    let bad = || LoadError("gzip: invalid header".into());
+    if data.len() < 18 || data[2] != 8 {
+        return Err(bad());
+    }
+    let flags = data[3];
+    let mut i = 10;
+    if flags & 4 != 0 {
+        let xlen = u16::from_le_bytes([*data.get(i).ok_or_else(bad)?, *data.get(i + 1).ok_or_else(bad)?]) as usize;
+        i += 2 + xlen;
+    }
+    for bit in [8u8, 16] {
+        if flags & bit != 0 {
+            while *data.get(i).ok_or_else(bad)? != 0 {
+                i += 1;
+            }
+            i += 1;
+        }
+    }
+    if flags & 2 != 0 {
+        i += 2;
+    }
+    if i >= data.len() {
+        return Err(bad());
+    }
+    let n = data.len();
+    let isize = u32::from_le_bytes([data[n - 4], data[n - 3], data[n - 2], data[n - 1]]) as usize;
+    let limit = MAX_DECOMPRESSED_CHART_SIZE as usize;
+    let mut out = Vec::with_capacity(isize.min(limit) + 1);
+    let mut d = flate2::Decompress::new(false);
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() > limit {
+                return err(format!("decompressed chart is larger than the maximum size {}", MAX_DECOMPRESSED_CHART_SIZE));
+            }
+            out.reserve(out.len().max(64 * 1024));
+        }
+        let before_in = d.total_in();
+        let before_out = d.total_out();
+        let status = d
+            .decompress_vec(&data[i + d.total_in() as usize..], &mut out, flate2::FlushDecompress::None)
+            .map_err(|_| LoadError("gzip: invalid header".into()))?;
+        if out.len() > limit {
+            return err(format!("decompressed chart is larger than the maximum size {}", MAX_DECOMPRESSED_CHART_SIZE));
+        }
+        match status {
+            flate2::Status::StreamEnd => break,
+            _ => {
+                if d.total_in() == before_in && d.total_out() == before_out && out.len() < out.capacity() {
+                    return err("gzip: unexpected EOF");
+                }
+            }
+        }
+    }
+    let end = i + d.total_in() as usize;
+    let trailer = data.get(end..end + 8).ok_or_else(|| LoadError("gzip: unexpected EOF".into()))?;
+    let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+    let mut h = crc32fast::Hasher::new();
+    h.update(&out);
+    if h.finalize() != crc {
+        return err("gzip: invalid checksum");
+    }
+    Ok(out)
+}
+
+#[allow(dead_code)]
 fn gzip_msg(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::UnexpectedEof => "unexpected EOF".into(),
@@ -310,9 +469,9 @@ pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
     load_files(archive_files(data)?)
 }
 
-fn strip_bom(mut data: Vec<u8>) -> Vec<u8> {
+fn strip_bom(data: std::rc::Rc<Vec<u8>>) -> std::rc::Rc<Vec<u8>> {
     if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        data.drain(..3);
+        return std::rc::Rc::new(data[3..].to_vec());
     }
     data
 }
@@ -354,15 +513,15 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
                 ))
             })?;
         } else if name == "values.schema.json" {
-            chart.schema = Some(f.data);
+            chart.schema = Some(f.data.to_vec());
         } else if name == "Chart.lock" {
-            chart.lock = Some(f.data);
+            chart.lock = Some(f.data.to_vec());
         } else if name == "requirements.yaml" {
-            requirements = Some(f.data.clone());
+            requirements = Some(f.data.to_vec());
             chart.files.push(f);
         } else if name == "requirements.lock" {
             if chart.lock.is_none() {
-                chart.lock = Some(f.data.clone());
+                chart.lock = Some(f.data.to_vec());
             }
             chart.files.push(f);
         } else if name.starts_with("templates/") {
@@ -378,7 +537,7 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
             }
             if !rest.contains('/') {
                 if rest.ends_with(".tgz") || rest.ends_with(".tar.gz") {
-                    sub_archives.push((rest.to_string(), f.data));
+                    sub_archives.push((rest.to_string(), f.data.to_vec()));
                 }
                 continue;
             }

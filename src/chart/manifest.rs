@@ -378,6 +378,7 @@ pub fn sort_manifests(
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
     let mut notes = String::new();
+    let mut docs: Vec<(String, String)> = Vec::new();
     let root_notes = format!("{root_chart}/templates/NOTES.txt");
     for (path, content) in files {
         if path.ends_with("NOTES.txt") {
@@ -398,60 +399,65 @@ pub fn sort_manifests(
             continue;
         }
         for doc in split_documents(content) {
-            let head = head_of(&doc, path)?;
-            let Some(hook_types) = head.annotations.get("helm.sh/hook").cloned() else {
-                manifests.push(Manifest {
-                    path: path.clone(),
-                    content: doc,
-                    head,
-                });
-                continue;
-            };
-            let mut events = Vec::new();
-            let mut unknown = false;
-            for t in hook_types.split(',') {
-                let t = t.trim().to_lowercase();
-                let t = if t == "test-success" {
-                    "test".to_string()
-                } else {
-                    t
-                };
-                if !HOOK_EVENTS.contains(&t.as_str()) {
-                    unknown = true;
-                    break;
-                }
-                events.push(t);
-            }
-            if unknown {
-                continue;
-            }
-            let weight = head
-                .annotations
-                .get("helm.sh/hook-weight")
-                .and_then(|w| w.trim().parse::<i64>().ok())
-                .unwrap_or(0);
-            let list = |key: &str| -> Vec<String> {
-                head.annotations
-                    .get(key)
-                    .map(|v| {
-                        v.split(',')
-                            .map(|x| x.trim().to_lowercase())
-                            .filter(|x| !x.is_empty())
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            hooks.push(Hook {
-                name: head.name.clone(),
-                kind: head.kind.clone(),
-                path: path.clone(),
-                manifest: doc,
-                events,
-                weight,
-                delete_policies: list("helm.sh/hook-delete-policy"),
-                output_log_policies: list("helm.sh/hook-output-log-policy"),
-            });
+            docs.push((path.clone(), doc));
         }
+    }
+    let heads = heads_of(&docs);
+    for ((path, doc), head) in docs.into_iter().zip(heads) {
+        let head = head?;
+        let path = &path;
+        let Some(hook_types) = head.annotations.get("helm.sh/hook").cloned() else {
+            manifests.push(Manifest {
+                path: path.clone(),
+                content: doc,
+                head,
+            });
+            continue;
+        };
+        let mut events = Vec::new();
+        let mut unknown = false;
+        for t in hook_types.split(',') {
+            let t = t.trim().to_lowercase();
+            let t = if t == "test-success" {
+                "test".to_string()
+            } else {
+                t
+            };
+            if !HOOK_EVENTS.contains(&t.as_str()) {
+                unknown = true;
+                break;
+            }
+            events.push(t);
+        }
+        if unknown {
+            continue;
+        }
+        let weight = head
+            .annotations
+            .get("helm.sh/hook-weight")
+            .and_then(|w| w.trim().parse::<i64>().ok())
+            .unwrap_or(0);
+        let list = |key: &str| -> Vec<String> {
+            head.annotations
+                .get(key)
+                .map(|v| {
+                    v.split(',')
+                        .map(|x| x.trim().to_lowercase())
+                        .filter(|x| !x.is_empty())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        hooks.push(Hook {
+            name: head.name.clone(),
+            kind: head.kind.clone(),
+            path: path.clone(),
+            manifest: doc,
+            events,
+            weight,
+            delete_policies: list("helm.sh/hook-delete-policy"),
+            output_log_policies: list("helm.sh/hook-output-log-policy"),
+        });
     }
     sort_by_kind(&mut manifests, |m| m.head.kind.as_str(), INSTALL_ORDER);
     sort_by_kind(&mut hooks, |h| h.kind.as_str(), INSTALL_ORDER);
@@ -459,6 +465,32 @@ pub fn sort_manifests(
         manifests,
         hooks,
         notes,
+    })
+}
+
+/// Parse the heads of all documents, on two threads when there is a lot
+/// of YAML (CRD-heavy charts): each document is independent.
+fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, String>> {
+    let total: usize = docs.iter().map(|(_, d)| d.len()).sum();
+    if total < 256 * 1024 || docs.len() < 2 {
+        return docs.iter().map(|(p, d)| head_of(d, p)).collect();
+    }
+    // Split where half of the bytes are on each side.
+    let mut acc = 0;
+    let mut mid = docs.len() / 2;
+    for (i, (_, d)) in docs.iter().enumerate() {
+        acc += d.len();
+        if acc * 2 >= total {
+            mid = (i + 1).min(docs.len() - 1).max(1);
+            break;
+        }
+    }
+    let (a, b) = docs.split_at(mid);
+    std::thread::scope(|s| {
+        let hb = s.spawn(|| b.iter().map(|(p, d)| head_of(d, p)).collect::<Vec<_>>());
+        let mut ha: Vec<Result<Head, String>> = a.iter().map(|(p, d)| head_of(d, p)).collect();
+        ha.extend(hb.join().unwrap_or_else(|_| vec![Err("internal error parsing manifests".into())]));
+        ha
     })
 }
 

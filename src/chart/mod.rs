@@ -15,10 +15,18 @@ pub use metadata::Metadata;
 
 use crate::gotmpl::value::Map;
 
+/// A file of a chart. The bytes are shared: rendering clones charts and
+/// file sets freely without copying contents.
 #[derive(Debug, Clone)]
 pub struct File {
     pub name: String,
-    pub data: Vec<u8>,
+    pub data: std::rc::Rc<Vec<u8>>,
+}
+
+impl File {
+    pub fn new(name: impl Into<String>, data: Vec<u8>) -> File {
+        File { name: name.into(), data: std::rc::Rc::new(data) }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -38,7 +38,7 @@ pub fn run() -> Result<(), String> {
         .iter()
         .map(|(n, d)| File {
             name: n.to_string(),
-            data: d.as_bytes().to_vec(),
+            data: std::rc::Rc::new(d.as_bytes().to_vec()),
         })
         .collect();
     let chart = load_files(files).map_err(|e| e.0)?;

@@ -179,7 +179,7 @@ fn crd_objects(c: &crate::chart::Chart, parent: Option<&str>) -> Vec<(String, Ve
     let mut out: Vec<(String, Vec<u8>)> = c
         .crd_files()
         .into_iter()
-        .map(|f| (format!("{full}/{}", f.name), f.data.clone()))
+        .map(|f| (format!("{full}/{}", f.name), f.data.to_vec()))
         .collect();
     for d in &c.dependencies {
         out.extend(crd_objects(d, Some(&full)));

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Render every shared chart with navique-operator and with real Helm v4.2.3
+(helm-python-sdk) in the same run; report time ratios and peak memory.
+
+Usage: python3 benches/compare_helm.py [--iterations N] [--out BENCHMARKS.md]
+(run `cargo build --release` first; needs `pip install helm-python-sdk==0.2.2`)
+
+Timings are per render inside one warm process on each side, so process
+start-up is excluded for both:
+- Helm: `Chart.load(tgz)` + a client dry-run install (what `helm template`
+  does: render, split, sort into the manifest) through helm_python.
+- Ours: `navique-operator bench-render` (load the .tgz, render, assemble).
+Peak memory is the maximum resident set of a fresh process that renders the
+chart once: `navique-operator template ...` against a Python process that
+imports helm_python and runs the same dry-run install (the Python interpreter
+is part of that figure; its baseline is reported separately).
+"""
+import argparse, json, os, resource, statistics, subprocess, sys, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CHARTS = os.path.join(ROOT, "..", "shared", "charts")
+BIN = os.path.join(ROOT, "target", "release", "navique-operator")
+
+HELM_ONE = r"""
+import sys, json, resource, helm_python
+tgz, vals = sys.argv[1], json.load(open(sys.argv[2]))
+cfg = helm_python.Config(storage_driver="memory", namespace="ns")
+if sys.argv[3] == "render":
+    cfg.install(tgz, "rel", vals, dry_run="client")
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def child_maxrss_kb(cmd):
+    """Peak RSS of one child process, via a wrapper so children do not mix."""
+    code = ("import resource, subprocess, sys\n"
+            "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)\n"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code] + cmd, capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
+def main():
+    import helm_python
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--iterations", type=int, default=15)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    rows = []
+    for tgz in sorted(f for f in os.listdir(CHARTS) if f.endswith(".tgz")):
+        name = tgz[: -len(".tgz")]
+        chart_name = name.rsplit("-", 1)[0]
+        path = os.path.join(CHARTS, tgz)
+        vals_file = os.path.join(CHARTS, "cases", chart_name, "defaults.values.json")
+        if not os.path.exists(vals_file):
+            continue
+        vals = json.load(open(vals_file))
+        # Helm, warm, in-process.
+        cfg = helm_python.Config(storage_driver="memory", namespace="ns")
+        cfg.install(path, "rel", vals, dry_run="client")
+        ht = []
+        for _ in range(a.iterations):
+            t = time.perf_counter()
+            helm_python.Config(storage_driver="memory", namespace="ns").install(path, "rel", vals, dry_run="client")
+            ht.append((time.perf_counter() - t) * 1000)
+        # Ours, warm, in-process.
+        out = subprocess.run([BIN, "bench-render", path, "-f", vals_file, "--iterations", str(a.iterations)],
+                             capture_output=True, text=True, check=True)
+        ours = json.loads(out.stdout)
+        our_mem = child_maxrss_kb([BIN, "template", "rel", path, "-n", "ns", "-f", vals_file])
+        helm_mem = child_maxrss_kb([sys.executable, "-c", HELM_ONE, path, vals_file, "render"])
+        rows.append({
+            "chart": name,
+            "helm_ms": statistics.median(ht),
+            "ours_ms": ours["median_ms"],
+            "ratio": statistics.median(ht) / ours["median_ms"],
+            "ours_mem_mb": our_mem / 1024,
+            "helm_mem_mb": helm_mem / 1024,
+        })
+        print(f"{name:40s} helm {rows[-1]['helm_ms']:8.2f} ms  ours {rows[-1]['ours_ms']:7.2f} ms  "
+              f"x{rows[-1]['ratio']:5.1f}  mem ours {rows[-1]['ours_mem_mb']:6.1f} MB helm {rows[-1]['helm_mem_mb']:6.1f} MB", flush=True)
+    baseline = child_maxrss_kb([sys.executable, "-c", HELM_ONE, os.path.join(CHARTS, "metrics-server-3.13.1.tgz"),
+                                os.path.join(CHARTS, "cases", "metrics-server", "defaults.values.json"), "none"]) / 1024
+    print(f"python + helm_python loaded, no render: {baseline:.1f} MB")
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write("# Benchmarks\n\n")
+            f.write("Reproduce: `cargo build --release && python3 benches/compare_helm.py --out BENCHMARKS.md`\n")
+            f.write("(needs `pip install helm-python-sdk==0.2.2`; both sides measured in the same run, same machine).\n\n")
+            f.write("## Rendering the shared charts: navique-operator vs Helm v4.2.3\n\n")
+            f.write("Median time of one load + render + manifest assembly of the chart `.tgz` with its `defaults` values, in a warm process "
+                    f"({a.iterations} iterations each). Helm: `helm_python` client dry-run install (what `helm template` runs). "
+                    "Peak memory: max RSS of a fresh process rendering the chart once (`navique-operator template` vs a Python process "
+                    f"running helm_python; Python + helm_python alone peak at {baseline:.1f} MB).\n\n")
+            f.write("| chart | Helm ms | ours ms | speed-up | ours peak MB | Helm peak MB |\n|---|---:|---:|---:|---:|---:|\n")
+            for r in rows:
+                f.write(f"| {r['chart']} | {r['helm_ms']:.1f} | {r['ours_ms']:.2f} | {r['ratio']:.1f}x | {r['ours_mem_mb']:.1f} | {r['helm_mem_mb']:.1f} |\n")
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
