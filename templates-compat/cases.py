@@ -876,3 +876,21 @@ many(E, "exec", [
     "{{ range 1.5 }}{{ end }}",
     "{{ \"s\".x }}",
 ], values="a: 1\nn: 3\nl: [1]\nm: {x: {z: 1}}\n")
+
+# ---------------------------------------------------------------- crypto (deterministic parts)
+CR = "crypto"
+many(CR, "crypto", [
+    "{{ derivePassword 1 \"long\" \"password\" \"user\" \"example.com\" }}",
+    "{{ derivePassword 2 \"maximum\" \"pw\" \"me\" \"site.io\" }}|{{ derivePassword 3 \"medium\" \"pw\" \"me\" \"site.io\" }}|{{ derivePassword 4 \"short\" \"pw\" \"me\" \"site.io\" }}",
+    "{{ derivePassword 1 \"basic\" \"x\" \"y\" \"z\" }}|{{ derivePassword 1 \"pin\" \"x\" \"y\" \"z\" }}|{{ derivePassword 1 \"nope\" \"x\" \"y\" \"z\" }}",
+    "{{ encryptAES \"k\" \"hello\" | decryptAES \"k\" }}|{{ encryptAES \"k\" \"\" }}|{{ decryptAES \"k\" \"\" }}",
+    "{{ encryptAES \"a-very-long-password-longer-than-32-bytes\" \"multi\\nline\" | decryptAES \"a-very-long-password-longer-than-32-bytes\" }}",
+    "{{ genPrivateKey \"bogus\" }}",
+    "{{ htpasswd \"a:b\" \"x\" }}",
+    "{{ $ca := genCA \"c\" 1 }}{{ hasPrefix \"-----BEGIN CERTIFICATE-----\" $ca.Cert }} {{ hasPrefix \"-----BEGIN RSA PRIVATE KEY-----\" $ca.Key }} {{ typeOf $ca }}",
+    "{{ $k := genPrivateKey \"ecdsa\" }}{{ hasPrefix \"-----BEGIN EC PRIVATE KEY-----\" $k }}",
+    "{{ len (bcrypt \"x\") }} {{ hasPrefix \"$2a$10$\" (bcrypt \"x\") }}",
+    "{{ genSignedCert \"x\" nil nil 1 \"notacert\" }}",
+    "{{ buildCustomCert \"bad\" \"bad\" }}",
+    "{{ len (randAlphaNum 7) }} {{ len uuidv4 }} {{ len (randBytes 4) }}",
+])

@@ -119,7 +119,7 @@ fn odd_inputs_never_panic() {
         "{{ fromYaml \"{[\" }}",
         "{{ substr 5 1 \"abc\" }}",
         "{{ chunk 0 (list 1) }}",
-        "{{ b64dec \"====\" }}",
+        "{{ b64dec \"====\" }}", "{{ urlParse \"%a\u{e9}\" }}", "{{ urlParse \"a%e9%\" }}",
         "{{ regexFind \"[\" \"x\" }}",
         "{{ tpl \"{{ tpl \\\"{{\\\" . }}\" . }}",
         "{{ define \"x\" }}{{ end }}",
@@ -127,4 +127,87 @@ fn odd_inputs_never_panic() {
     for i in inputs {
         let _ = render_str("t", i, Value::Nil);
     }
+}
+
+fn render_data(t: &str) -> String {
+    let t = t.to_string();
+    std::thread::Builder::new()
+        .stack_size(64 * 1024 * 1024)
+        .spawn(move || render_str("t", &t, Value::map(Map::new())).unwrap_or_else(|e| panic!("{}", e.helm_message())))
+        .unwrap()
+        .join()
+        .unwrap()
+}
+
+fn pem_cert(pem: &str) -> x509_cert::Certificate {
+    use x509_cert::der::DecodePem;
+    x509_cert::Certificate::from_pem(pem.as_bytes()).unwrap()
+}
+
+fn verifies(cert: &x509_cert::Certificate, issuer: &x509_cert::Certificate) -> bool {
+    use rsa::pkcs1v15::{Signature, VerifyingKey};
+    use rsa::pkcs8::DecodePublicKey;
+    use rsa::signature::Verifier;
+    use x509_cert::der::Encode;
+    let spki_der = issuer.tbs_certificate.subject_public_key_info.to_der().unwrap();
+    let key = rsa::RsaPublicKey::from_public_key_der(&spki_der).unwrap();
+    let vk = VerifyingKey::<sha2::Sha256>::new(key);
+    let tbs = cert.tbs_certificate.to_der().unwrap();
+    let sig = Signature::try_from(cert.signature.raw_bytes()).unwrap();
+    vk.verify(&tbs, &sig).is_ok()
+}
+
+#[test]
+fn generated_certificates_parse_and_chain() {
+    let out = render_data(
+        "{{ $ca := genCA \"my-ca\" 365 }}{{ $c := genSignedCert \"svc\" (list \"10.0.0.1\") (list \"a.example\") 30 $ca }}{{ $ca.Cert }}|{{ $c.Cert }}|{{ $c.Key }}|{{ $ca.Key }}",
+    );
+    let parts: Vec<&str> = out.split('|').collect();
+    assert!(parts[2].starts_with("-----BEGIN RSA PRIVATE KEY-----\n"), "{}", parts[2]);
+    let ca = pem_cert(parts[0]);
+    let leaf = pem_cert(parts[1]);
+    assert_eq!(ca.tbs_certificate.issuer, ca.tbs_certificate.subject, "CA is self-signed");
+    assert!(verifies(&ca, &ca), "CA signature verifies with its own key");
+    assert_eq!(leaf.tbs_certificate.issuer, ca.tbs_certificate.subject, "leaf issued by the CA");
+    assert!(verifies(&leaf, &ca), "leaf signature verifies with the CA key");
+    assert!(!verifies(&ca, &leaf), "and not with another key");
+    let subject = leaf.tbs_certificate.subject.to_string();
+    assert_eq!(subject, "CN=svc");
+    let ext = leaf.tbs_certificate.extensions.clone().unwrap();
+    let san = ext.iter().find(|e| e.extn_id == x509_cert::der::oid::db::rfc5280::ID_CE_SUBJECT_ALT_NAME).expect("SAN");
+    let raw = san.extn_value.as_bytes();
+    assert!(raw.windows(9).any(|w| w == b"a.example"));
+    assert!(raw.windows(4).any(|w| w == [10, 0, 0, 1]));
+    // Validity: 30 days.
+    let v = &leaf.tbs_certificate.validity;
+    let secs = v.not_after.to_unix_duration().as_secs() - v.not_before.to_unix_duration().as_secs();
+    assert_eq!(secs, 30 * 86400);
+}
+
+#[test]
+fn private_keys_of_every_kind() {
+    for (kind, header) in [
+        ("ecdsa", "-----BEGIN EC PRIVATE KEY-----"),
+        ("ed25519", "-----BEGIN PRIVATE KEY-----"),
+        ("rsa", "-----BEGIN RSA PRIVATE KEY-----"),
+    ] {
+        let k = render_data(&format!("{{{{ genPrivateKey \"{kind}\" }}}}"));
+        assert!(k.starts_with(header), "{kind}: {k}");
+        assert!(k.trim_end().ends_with("-----"), "{kind}");
+    }
+    assert_eq!(render_data("{{ genPrivateKey \"nope\" }}"), "Unknown type nope");
+    // A key made by genPrivateKey signs a certificate with genSelfSignedCertWithKey.
+    let out = render_data("{{ $k := genPrivateKey \"ecdsa\" }}{{ (genSelfSignedCertWithKey \"x\" nil nil 1 $k).Key | eq $k }}");
+    assert_eq!(out, "true");
+}
+
+#[test]
+fn passwords_and_aes_round_trip() {
+    assert_eq!(render_data("{{ derivePassword 1 \"long\" \"password\" \"user\" \"example.com\" }}"), "ZedaFaxcZaso9*");
+    assert_eq!(render_data("{{ encryptAES \"k\" \"hello world\" | decryptAES \"k\" }}"), "hello world");
+    let h = render_data("{{ htpasswd \"user\" \"pw\" }}");
+    let hash = h.strip_prefix("user:").unwrap();
+    assert!(hash.starts_with("$2a$10$") && hash.len() == 60, "{h}");
+    assert!(bcrypt::verify("pw", hash).unwrap());
+    assert_eq!(render_data("{{ htpasswd \"a:b\" \"pw\" }}"), "invalid username: a:b");
 }

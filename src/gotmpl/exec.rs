@@ -1091,6 +1091,7 @@ impl<'s> Exec<'s> {
             (P::Bool, Value::Bool(_)) => true,
             (P::List, Value::List(_, ListKind::Any)) => true,
             (P::Dict, Value::Map(_, MapKind::Any | MapKind::Values)) => true,
+            (P::Cert, Value::Object(o)) => o.type_name() == "sprig.certificate",
             _ => false,
         };
         if ok {

@@ -21,10 +21,6 @@ const ALPHA: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 const DIGITS: &[u8] = b"0123456789";
 
-fn unsupported(_: &mut crate::gotmpl::exec::Exec, _: Vec<Value>) -> FResult {
-    Err("this function is not supported by navique-operator yet (see templates-compat/DIFFERENCES.md)".into())
-}
-
 pub fn register(r: &mut Registry) {
     use P::*;
     r.add("randAlphaNum", &[Int], None, |_, a| {
@@ -63,42 +59,5 @@ pub fn register(r: &mut Registry) {
             &h[20..32]
         )))
     });
-    r.add("bcrypt", &[Str], None, unsupported);
-    r.add("htpasswd", &[Str, Str], None, unsupported);
-    r.add(
-        "derivePassword",
-        &[Uint32, Str, Str, Str, Str],
-        None,
-        unsupported,
-    );
-    r.add("genPrivateKey", &[Str], None, unsupported);
-    r.add("buildCustomCert", &[Str, Str], None, unsupported);
-    r.add("genCA", &[Str, Int], None, unsupported);
-    r.add("genCAWithKey", &[Str, Int, Str], None, unsupported);
-    r.add(
-        "genSelfSignedCert",
-        &[Str, List, List, Int],
-        None,
-        unsupported,
-    );
-    r.add(
-        "genSelfSignedCertWithKey",
-        &[Str, List, List, Int, Str],
-        None,
-        unsupported,
-    );
-    r.add(
-        "genSignedCert",
-        &[Str, List, List, Int, Any],
-        None,
-        unsupported,
-    );
-    r.add(
-        "genSignedCertWithKey",
-        &[Str, List, List, Int, Any, Str],
-        None,
-        unsupported,
-    );
-    r.add("encryptAES", &[Str, Str], None, unsupported);
-    r.add("decryptAES", &[Str, Str], None, unsupported);
+    super::pki::register(r);
 }

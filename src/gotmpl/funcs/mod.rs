@@ -10,6 +10,7 @@ mod dicts;
 mod helm;
 mod lists;
 mod math;
+mod pki;
 pub mod semver;
 pub mod strings;
 
@@ -36,6 +37,8 @@ pub enum P {
     List,
     /// `map[string]interface {}`
     Dict,
+    /// Sprig's `certificate` struct (genSignedCert's CA argument).
+    Cert,
 }
 
 impl P {
@@ -51,6 +54,7 @@ impl P {
             P::Uint32 => "uint32",
             P::List => "[]interface {}",
             P::Dict => "map[string]interface {}",
+            P::Cert => "sprig.certificate",
         }
     }
     pub fn can_be_nil(self) -> bool {

@@ -1138,12 +1138,13 @@ fn url_parse(raw: &str) -> FResult {
 
 fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
-            if let Ok(v) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(v);
+        if b[i] == b'%' && i + 2 < b.len() + 1 && i + 2 <= b.len() - 1 {
+            let hex = |c: u8| (c as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2])) {
+                out.push((h * 16 + l) as u8);
                 i += 3;
                 continue;
             }
