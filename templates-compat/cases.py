@@ -894,3 +894,13 @@ many(CR, "crypto", [
     "{{ buildCustomCert \"bad\" \"bad\" }}",
     "{{ len (randAlphaNum 7) }} {{ len uuidv4 }} {{ len (randBytes 4) }}",
 ])
+
+# ---------------------------------------------------------------- TOML
+T = "toml"
+many(T, "toml", [
+    "{{ fromToml \"a = 1\\nb = \\\"x\\\"\\n[c]\\nd = [1, 2]\\n\" | toJson }}",
+    "{{ (fromToml \"a = 1\").a | typeOf }} {{ (fromToml \"f = 1.5\").f | typeOf }}",
+    "{{ fromToml \"t = true\\n[s.u]\\nv = 'lit'\" | toYaml }}",
+    "{{ toToml (fromToml \"a = 1\\n[b]\\nc = 'd'\") }}",
+    "{{ hasKey (fromToml \"a = [\") \"Error\" }}",
+])

@@ -146,8 +146,11 @@ pub fn register(r: &mut Registry) {
     r.add("mustToToml", &[Any], None, |_, a| {
         to_toml(&a[0]).map(Value::string).map_err(FuncError::Msg)
     });
-    r.add("fromToml", &[Str], None, |_, _| {
-        Ok(error_map("fromToml is not supported by navique-operator yet (see templates-compat/DIFFERENCES.md)".into()))
+    r.add("fromToml", &[Str], None, |_, a| {
+        Ok(match arg_str(&a[0]).parse::<toml::Table>() {
+            Ok(t) => toml_to_value(&toml::Value::Table(t)),
+            Err(e) => error_map(e.message().to_string()),
+        })
     });
     r.add(
         "lookup",
@@ -165,6 +168,20 @@ pub fn register(r: &mut Registry) {
         },
     );
     r.add("getHostByName", &[Str], None, |_, _| Ok(Value::str("")));
+}
+
+/// BurntSushi/toml decodes into Go types: int64, float64, bool, string,
+/// time, []interface{} and map[string]interface{}.
+fn toml_to_value(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::str(s),
+        toml::Value::Integer(i) => Value::Int64(*i),
+        toml::Value::Float(f) => Value::Float(*f),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => Value::string(d.to_string()),
+        toml::Value::Array(a) => Value::list(a.iter().map(toml_to_value).collect()),
+        toml::Value::Table(t) => Value::map(t.iter().map(|(k, v)| (k.clone(), toml_to_value(v))).collect()),
+    }
 }
 
 fn error_map(msg: String) -> Value {

@@ -174,10 +174,10 @@ fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<(&x509_cert::name::N
         ($signer:expr, $sig:ty) => {{
             let mut b = CertificateBuilder::new(profile, serial, validity, subject, spki, $signer).map_err(msg)?;
             b.add_extension(&KeyUsage(usages)).map_err(msg)?;
-            b.add_extension(&ExtendedKeyUsage(vec![
+            b.add_extension(&NonCritical(ExtendedKeyUsage(vec![
                 x509_cert::der::oid::db::rfc5280::ID_KP_SERVER_AUTH,
                 x509_cert::der::oid::db::rfc5280::ID_KP_CLIENT_AUTH,
-            ]))
+            ])))
             .map_err(msg)?;
             b.add_extension(&BasicConstraints { ca: t.is_ca, path_len_constraint: None }).map_err(msg)?;
             if !sans.is_empty() {
@@ -195,6 +195,28 @@ fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<(&x509_cert::name::N
         Key::Ec(k) => build!(k, p256::ecdsa::DerSignature),
     };
     Ok(pem)
+}
+
+/// Go marks extended key usage non-critical; x509-cert would mark it critical.
+struct NonCritical<T>(T);
+
+impl<T: x509_cert::der::oid::AssociatedOid> x509_cert::der::oid::AssociatedOid for NonCritical<T> {
+    const OID: x509_cert::der::oid::ObjectIdentifier = T::OID;
+}
+
+impl<T: x509_cert::der::Encode> x509_cert::der::Encode for NonCritical<T> {
+    fn encoded_len(&self) -> x509_cert::der::Result<x509_cert::der::Length> {
+        self.0.encoded_len()
+    }
+    fn encode(&self, w: &mut impl x509_cert::der::Writer) -> x509_cert::der::Result<()> {
+        self.0.encode(w)
+    }
+}
+
+impl<T: x509_cert::der::oid::AssociatedOid + x509_cert::der::Encode> x509_cert::ext::AsExtension for NonCritical<T> {
+    fn critical(&self, _subject: &x509_cert::name::Name, _extensions: &[x509_cert::ext::Extension]) -> bool {
+        false
+    }
 }
 
 fn make_cert(t: Template, key: Option<&str>, ca: Option<&Certificate>) -> FResult {
