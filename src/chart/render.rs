@@ -456,10 +456,23 @@ pub fn render_chart(
     }
     let processed = process_dependencies(chart, user).map_err(RenderError)?;
     let values = coalesce_values_for(&processed, user).map_err(RenderError)?;
-    if !opts.skip_schema_validation {
-        super::schema::validate_tree(&processed, &values).map_err(RenderError)?;
-    }
-    let files = render_with_values(&processed, values.clone(), opts)?;
+    let files = if opts.skip_schema_validation {
+        render_with_values(&processed, values.clone(), opts)?
+    } else {
+        // Schema checks run beside the templates; their error comes first,
+        // as in Helm, which validates before rendering.
+        let pending = super::schema::PendingValidation::collect(&processed, &values);
+        if pending.is_empty() {
+            render_with_values(&processed, values.clone(), opts)?
+        } else {
+            std::thread::scope(|s| {
+                let check = s.spawn(move || pending.run());
+                let rendered = render_with_values(&processed, values.clone(), opts);
+                check.join().unwrap_or_else(|_| Err("internal error validating values".into())).map_err(RenderError)?;
+                rendered
+            })?
+        }
+    };
     Ok(Rendered {
         files,
         chart: processed,
@@ -493,11 +506,8 @@ pub fn render_with_values(
     let keys: Vec<String> = tpls.keys().cloned().collect();
     let order = parse_order(&keys);
     let mut set = TemplateSet::new();
-    for name in &order {
-        let r = &tpls[name];
-        set.parse(name, &r.text)
-            .map_err(|e| RenderError(e.helm_message()))?;
-    }
+    let sources: Vec<(&str, &str)> = order.iter().map(|n| (n.as_str(), tpls[n].text.as_str())).collect();
+    set.parse_files(&sources).map_err(|e| RenderError(e.helm_message()))?;
     let mut exec = Exec::new(&set);
     exec.lookup = opts.lookup;
     exec.options.strict = opts.strict;

@@ -427,3 +427,62 @@ fn check(chart: &Chart, values: &Map, report: &mut String) -> Result<(), String>
     }
     Ok(())
 }
+
+/// The schema checks of a chart tree as plain data, so they can run on
+/// another thread while the templates render.
+pub struct PendingValidation {
+    /// (chart name, schema bytes, values as JSON), in tree order.
+    jobs: Vec<(String, Vec<u8>, String)>,
+}
+
+impl PendingValidation {
+    pub fn collect(chart: &Chart, values: &Map) -> PendingValidation {
+        fn walk(c: &Chart, v: &Map, jobs: &mut Vec<(String, Vec<u8>, String)>) {
+            if let Some(schema) = &c.schema {
+                let text = json::encode(&Value::map(v.clone()), json::Opts { escape_html: false, indent: None }).unwrap_or_else(|_| "{}".into());
+                jobs.push((c.name().to_string(), schema.clone(), text));
+            }
+            for sub in &c.dependencies {
+                let sv = match v.get(sub.name()) {
+                    Some(Value::Map(m, _)) => m.borrow().clone(),
+                    _ => Map::new(),
+                };
+                walk(sub, &sv, jobs);
+            }
+        }
+        let mut jobs = Vec::new();
+        walk(chart, values, &mut jobs);
+        PendingValidation { jobs }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.jobs.is_empty()
+    }
+
+    /// Run the checks; the error text is the same as `validate_tree`'s.
+    pub fn run(self) -> Result<(), String> {
+        let mut report = String::new();
+        for (name, schema, values) in self.jobs {
+            let sv = json::decode(&String::from_utf8_lossy(&schema)).map_err(|e| format!("unable to parse schema of chart {name}: {e}"))?;
+            let vals = json::decode(&values).unwrap_or(Value::Nil);
+            let ctx = Ctx { root: &sv };
+            let mut errs = Vec::new();
+            validate(&ctx, &sv, &vals, "", &mut errs);
+            if !errs.is_empty() {
+                report.push_str(&format!("{name}:\n"));
+                if errs.len() == 1 {
+                    report.push_str(&format!("- at '{}': {}\n", errs[0].0, errs[0].1));
+                } else {
+                    report.push_str("- at '': validation failed\n");
+                    for (p, m) in &errs {
+                        report.push_str(&format!("  - at '{p}': {m}\n"));
+                    }
+                }
+            }
+        }
+        if report.is_empty() {
+            return Ok(());
+        }
+        Err(format!("values don't meet the specifications of the schema(s) in the following chart(s):\n{report}"))
+    }
+}

@@ -9,6 +9,7 @@ use super::parse::{Arg, Branch, Command, Node, NumberLit, Pipe, Tree};
 use super::value::{ListKind, MapKind, Value};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// Go's maxExecDepth for `{{template}}` nesting.
 pub const MAX_EXEC_DEPTH: usize = 100_000;
@@ -62,6 +63,43 @@ impl TemplateSet {
         Ok(())
     }
 
+    /// Parse several files, in order, as if `parse` were called for each:
+    /// large sets are parsed on two threads, then added in the same order
+    /// (later definitions win) and the first error in order is reported.
+    pub fn parse_files(&mut self, files: &[(&str, &str)]) -> Result<(), Error> {
+        let parse_one = |(name, text): &(&str, &str)| super::parse::parse(name, name, text, &funcs::exists);
+        let total: usize = files.iter().map(|(_, t)| t.len()).sum();
+        let results: Vec<Result<Vec<Tree>, super::parse::ParseError>> = if total < 128 * 1024 || files.len() < 2 {
+            files.iter().map(parse_one).collect()
+        } else {
+            let mut acc = 0;
+            let mut mid = files.len() / 2;
+            for (i, (_, t)) in files.iter().enumerate() {
+                acc += t.len();
+                if acc * 2 >= total {
+                    mid = (i + 1).clamp(1, files.len() - 1);
+                    break;
+                }
+            }
+            let (a, b) = files.split_at(mid);
+            std::thread::scope(|s| {
+                let hb = s.spawn(|| b.iter().map(parse_one).collect::<Vec<_>>());
+                let mut ra: Vec<_> = a.iter().map(parse_one).collect();
+                match hb.join() {
+                    Ok(rb) => ra.extend(rb),
+                    Err(_) => ra.push(Err(super::parse::ParseError { parse_name: "parser".into(), line: 0, msg: "internal error".into() })),
+                }
+                ra
+            })
+        };
+        for r in results {
+            for t in r.map_err(Error::Parse)? {
+                self.add(t);
+            }
+        }
+        Ok(())
+    }
+
     pub fn add(&mut self, t: Tree) {
         if let Some(old) = self.trees.get(&t.name) {
             if super::parse::is_empty_tree(&t.root) && !super::parse::is_empty_tree(&old.root) {
@@ -108,7 +146,7 @@ pub struct Exec<'s> {
     pub raw_iface: Vec<bool>,
     // Per-template-call state.
     tree: Option<Rc<Tree>>,
-    vars: Vec<(Rc<str>, Slot)>,
+    vars: Vec<(Arc<str>, Slot)>,
     cur: CurNode,
 }
 
@@ -162,7 +200,7 @@ impl<'s> Exec<'s> {
 
     fn run_tree(&mut self, tree: Rc<Tree>, dot: Slot, out: &mut String) -> R<()> {
         let saved_tree = self.tree.replace(tree.clone());
-        let saved_vars = std::mem::replace(&mut self.vars, vec![(Rc::from("$"), dot.clone())]);
+        let saved_vars = std::mem::replace(&mut self.vars, vec![(Arc::from("$"), dot.clone())]);
         let saved_cur = self.cur;
         self.cur = CurNode::None;
         let r = self.walk_list(&dot, &tree.root, out);
@@ -590,7 +628,7 @@ impl<'s> Exec<'s> {
             }
             return Ok(value);
         }
-        let rest: Vec<Rc<str>> = idents[1..].iter().map(|s| Rc::from(s.as_str())).collect();
+        let rest: Vec<Arc<str>> = idents[1..].iter().map(|s| Arc::from(s.as_str())).collect();
         self.eval_field_chain(dot, value, &rest, cmd, fin)
     }
 
@@ -599,7 +637,7 @@ impl<'s> Exec<'s> {
         dot: &Slot,
         node: &Arg,
         inner: &Arg,
-        fields: &[Rc<str>],
+        fields: &[Arc<str>],
         cmd: Option<&Command>,
         fin: Option<Slot>,
     ) -> R<Slot> {
@@ -615,7 +653,7 @@ impl<'s> Exec<'s> {
         &mut self,
         dot: &Slot,
         mut recv: Slot,
-        idents: &[Rc<str>],
+        idents: &[Arc<str>],
         cmd: Option<&Command>,
         fin: Option<Slot>,
     ) -> R<Slot> {

@@ -2,7 +2,7 @@
 //! `text/template/parse/lex.go`: the exact whitespace rules of trim markers
 //! and the token boundaries decide both output bytes and error messages.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tok {
@@ -67,7 +67,7 @@ impl Tok {
 pub struct Item {
     pub typ: Tok,
     pub pos: usize,
-    pub val: Rc<str>,
+    pub val: Arc<str>,
     pub line: usize,
 }
 
@@ -193,7 +193,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn emit(&mut self, typ: Tok) {
-        let val: Rc<str> = Rc::from(&self.input[self.start..self.pos]);
+        let val: Arc<str> = Arc::from(&self.input[self.start..self.pos]);
         let line = self.line_of(self.start);
         self.items.push(Item {
             typ,
@@ -213,7 +213,7 @@ impl<'a> Lexer<'a> {
         self.items.push(Item {
             typ: Tok::Error,
             pos: self.start,
-            val: Rc::from(msg.as_str()),
+            val: Arc::from(msg.as_str()),
             line,
         });
         State::Done

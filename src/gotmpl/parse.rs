@@ -4,11 +4,11 @@
 
 use super::lex::{lex, Item, Tok};
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub enum Node {
-    Text(Rc<str>),
+    Text(Arc<str>),
     Action(Pipe),
     If(Branch),
     Range(Branch),
@@ -38,7 +38,7 @@ pub struct Branch {
 pub struct Pipe {
     pub pos: usize,
     pub is_assign: bool,
-    pub decl: Vec<(usize, Rc<str>)>,
+    pub decl: Vec<(usize, Arc<str>)>,
     pub cmds: Vec<Command>,
 }
 
@@ -73,7 +73,7 @@ pub struct NumberLit {
 pub enum Arg {
     Identifier {
         pos: usize,
-        name: Rc<str>,
+        name: Arc<str>,
     },
     Dot {
         pos: usize,
@@ -87,7 +87,7 @@ pub enum Arg {
     },
     Field {
         pos: usize,
-        idents: Vec<Rc<str>>,
+        idents: Vec<Arc<str>>,
     },
     Bool {
         pos: usize,
@@ -95,18 +95,18 @@ pub enum Arg {
     },
     Number {
         pos: usize,
-        lit: Rc<NumberLit>,
+        lit: Arc<NumberLit>,
     },
     Str {
         pos: usize,
-        quoted: Rc<str>,
-        text: Rc<str>,
+        quoted: Arc<str>,
+        text: Arc<str>,
     },
     Pipe(Box<Pipe>),
     Chain {
         pos: usize,
         node: Box<Arg>,
-        fields: Vec<Rc<str>>,
+        fields: Vec<Arc<str>>,
     },
 }
 
@@ -198,9 +198,9 @@ impl std::fmt::Display for Pipe {
 pub struct Tree {
     pub name: String,
     /// Name of the file the text came from (Go's ParseName).
-    pub parse_name: Rc<str>,
+    pub parse_name: Arc<str>,
     pub root: Vec<Node>,
-    pub text: Rc<str>,
+    pub text: Arc<str>,
 }
 
 impl Tree {
@@ -247,8 +247,8 @@ struct Parser<'f> {
     /// Highest index handed out so far; Go reports the line of `token[0]`,
     /// the last token taken from the lexer.
     high: usize,
-    parse_name: Rc<str>,
-    text: Rc<str>,
+    parse_name: Arc<str>,
+    text: Arc<str>,
     vars: Vec<String>,
     range_depth: usize,
     action_line: usize,
@@ -265,12 +265,12 @@ pub fn parse(
     text: &str,
     has_func: &dyn Fn(&str) -> bool,
 ) -> PResult<Vec<Tree>> {
-    let text: Rc<str> = Rc::from(text);
+    let text: Arc<str> = Arc::from(text);
     let mut p = Parser {
         items: lex(&text),
         idx: 0,
         high: 0,
-        parse_name: Rc::from(parse_name),
+        parse_name: Arc::from(parse_name),
         text: text.clone(),
         vars: vec!["$".into()],
         range_depth: 0,
@@ -732,10 +732,10 @@ impl<'f> Parser<'f> {
         };
         if self.peek().typ == Tok::Field {
             let pos = self.peek().pos;
-            let mut fields: Vec<Rc<str>> = Vec::new();
+            let mut fields: Vec<Arc<str>> = Vec::new();
             while self.peek().typ == Tok::Field {
                 let f = self.next();
-                fields.push(Rc::from(&f.val[1..]));
+                fields.push(Arc::from(&f.val[1..]));
             }
             return match node {
                 Arg::Field { idents, .. } => {
@@ -796,7 +796,7 @@ impl<'f> Parser<'f> {
             }
             Tok::Field => Arg::Field {
                 pos,
-                idents: vec![Rc::from(&tok.val[1..])],
+                idents: vec![Arc::from(&tok.val[1..])],
             },
             Tok::Bool => Arg::Bool {
                 pos,
@@ -806,7 +806,7 @@ impl<'f> Parser<'f> {
             {
                 Ok(lit) => Arg::Number {
                     pos,
-                    lit: Rc::new(lit),
+                    lit: Arc::new(lit),
                 },
                 Err(e) => return self.err(e),
             },
@@ -817,7 +817,7 @@ impl<'f> Parser<'f> {
                 Ok(s) => Arg::Str {
                     pos,
                     quoted: tok.val.clone(),
-                    text: Rc::from(s),
+                    text: Arc::from(s),
                 },
                 Err(e) => return self.err(e),
             },
@@ -1096,4 +1096,4 @@ fn parse_hex_float(s: &str) -> Option<f64> {
 }
 
 /// All the trees defined by a set of parsed files.
-pub type TreeSet = HashMap<String, Rc<Tree>>;
+pub type TreeSet = HashMap<String, std::rc::Rc<Tree>>;

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
+use std::sync::Arc;
 
 pub type Map = BTreeMap<String, Value>;
 
@@ -47,7 +48,7 @@ pub enum Value {
     /// Go `uint32`
     Uint32(u32),
     Float(f64),
-    Str(Rc<str>),
+    Str(Arc<str>),
     /// `[]uint8`
     Bytes(Rc<Vec<u8>>),
     List(Rc<Vec<Value>>, ListKind),
@@ -98,10 +99,10 @@ pub trait Object {
 
 impl Value {
     pub fn str(s: impl AsRef<str>) -> Value {
-        Value::Str(Rc::from(s.as_ref()))
+        Value::Str(Arc::from(s.as_ref()))
     }
     pub fn string(s: String) -> Value {
-        Value::Str(Rc::from(s))
+        Value::Str(Arc::from(s))
     }
     pub fn list(items: Vec<Value>) -> Value {
         Value::List(Rc::new(items), ListKind::Any)
