@@ -2,9 +2,9 @@ use navique_ai_core_operator::cli;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    // Deeply nested templates recurse; give the renderer a roomy stack.
+    // The engine grows its stack on demand; start the renderer with a roomy one.
     let child = std::thread::Builder::new()
-        .stack_size(512 * 1024 * 1024)
+        .stack_size(64 * 1024 * 1024)
         .spawn(move || cli::main(args))
         .expect("spawn renderer thread");
     let code = child.join().unwrap_or(2);

@@ -102,6 +102,8 @@ many(A, "define", [
     "{{ define \"x\" }}in{{ end }}out{{ include \"x\" . }}",
     "{{ define \"x\" }}{{ $.Values.a }}{{ end }}{{ include \"x\" . }}",
     "{{ define \"n\" }}{{ . | upper }}{{ end }}{{ include \"n\" \"abc\" | quote }}",
+    "{{ define \"r\" }}{{ template \"r\" (sub . 1 | int) }}{{ end }}{{ template \"r\" 310 }}",
+    "{{ define \"i\" }}{{ include \"i\" . }}{{ end }}{{ include \"i\" . }}",
 ], values="a: 1\n")
 many(A, "vars", [
     "{{ $x := 1 }}{{ $x }}",

@@ -98,7 +98,9 @@ impl ExecError {
                 func == "include"
                     && match cause.as_ref() {
                         Cause::Exec(e) => e.ends_in_engine_error(),
-                        Cause::Plain(_) => true,
+                        // Helm keeps reading the chain only through text that
+                        // looks like another template error.
+                        Cause::Plain(m) => m.starts_with("template: "),
                         Cause::Fail(_) => false,
                     }
             }

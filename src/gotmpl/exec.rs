@@ -199,6 +199,12 @@ impl<'s> Exec<'s> {
     }
 
     fn run_tree(&mut self, tree: Rc<Tree>, dot: Slot, out: &mut String) -> R<()> {
+        // Templates may recurse as deep as Go allows (100000 levels); grow
+        // the stack on the heap instead of overflowing it.
+        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.run_tree_inner(tree, dot, out))
+    }
+
+    fn run_tree_inner(&mut self, tree: Rc<Tree>, dot: Slot, out: &mut String) -> R<()> {
         let saved_tree = self.tree.replace(tree.clone());
         let saved_vars = std::mem::replace(&mut self.vars, vec![(Arc::from("$"), dot.clone())]);
         let saved_cur = self.cur;
@@ -494,6 +500,10 @@ impl<'s> Exec<'s> {
     // ---- pipelines and commands ----
 
     pub fn eval_pipeline(&mut self, dot: &Slot, pipe: &Pipe) -> R<Value> {
+        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.eval_pipeline_inner(dot, pipe))
+    }
+
+    fn eval_pipeline_inner(&mut self, dot: &Slot, pipe: &Pipe) -> R<Value> {
         self.at_pipe(pipe);
         let mut value: Option<Slot> = None;
         for cmd in &pipe.cmds {
