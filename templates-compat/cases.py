@@ -906,3 +906,18 @@ many(T, "toml", [
     "{{ toToml (fromToml \"a = 1\\n[b]\\nc = 'd'\") }}",
     "{{ hasKey (fromToml \"a = [\") \"Error\" }}",
 ])
+
+# ---------------------------------------------------------------- --set parsing (Helm's strvals)
+# (mode, expression): mode is set, string, json or literal.
+STRVALS = [
+    ("set", "a=1,b.c=two,ports={80,443}"), ("set", "a=true,b=FALSE,c=null,d=0,e=007,f=-5,g=1.5,h=+3"),
+    ("set", "a.b.c=d"), ("set", "a[0]=x,a[2]=z"), ("set", "a[0].b=1,a[0].c=2"), ("set", "a[0][1]=q"),
+    ("set", "a\\.b=1"), ("set", "a=b\\,c"), ("set", "name=value,other=x=y"), ("set", "a="), ("set", "a"),
+    ("set", "a,b=1"), ("set", "a.=1"), ("set", "a[x]=1"), ("set", "a[-1]=1"), ("set", "a={b,c"),
+    ("set", "a={}"), ("set", "a={,}"), ("set", "list={a,b},x=1"), ("set", "a.b=1,a.c=2"), ("set", "a=1,a.b=2"),
+    ("set", "a.b=2,a=1"), ("set", "a[0]=1,a.b=2"), ("set", "nested.list[1].name=n"), ("set", "a=9223372036854775808"),
+    ("set", "a=1e3"), ("set", "a=0x10"), ("set", "a= spaced "), ("set", "a=é"), ("set", "a[100000]=1"),
+    ("string", "a=1,b=true,c=null"), ("string", "a={1,2}"), ("string", "a.b=007"),
+    ("json", "a={\"b\":[1,2]}"), ("json", "a=1,b=\"x\""), ("json", "a=[1,{\"c\":null}]"), ("json", "a=bad"), ("json", "a.b=true"),
+    ("literal", "a=b,c=d"), ("literal", "a.b=x=y"), ("literal", "a"),
+]

@@ -13,7 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import helm_python  # noqa: E402
-from cases import CASES  # noqa: E402
+from cases import CASES, STRVALS  # noqa: E402
 
 CHART_YAML = "apiVersion: v2\nname: mychart\nversion: 0.1.0\nappVersion: \"1.0\"\ndescription: conformance case\n"
 
@@ -73,6 +73,22 @@ def main():
             f.write("\n")
         total += len(out)
         print(f"{area}: {len(out)}")
+    if not a.only or a.only == "strvals":
+        fns = {"set": helm_python.parse_set_string, "string": helm_python.parse_set_string_values,
+               "json": helm_python.parse_set_json, "literal": helm_python.parse_set_literal}
+        out = []
+        for mode, expr in STRVALS:
+            rec = {"mode": mode, "expression": expr}
+            try:
+                rec["output"] = json.dumps(fns[mode](expr), sort_keys=True, separators=(",", ":"))
+            except helm_python.HelmError as e:
+                rec["error"] = str(e)
+            out.append(rec)
+        with open(os.path.join(HERE, "expected", "strvals.json"), "w") as f:
+            json.dump({"helm": helm_python.helm_sdk_version(), "cases": out}, f, indent=1, ensure_ascii=False)
+            f.write("\n")
+        total += len(out)
+        print(f"strvals: {len(out)}")
     print(f"total: {total}")
 
 

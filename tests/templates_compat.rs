@@ -178,3 +178,40 @@ fn templates_compat_corpus() {
         "{failed} conformance cases differ from Helm (see report above)"
     );
 }
+
+/// Helm's --set parser (strvals) against real Helm's results.
+#[test]
+fn strvals_corpus() {
+    use navique_ai_core_operator::chart::strvals::{parse_into, Mode};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates-compat/expected/strvals.json");
+    let doc = json::decode(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let Value::Map(doc, _) = doc else { panic!() };
+    let Some(Value::List(cases, _)) = doc.borrow().get("cases").cloned() else { panic!() };
+    let opts = json::Opts { escape_html: false, indent: None };
+    let mut failures = Vec::new();
+    for c in cases.iter() {
+        let Value::Map(c, _) = c else { continue };
+        let c = c.borrow().clone();
+        let mode = match s(&c["mode"]).as_str() {
+            "set" => Mode::Typed,
+            "string" => Mode::String,
+            "json" => Mode::Json,
+            _ => Mode::Literal,
+        };
+        let expr = s(&c["expression"]);
+        let mut m = Map::new();
+        let got = parse_into(&expr, &mut m, mode).map(|_| json::encode(&Value::map(m), opts).unwrap());
+        let want = match c.get("output") {
+            Some(o) => Ok(json::encode(&json::decode(&s(o)).unwrap(), opts).unwrap()),
+            None => Err(s(&c["error"])),
+        };
+        if got != want {
+            failures.push(format!("{expr:?}: want {want:?}, got {got:?}"));
+        }
+    }
+    for f in &failures {
+        eprintln!("{f}");
+    }
+    assert!(cases.len() >= 40);
+    assert!(failures.is_empty(), "{} --set cases differ from Helm", failures.len());
+}

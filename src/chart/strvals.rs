@@ -68,9 +68,7 @@ fn typed(v: &str, mode: Mode) -> Value {
     }
     if !v.is_empty() && !v.starts_with('0') {
         if let Ok(i) = v.parse::<i64>() {
-            if !v.starts_with('+') {
-                return Value::Int64(i);
-            }
+            return Value::Int64(i);
         }
     }
     Value::str(v)
@@ -303,14 +301,14 @@ fn json_prefix(text: &str) -> Result<(Value, usize), String> {
             '}' | ']' => depth -= 1,
             ',' if depth == 0 => {
                 let v = crate::goyaml::json::decode(&text[..i])
-                    .map_err(|e| format!("failed to parse json value: {e}"))?;
+                    ?;
                 return Ok((v, i));
             }
             _ => {}
         }
     }
     let v = crate::goyaml::json::decode(text)
-        .map_err(|e| format!("failed to parse json value: {e}"))?;
+        ?;
     Ok((v, text.len()))
 }
 
