@@ -119,7 +119,9 @@ fn odd_inputs_never_panic() {
         "{{ fromYaml \"{[\" }}",
         "{{ substr 5 1 \"abc\" }}",
         "{{ chunk 0 (list 1) }}",
-        "{{ b64dec \"====\" }}", "{{ urlParse \"%a\u{e9}\" }}", "{{ urlParse \"a%e9%\" }}",
+        "{{ b64dec \"====\" }}",
+        "{{ urlParse \"%a\u{e9}\" }}",
+        "{{ urlParse \"a%e9%\" }}",
         "{{ regexFind \"[\" \"x\" }}",
         "{{ tpl \"{{ tpl \\\"{{\\\" . }}\" . }}",
         "{{ define \"x\" }}{{ end }}",
@@ -133,7 +135,10 @@ fn render_data(t: &str) -> String {
     let t = t.to_string();
     std::thread::Builder::new()
         .stack_size(64 * 1024 * 1024)
-        .spawn(move || render_str("t", &t, Value::map(Map::new())).unwrap_or_else(|e| panic!("{}", e.helm_message())))
+        .spawn(move || {
+            render_str("t", &t, Value::map(Map::new()))
+                .unwrap_or_else(|e| panic!("{}", e.helm_message()))
+        })
         .unwrap()
         .join()
         .unwrap()
@@ -149,7 +154,11 @@ fn verifies(cert: &x509_cert::Certificate, issuer: &x509_cert::Certificate) -> b
     use rsa::pkcs8::DecodePublicKey;
     use rsa::signature::Verifier;
     use x509_cert::der::Encode;
-    let spki_der = issuer.tbs_certificate.subject_public_key_info.to_der().unwrap();
+    let spki_der = issuer
+        .tbs_certificate
+        .subject_public_key_info
+        .to_der()
+        .unwrap();
     let key = rsa::RsaPublicKey::from_public_key_der(&spki_der).unwrap();
     let vk = VerifyingKey::<sha2::Sha256>::new(key);
     let tbs = cert.tbs_certificate.to_der().unwrap();
@@ -163,18 +172,34 @@ fn generated_certificates_parse_and_chain() {
         "{{ $ca := genCA \"my-ca\" 365 }}{{ $c := genSignedCert \"svc\" (list \"10.0.0.1\") (list \"a.example\") 30 $ca }}{{ $ca.Cert }}|{{ $c.Cert }}|{{ $c.Key }}|{{ $ca.Key }}",
     );
     let parts: Vec<&str> = out.split('|').collect();
-    assert!(parts[2].starts_with("-----BEGIN RSA PRIVATE KEY-----\n"), "{}", parts[2]);
+    assert!(
+        parts[2].starts_with("-----BEGIN RSA PRIVATE KEY-----\n"),
+        "{}",
+        parts[2]
+    );
     let ca = pem_cert(parts[0]);
     let leaf = pem_cert(parts[1]);
-    assert_eq!(ca.tbs_certificate.issuer, ca.tbs_certificate.subject, "CA is self-signed");
+    assert_eq!(
+        ca.tbs_certificate.issuer, ca.tbs_certificate.subject,
+        "CA is self-signed"
+    );
     assert!(verifies(&ca, &ca), "CA signature verifies with its own key");
-    assert_eq!(leaf.tbs_certificate.issuer, ca.tbs_certificate.subject, "leaf issued by the CA");
-    assert!(verifies(&leaf, &ca), "leaf signature verifies with the CA key");
+    assert_eq!(
+        leaf.tbs_certificate.issuer, ca.tbs_certificate.subject,
+        "leaf issued by the CA"
+    );
+    assert!(
+        verifies(&leaf, &ca),
+        "leaf signature verifies with the CA key"
+    );
     assert!(!verifies(&ca, &leaf), "and not with another key");
     let subject = leaf.tbs_certificate.subject.to_string();
     assert_eq!(subject, "CN=svc");
     let ext = leaf.tbs_certificate.extensions.clone().unwrap();
-    let san = ext.iter().find(|e| e.extn_id == x509_cert::der::oid::db::rfc5280::ID_CE_SUBJECT_ALT_NAME).expect("SAN");
+    let san = ext
+        .iter()
+        .find(|e| e.extn_id == x509_cert::der::oid::db::rfc5280::ID_CE_SUBJECT_ALT_NAME)
+        .expect("SAN");
     let raw = san.extn_value.as_bytes();
     assert!(raw.windows(9).any(|w| w == b"a.example"));
     assert!(raw.windows(4).any(|w| w == [10, 0, 0, 1]));
@@ -195,7 +220,10 @@ fn private_keys_of_every_kind() {
         assert!(k.starts_with(header), "{kind}: {k}");
         assert!(k.trim_end().ends_with("-----"), "{kind}");
     }
-    assert_eq!(render_data("{{ genPrivateKey \"nope\" }}"), "Unknown type nope");
+    assert_eq!(
+        render_data("{{ genPrivateKey \"nope\" }}"),
+        "Unknown type nope"
+    );
     // A key made by genPrivateKey signs a certificate with genSelfSignedCertWithKey.
     let out = render_data("{{ $k := genPrivateKey \"ecdsa\" }}{{ (genSelfSignedCertWithKey \"x\" nil nil 1 $k).Key | eq $k }}");
     assert_eq!(out, "true");
@@ -203,11 +231,20 @@ fn private_keys_of_every_kind() {
 
 #[test]
 fn passwords_and_aes_round_trip() {
-    assert_eq!(render_data("{{ derivePassword 1 \"long\" \"password\" \"user\" \"example.com\" }}"), "ZedaFaxcZaso9*");
-    assert_eq!(render_data("{{ encryptAES \"k\" \"hello world\" | decryptAES \"k\" }}"), "hello world");
+    assert_eq!(
+        render_data("{{ derivePassword 1 \"long\" \"password\" \"user\" \"example.com\" }}"),
+        "ZedaFaxcZaso9*"
+    );
+    assert_eq!(
+        render_data("{{ encryptAES \"k\" \"hello world\" | decryptAES \"k\" }}"),
+        "hello world"
+    );
     let h = render_data("{{ htpasswd \"user\" \"pw\" }}");
     let hash = h.strip_prefix("user:").unwrap();
     assert!(hash.starts_with("$2a$10$") && hash.len() == 60, "{h}");
     assert!(bcrypt::verify("pw", hash).unwrap());
-    assert_eq!(render_data("{{ htpasswd \"a:b\" \"pw\" }}"), "invalid username: a:b");
+    assert_eq!(
+        render_data("{{ htpasswd \"a:b\" \"pw\" }}"),
+        "invalid username: a:b"
+    );
 }

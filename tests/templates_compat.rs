@@ -135,6 +135,9 @@ fn templates_compat_corpus() {
     let mut report = String::new();
     for path in entries {
         let area = path.file_stem().unwrap().to_string_lossy().to_string();
+        if area == "strvals" {
+            continue; // checked by strvals_corpus
+        }
         let text = std::fs::read_to_string(&path).unwrap();
         let doc = json::decode(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let Value::Map(doc, _) = doc else {
@@ -186,8 +189,13 @@ fn strvals_corpus() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("templates-compat/expected/strvals.json");
     let doc = json::decode(&std::fs::read_to_string(path).unwrap()).unwrap();
     let Value::Map(doc, _) = doc else { panic!() };
-    let Some(Value::List(cases, _)) = doc.borrow().get("cases").cloned() else { panic!() };
-    let opts = json::Opts { escape_html: false, indent: None };
+    let Some(Value::List(cases, _)) = doc.borrow().get("cases").cloned() else {
+        panic!()
+    };
+    let opts = json::Opts {
+        escape_html: false,
+        indent: None,
+    };
     let mut failures = Vec::new();
     for c in cases.iter() {
         let Value::Map(c, _) = c else { continue };
@@ -200,7 +208,8 @@ fn strvals_corpus() {
         };
         let expr = s(&c["expression"]);
         let mut m = Map::new();
-        let got = parse_into(&expr, &mut m, mode).map(|_| json::encode(&Value::map(m), opts).unwrap());
+        let got =
+            parse_into(&expr, &mut m, mode).map(|_| json::encode(&Value::map(m), opts).unwrap());
         let want = match c.get("output") {
             Some(o) => Ok(json::encode(&json::decode(&s(o)).unwrap(), opts).unwrap()),
             None => Err(s(&c["error"])),
@@ -213,5 +222,9 @@ fn strvals_corpus() {
         eprintln!("{f}");
     }
     assert!(cases.len() >= 40);
-    assert!(failures.is_empty(), "{} --set cases differ from Helm", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} --set cases differ from Helm",
+        failures.len()
+    );
 }

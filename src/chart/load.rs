@@ -290,7 +290,12 @@ struct TarEntries<'a> {
 
 impl<'a> TarEntries<'a> {
     fn new(raw: &'a [u8]) -> Self {
-        TarEntries { raw, pos: 0, long_name: None, done: false }
+        TarEntries {
+            raw,
+            pos: 0,
+            long_name: None,
+            done: false,
+        }
     }
 }
 
@@ -303,7 +308,11 @@ fn octal(field: &[u8]) -> Option<u64> {
         }
         return Some(v);
     }
-    let t: String = field.iter().take_while(|&&b| b != 0).map(|&b| b as char).collect();
+    let t: String = field
+        .iter()
+        .take_while(|&&b| b != 0)
+        .map(|&b| b as char)
+        .collect();
     let t = t.trim();
     if t.is_empty() {
         return Some(0);
@@ -365,7 +374,10 @@ impl<'a> Iterator for TarEntries<'a> {
                     let mut rest = data;
                     while !rest.is_empty() {
                         let sp = rest.iter().position(|&b| b == b' ').unwrap_or(rest.len());
-                        let len: usize = std::str::from_utf8(&rest[..sp]).ok().and_then(|x| x.parse().ok()).unwrap_or(rest.len());
+                        let len: usize = std::str::from_utf8(&rest[..sp])
+                            .ok()
+                            .and_then(|x| x.parse().ok())
+                            .unwrap_or(rest.len());
                         let rec = &rest[..len.min(rest.len())];
                         if let Some(kv) = rec.get(sp + 1..rec.len().saturating_sub(1)) {
                             if let Some(stripped) = kv.strip_prefix(b"path=") {
@@ -400,7 +412,10 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
     let flags = data[3];
     let mut i = 10;
     if flags & 4 != 0 {
-        let xlen = u16::from_le_bytes([*data.get(i).ok_or_else(bad)?, *data.get(i + 1).ok_or_else(bad)?]) as usize;
+        let xlen = u16::from_le_bytes([
+            *data.get(i).ok_or_else(bad)?,
+            *data.get(i + 1).ok_or_else(bad)?,
+        ]) as usize;
         i += 2 + xlen;
     }
     for bit in [8u8, 16] {
@@ -425,29 +440,44 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
     loop {
         if out.len() == out.capacity() {
             if out.len() > limit {
-                return err(format!("decompressed chart is larger than the maximum size {}", MAX_DECOMPRESSED_CHART_SIZE));
+                return err(format!(
+                    "decompressed chart is larger than the maximum size {}",
+                    MAX_DECOMPRESSED_CHART_SIZE
+                ));
             }
             out.reserve(out.len().max(64 * 1024));
         }
         let before_in = d.total_in();
         let before_out = d.total_out();
         let status = d
-            .decompress_vec(&data[i + d.total_in() as usize..], &mut out, flate2::FlushDecompress::None)
+            .decompress_vec(
+                &data[i + d.total_in() as usize..],
+                &mut out,
+                flate2::FlushDecompress::None,
+            )
             .map_err(|_| LoadError("gzip: invalid header".into()))?;
         if out.len() > limit {
-            return err(format!("decompressed chart is larger than the maximum size {}", MAX_DECOMPRESSED_CHART_SIZE));
+            return err(format!(
+                "decompressed chart is larger than the maximum size {}",
+                MAX_DECOMPRESSED_CHART_SIZE
+            ));
         }
         match status {
             flate2::Status::StreamEnd => break,
             _ => {
-                if d.total_in() == before_in && d.total_out() == before_out && out.len() < out.capacity() {
+                if d.total_in() == before_in
+                    && d.total_out() == before_out
+                    && out.len() < out.capacity()
+                {
                     return err("gzip: unexpected EOF");
                 }
             }
         }
     }
     let end = i + d.total_in() as usize;
-    let trailer = data.get(end..end + 8).ok_or_else(|| LoadError("gzip: unexpected EOF".into()))?;
+    let trailer = data
+        .get(end..end + 8)
+        .ok_or_else(|| LoadError("gzip: unexpected EOF".into()))?;
     let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     let mut h = crc32fast::Hasher::new();
     h.update(&out);

@@ -152,7 +152,12 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
     let wrap = |m: String| format!("YAML parse error on {path}: {m}");
     let mut p = Parser::new_from_str(doc);
     let mut next = || -> Result<Event, String> {
-        p.next_token().map(|(e, _)| e).map_err(|e| wrap(format!("error converting YAML to JSON: {}", scan_err(&e, doc).msg)))
+        p.next_token().map(|(e, _)| e).map_err(|e| {
+            wrap(format!(
+                "error converting YAML to JSON: {}",
+                scan_err(&e, doc).msg
+            ))
+        })
     };
     enum Step {
         Value(Scalar),
@@ -211,59 +216,63 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
     match classify(first) {
         Step::End => return Ok(Some(h)),
         Step::Value(Scalar::Null) => {}
-        Step::Map => {
-            loop {
-                let k = match classify(next()?) {
-                    Step::End => break,
-                    Step::Value(Scalar::Merge) | Step::Alias => return Ok(None),
-                    Step::Value(k) => k,
-                    Step::Map | Step::Seq => return Ok(None),
-                };
-                let key = match k {
-                    Scalar::Str(s) => s,
-                    _ => String::new(),
-                };
-                let v = classify(next()?);
-                match (key.as_str(), v) {
-                    (_, Step::Alias) => return Ok(None),
-                    ("apiVersion", Step::Value(s)) => h.api_version = field(s, "SimpleHead.apiVersion")?,
-                    ("kind", Step::Value(s)) => h.kind = field(s, "SimpleHead.kind")?,
-                    ("metadata", Step::Map) => loop {
-                        let mk = match classify(next()?) {
-                            Step::End => break,
-                            Step::Value(Scalar::Str(s)) => s,
-                            Step::Value(Scalar::Merge) | Step::Alias | Step::Map | Step::Seq => return Ok(None),
-                            Step::Value(_) => String::new(),
-                        };
-                        match (mk.as_str(), classify(next()?)) {
-                            (_, Step::Alias) => return Ok(None),
-                            ("name", Step::Value(s)) => h.name = field(s, "SimpleHead.metadata.name")?,
-                            ("namespace", Step::Value(s)) => h.namespace = field(s, "SimpleHead.metadata.namespace")?,
-                            ("annotations", Step::Map) => loop {
-                                let ak = match classify(next()?) {
-                                    Step::End => break,
-                                    Step::Value(Scalar::Str(s)) => s,
-                                    _ => return Ok(None),
-                                };
-                                match classify(next()?) {
-                                    Step::Value(s) => {
-                                        let v = field(s, "SimpleHead.metadata.annotations")?;
-                                        h.annotations.insert(ak, v);
-                                    }
-                                    _ => return Ok(None),
-                                }
-                            },
-                            ("name" | "namespace" | "annotations", _) => return Ok(None),
-                            (_, Step::Map | Step::Seq) => skip(&mut next)?,
-                            _ => {}
-                        }
-                    },
-                    ("apiVersion" | "kind" | "metadata", _) => return Ok(None),
-                    (_, Step::Map | Step::Seq) => skip(&mut next)?,
-                    _ => {}
+        Step::Map => loop {
+            let k = match classify(next()?) {
+                Step::End => break,
+                Step::Value(Scalar::Merge) | Step::Alias => return Ok(None),
+                Step::Value(k) => k,
+                Step::Map | Step::Seq => return Ok(None),
+            };
+            let key = match k {
+                Scalar::Str(s) => s,
+                _ => String::new(),
+            };
+            let v = classify(next()?);
+            match (key.as_str(), v) {
+                (_, Step::Alias) => return Ok(None),
+                ("apiVersion", Step::Value(s)) => {
+                    h.api_version = field(s, "SimpleHead.apiVersion")?
                 }
+                ("kind", Step::Value(s)) => h.kind = field(s, "SimpleHead.kind")?,
+                ("metadata", Step::Map) => loop {
+                    let mk = match classify(next()?) {
+                        Step::End => break,
+                        Step::Value(Scalar::Str(s)) => s,
+                        Step::Value(Scalar::Merge) | Step::Alias | Step::Map | Step::Seq => {
+                            return Ok(None)
+                        }
+                        Step::Value(_) => String::new(),
+                    };
+                    match (mk.as_str(), classify(next()?)) {
+                        (_, Step::Alias) => return Ok(None),
+                        ("name", Step::Value(s)) => h.name = field(s, "SimpleHead.metadata.name")?,
+                        ("namespace", Step::Value(s)) => {
+                            h.namespace = field(s, "SimpleHead.metadata.namespace")?
+                        }
+                        ("annotations", Step::Map) => loop {
+                            let ak = match classify(next()?) {
+                                Step::End => break,
+                                Step::Value(Scalar::Str(s)) => s,
+                                _ => return Ok(None),
+                            };
+                            match classify(next()?) {
+                                Step::Value(s) => {
+                                    let v = field(s, "SimpleHead.metadata.annotations")?;
+                                    h.annotations.insert(ak, v);
+                                }
+                                _ => return Ok(None),
+                            }
+                        },
+                        ("name" | "namespace" | "annotations", _) => return Ok(None),
+                        (_, Step::Map | Step::Seq) => skip(&mut next)?,
+                        _ => {}
+                    }
+                },
+                ("apiVersion" | "kind" | "metadata", _) => return Ok(None),
+                (_, Step::Map | Step::Seq) => skip(&mut next)?,
+                _ => {}
             }
-        }
+        },
         _ => return Ok(None),
     }
     // The rest of the stream must still parse.
@@ -489,7 +498,10 @@ fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, String>> {
     std::thread::scope(|s| {
         let hb = s.spawn(|| b.iter().map(|(p, d)| head_of(d, p)).collect::<Vec<_>>());
         let mut ha: Vec<Result<Head, String>> = a.iter().map(|(p, d)| head_of(d, p)).collect();
-        ha.extend(hb.join().unwrap_or_else(|_| vec![Err("internal error parsing manifests".into())]));
+        ha.extend(
+            hb.join()
+                .unwrap_or_else(|_| vec![Err("internal error parsing manifests".into())]),
+        );
         ha
     })
 }

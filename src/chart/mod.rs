@@ -25,7 +25,10 @@ pub struct File {
 
 impl File {
     pub fn new(name: impl Into<String>, data: Vec<u8>) -> File {
-        File { name: name.into(), data: std::rc::Rc::new(data) }
+        File {
+            name: name.into(),
+            data: std::rc::Rc::new(data),
+        }
     }
 }
 

@@ -468,7 +468,10 @@ pub fn render_chart(
             std::thread::scope(|s| {
                 let check = s.spawn(move || pending.run());
                 let rendered = render_with_values(&processed, values.clone(), opts);
-                check.join().unwrap_or_else(|_| Err("internal error validating values".into())).map_err(RenderError)?;
+                check
+                    .join()
+                    .unwrap_or_else(|_| Err("internal error validating values".into()))
+                    .map_err(RenderError)?;
                 rendered
             })?
         }
@@ -506,8 +509,12 @@ pub fn render_with_values(
     let keys: Vec<String> = tpls.keys().cloned().collect();
     let order = parse_order(&keys);
     let mut set = TemplateSet::new();
-    let sources: Vec<(&str, &str)> = order.iter().map(|n| (n.as_str(), tpls[n].text.as_str())).collect();
-    set.parse_files(&sources).map_err(|e| RenderError(e.helm_message()))?;
+    let sources: Vec<(&str, &str)> = order
+        .iter()
+        .map(|n| (n.as_str(), tpls[n].text.as_str()))
+        .collect();
+    set.parse_files(&sources)
+        .map_err(|e| RenderError(e.helm_message()))?;
     let mut exec = Exec::new(&set);
     exec.lookup = opts.lookup;
     exec.options.strict = opts.strict;

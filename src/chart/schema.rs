@@ -439,7 +439,14 @@ impl PendingValidation {
     pub fn collect(chart: &Chart, values: &Map) -> PendingValidation {
         fn walk(c: &Chart, v: &Map, jobs: &mut Vec<(String, Vec<u8>, String)>) {
             if let Some(schema) = &c.schema {
-                let text = json::encode(&Value::map(v.clone()), json::Opts { escape_html: false, indent: None }).unwrap_or_else(|_| "{}".into());
+                let text = json::encode(
+                    &Value::map(v.clone()),
+                    json::Opts {
+                        escape_html: false,
+                        indent: None,
+                    },
+                )
+                .unwrap_or_else(|_| "{}".into());
                 jobs.push((c.name().to_string(), schema.clone(), text));
             }
             for sub in &c.dependencies {
@@ -463,7 +470,8 @@ impl PendingValidation {
     pub fn run(self) -> Result<(), String> {
         let mut report = String::new();
         for (name, schema, values) in self.jobs {
-            let sv = json::decode(&String::from_utf8_lossy(&schema)).map_err(|e| format!("unable to parse schema of chart {name}: {e}"))?;
+            let sv = json::decode(&String::from_utf8_lossy(&schema))
+                .map_err(|e| format!("unable to parse schema of chart {name}: {e}"))?;
             let vals = json::decode(&values).unwrap_or(Value::Nil);
             let ctx = Ctx { root: &sv };
             let mut errs = Vec::new();

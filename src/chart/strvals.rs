@@ -300,15 +300,13 @@ fn json_prefix(text: &str) -> Result<(Value, usize), String> {
             '{' | '[' => depth += 1,
             '}' | ']' => depth -= 1,
             ',' if depth == 0 => {
-                let v = crate::goyaml::json::decode(&text[..i])
-                    ?;
+                let v = crate::goyaml::json::decode(&text[..i])?;
                 return Ok((v, i));
             }
             _ => {}
         }
     }
-    let v = crate::goyaml::json::decode(text)
-        ?;
+    let v = crate::goyaml::json::decode(text)?;
     Ok((v, text.len()))
 }
 

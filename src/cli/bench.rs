@@ -7,7 +7,7 @@
 
 use super::args::Args;
 use crate::chart::manifest::sort_manifests;
-use crate::chart::render::{render_chart, RenderOptions, ReleaseOptions};
+use crate::chart::render::{render_chart, ReleaseOptions, RenderOptions};
 use crate::gotmpl::exec::{Exec, TemplateSet};
 use std::path::Path;
 use std::time::Instant;
@@ -24,7 +24,11 @@ pub fn render(a: &Args) -> Result<(), String> {
     let n = iterations(a, 50)?;
     let user = super::template::user_values(a)?;
     let opts = RenderOptions {
-        release: ReleaseOptions { name: "rel".into(), namespace: "ns".into(), ..Default::default() },
+        release: ReleaseOptions {
+            name: "rel".into(),
+            namespace: "ns".into(),
+            ..Default::default()
+        },
         ..Default::default()
     };
     let data = std::fs::read(chart_path).map_err(|e| e.to_string())?;
@@ -50,7 +54,12 @@ pub fn render(a: &Args) -> Result<(), String> {
         times.push(t0.elapsed().as_secs_f64() * 1000.0);
     }
     if std::env::var("NAVIQUE_BENCH_PHASES").is_ok() {
-        eprintln!("load {:.3} ms, render {:.3} ms, assemble {:.3} ms", t_load * 1000.0 / n as f64, t_render * 1000.0 / n as f64, t_sort * 1000.0 / n as f64);
+        eprintln!(
+            "load {:.3} ms, render {:.3} ms, assemble {:.3} ms",
+            t_load * 1000.0 / n as f64,
+            t_render * 1000.0 / n as f64,
+            t_sort * 1000.0 / n as f64
+        );
     }
     times.sort_by(|x, y| x.partial_cmp(y).unwrap());
     let mean = times.iter().sum::<f64>() / n as f64;
@@ -92,7 +101,10 @@ pub fn templates(a: &Args) -> Result<(), String> {
 
 fn collect(c: &crate::chart::Chart, out: &mut Vec<(String, String)>) {
     for t in &c.templates {
-        out.push((format!("{}/{}", c.name(), t.name), String::from_utf8_lossy(&t.data).into_owned()));
+        out.push((
+            format!("{}/{}", c.name(), t.name),
+            String::from_utf8_lossy(&t.data).into_owned(),
+        ));
     }
     for d in &c.dependencies {
         collect(d, out);

@@ -67,31 +67,37 @@ impl TemplateSet {
     /// large sets are parsed on two threads, then added in the same order
     /// (later definitions win) and the first error in order is reported.
     pub fn parse_files(&mut self, files: &[(&str, &str)]) -> Result<(), Error> {
-        let parse_one = |(name, text): &(&str, &str)| super::parse::parse(name, name, text, &funcs::exists);
+        let parse_one =
+            |(name, text): &(&str, &str)| super::parse::parse(name, name, text, &funcs::exists);
         let total: usize = files.iter().map(|(_, t)| t.len()).sum();
-        let results: Vec<Result<Vec<Tree>, super::parse::ParseError>> = if total < 128 * 1024 || files.len() < 2 {
-            files.iter().map(parse_one).collect()
-        } else {
-            let mut acc = 0;
-            let mut mid = files.len() / 2;
-            for (i, (_, t)) in files.iter().enumerate() {
-                acc += t.len();
-                if acc * 2 >= total {
-                    mid = (i + 1).clamp(1, files.len() - 1);
-                    break;
+        let results: Vec<Result<Vec<Tree>, super::parse::ParseError>> =
+            if total < 128 * 1024 || files.len() < 2 {
+                files.iter().map(parse_one).collect()
+            } else {
+                let mut acc = 0;
+                let mut mid = files.len() / 2;
+                for (i, (_, t)) in files.iter().enumerate() {
+                    acc += t.len();
+                    if acc * 2 >= total {
+                        mid = (i + 1).clamp(1, files.len() - 1);
+                        break;
+                    }
                 }
-            }
-            let (a, b) = files.split_at(mid);
-            std::thread::scope(|s| {
-                let hb = s.spawn(|| b.iter().map(parse_one).collect::<Vec<_>>());
-                let mut ra: Vec<_> = a.iter().map(parse_one).collect();
-                match hb.join() {
-                    Ok(rb) => ra.extend(rb),
-                    Err(_) => ra.push(Err(super::parse::ParseError { parse_name: "parser".into(), line: 0, msg: "internal error".into() })),
-                }
-                ra
-            })
-        };
+                let (a, b) = files.split_at(mid);
+                std::thread::scope(|s| {
+                    let hb = s.spawn(|| b.iter().map(parse_one).collect::<Vec<_>>());
+                    let mut ra: Vec<_> = a.iter().map(parse_one).collect();
+                    match hb.join() {
+                        Ok(rb) => ra.extend(rb),
+                        Err(_) => ra.push(Err(super::parse::ParseError {
+                            parse_name: "parser".into(),
+                            line: 0,
+                            msg: "internal error".into(),
+                        })),
+                    }
+                    ra
+                })
+            };
         for r in results {
             for t in r.map_err(Error::Parse)? {
                 self.add(t);
@@ -201,7 +207,9 @@ impl<'s> Exec<'s> {
     fn run_tree(&mut self, tree: Rc<Tree>, dot: Slot, out: &mut String) -> R<()> {
         // Templates may recurse as deep as Go allows (100000 levels); grow
         // the stack on the heap instead of overflowing it.
-        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.run_tree_inner(tree, dot, out))
+        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
+            self.run_tree_inner(tree, dot, out)
+        })
     }
 
     fn run_tree_inner(&mut self, tree: Rc<Tree>, dot: Slot, out: &mut String) -> R<()> {
@@ -500,7 +508,9 @@ impl<'s> Exec<'s> {
     // ---- pipelines and commands ----
 
     pub fn eval_pipeline(&mut self, dot: &Slot, pipe: &Pipe) -> R<Value> {
-        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.eval_pipeline_inner(dot, pipe))
+        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
+            self.eval_pipeline_inner(dot, pipe)
+        })
     }
 
     fn eval_pipeline_inner(&mut self, dot: &Slot, pipe: &Pipe) -> R<Value> {

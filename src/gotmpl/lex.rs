@@ -147,7 +147,15 @@ pub struct Lexer<'a> {
 
 /// Lex the whole input. The token stream ends with `Eof` or with one `Error`.
 pub fn lex(input: &str) -> Vec<Item> {
-    let mut l = Lexer { input, pos: 0, start: 0, paren_depth: 0, items: Vec::new(), counted: 0, line: 1 };
+    let mut l = Lexer {
+        input,
+        pos: 0,
+        start: 0,
+        paren_depth: 0,
+        items: Vec::new(),
+        counted: 0,
+        line: 1,
+    };
     l.run();
     l.items
 }
@@ -164,7 +172,8 @@ enum State {
 impl<'a> Lexer<'a> {
     fn line_of(&mut self, pos: usize) -> usize {
         if pos >= self.counted {
-            self.line += memchr::memchr_iter(b'\n', &self.input.as_bytes()[self.counted..pos]).count();
+            self.line +=
+                memchr::memchr_iter(b'\n', &self.input.as_bytes()[self.counted..pos]).count();
             self.counted = pos;
             self.line
         } else {

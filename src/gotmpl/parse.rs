@@ -614,7 +614,9 @@ impl<'f> Parser<'f> {
 
     fn pipeline(&mut self, context: &str, end: Tok) -> PResult<Pipe> {
         // Parenthesised pipelines nest without limit in Go: grow the stack.
-        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || self.pipeline_inner(context, end))
+        stacker::maybe_grow(256 * 1024, 4 * 1024 * 1024, || {
+            self.pipeline_inner(context, end)
+        })
     }
 
     fn pipeline_inner(&mut self, context: &str, end: Tok) -> PResult<Pipe> {

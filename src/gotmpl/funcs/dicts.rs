@@ -33,8 +33,8 @@ pub fn register(r: &mut Registry) {
         let Some(m) = arg_map(&a[0]) else {
             return Err("assignment to entry in nil map".into());
         };
-        m.borrow_mut()
-            .insert(arg_str(&a[1]).to_string(), a[2].clone());
+        let v = acyclic(&m, a[2].clone());
+        m.borrow_mut().insert(arg_str(&a[1]).to_string(), v);
         Ok(a[0].clone())
     });
     r.add("unset", &[Dict, Str], None, |_, a| {
@@ -151,6 +151,38 @@ pub fn register(r: &mut Registry) {
     });
 }
 
+/// Whether `v` reaches the map `target` (so storing `v` in it would make
+/// a reference cycle).
+fn reaches(
+    v: &Value,
+    target: &Rc<RefCell<Map>>,
+    seen: &mut std::collections::HashSet<usize>,
+) -> bool {
+    match v {
+        Value::Map(m, _) => {
+            if Rc::ptr_eq(m, target) {
+                return true;
+            }
+            if !seen.insert(Rc::as_ptr(m) as usize) {
+                return false;
+            }
+            m.borrow().values().any(|x| reaches(x, target, seen))
+        }
+        Value::List(l, _) => l.iter().any(|x| reaches(x, target, seen)),
+        _ => false,
+    }
+}
+
+/// Go's garbage collector tolerates a map that contains itself; reference
+/// counting would leak it. Such a value is stored as a snapshot instead.
+pub fn acyclic(target: &Rc<RefCell<Map>>, v: Value) -> Value {
+    if matches!(v, Value::Map(..) | Value::List(..)) && reaches(&v, target, &mut Default::default())
+    {
+        return v.deep_copy();
+    }
+    v
+}
+
 /// A map argument; a nil map reads as empty.
 fn map_or_new(v: &Value) -> Rc<RefCell<Map>> {
     arg_map(v).unwrap_or_else(|| Rc::new(RefCell::new(Map::new())))
@@ -190,7 +222,10 @@ pub fn merge_into(dst: &Rc<RefCell<Map>>, src: &Rc<RefCell<Map>>, overwrite: boo
             if !is_empty(d) {
                 if matches!(sv, Value::List(..)) {
                     if overwrite {
-                        dst.borrow_mut().insert(k, sv);
+                        {
+                            let sv = acyclic(dst, sv);
+                            dst.borrow_mut().insert(k, sv);
+                        }
                     }
                     continue;
                 }
@@ -200,7 +235,10 @@ pub fn merge_into(dst: &Rc<RefCell<Map>>, src: &Rc<RefCell<Map>>, overwrite: boo
             }
         }
         if overwrite || dv.is_none() || dv.as_ref().map(is_empty).unwrap_or(true) {
-            dst.borrow_mut().insert(k, sv);
+            {
+                let sv = acyclic(dst, sv);
+                dst.borrow_mut().insert(k, sv);
+            }
         }
     }
 }

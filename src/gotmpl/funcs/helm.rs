@@ -180,7 +180,11 @@ fn toml_to_value(v: &toml::Value) -> Value {
         toml::Value::Boolean(b) => Value::Bool(*b),
         toml::Value::Datetime(d) => Value::string(d.to_string()),
         toml::Value::Array(a) => Value::list(a.iter().map(toml_to_value).collect()),
-        toml::Value::Table(t) => Value::map(t.iter().map(|(k, v)| (k.clone(), toml_to_value(v))).collect()),
+        toml::Value::Table(t) => Value::map(
+            t.iter()
+                .map(|(k, v)| (k.clone(), toml_to_value(v)))
+                .collect(),
+        ),
     }
 }
 

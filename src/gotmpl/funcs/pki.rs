@@ -73,13 +73,18 @@ impl Key {
 }
 
 fn rsa_key(bits: usize) -> Result<rsa::RsaPrivateKey, FuncError> {
-    rsa::RsaPrivateKey::new(&mut OsRng, bits).map_err(|e| msg(format!("error generating RSA key: {e}")))
+    rsa::RsaPrivateKey::new(&mut OsRng, bits)
+        .map_err(|e| msg(format!("error generating RSA key: {e}")))
 }
 
 /// Sprig's parsePrivateKeyPEM.
 fn parse_key(pem_text: &str) -> Result<Key, FuncError> {
-    let start = pem_text.find("-----BEGIN ").ok_or_else(|| msg("no PEM data in input"))?;
-    let label_end = pem_text[start + 11..].find("-----").ok_or_else(|| msg("no PEM data in input"))?;
+    let start = pem_text
+        .find("-----BEGIN ")
+        .ok_or_else(|| msg("no PEM data in input"))?;
+    let label_end = pem_text[start + 11..]
+        .find("-----")
+        .ok_or_else(|| msg("no PEM data in input"))?;
     let label = &pem_text[start + 11..start + 11 + label_end];
     match label {
         "PRIVATE KEY" => {
@@ -94,10 +99,13 @@ fn parse_key(pem_text: &str) -> Result<Key, FuncError> {
         }
         "RSA PRIVATE KEY" => {
             use rsa::pkcs1::DecodeRsaPrivateKey;
-            rsa::RsaPrivateKey::from_pkcs1_pem(&pem_text[start..]).map(Key::Rsa).map_err(|e| msg(format!("decoding PEM as PKCS#1: {e}")))
+            rsa::RsaPrivateKey::from_pkcs1_pem(&pem_text[start..])
+                .map(Key::Rsa)
+                .map_err(|e| msg(format!("decoding PEM as PKCS#1: {e}")))
         }
         "EC PRIVATE KEY" => {
-            let sk = p256::SecretKey::from_sec1_pem(&pem_text[start..]).map_err(|e| msg(format!("decoding PEM as EC: {e}")))?;
+            let sk = p256::SecretKey::from_sec1_pem(&pem_text[start..])
+                .map_err(|e| msg(format!("decoding PEM as EC: {e}")))?;
             Ok(Key::Ec(sk.into()))
         }
         l if l.ends_with(" PRIVATE KEY") => Err(msg(format!("invalid private key type {l}"))),
@@ -112,7 +120,10 @@ fn names_list(v: &Value, what: &str) -> Result<Vec<String>, FuncError> {
             .iter()
             .map(|x| match x {
                 Value::Str(s) => Ok(s.to_string()),
-                other => Err(msg(format!("error processing {what}: {} is not a string", crate::gotmpl::format::format_v(other)))),
+                other => Err(msg(format!(
+                    "error processing {what}: {} is not a string",
+                    crate::gotmpl::format::format_v(other)
+                ))),
             })
             .collect(),
         _ => Ok(Vec::new()),
@@ -127,12 +138,18 @@ struct Template {
     is_ca: bool,
 }
 
-fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<(&x509_cert::name::Name, &Key)>) -> Result<String, FuncError> {
+fn cert_pem(
+    t: &Template,
+    subject_key: &Key,
+    issuer: Option<(&x509_cert::name::Name, &Key)>,
+) -> Result<String, FuncError> {
     use x509_cert::builder::{Builder, CertificateBuilder, Profile};
     use x509_cert::der::asn1::{Ia5String, OctetString};
     use x509_cert::der::EncodePem;
     use x509_cert::ext::pkix::name::GeneralName;
-    use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, SubjectAltName};
+    use x509_cert::ext::pkix::{
+        BasicConstraints, ExtendedKeyUsage, KeyUsage, KeyUsages, SubjectAltName,
+    };
     use x509_cert::name::Name;
     use x509_cert::serial_number::SerialNumber;
     use x509_cert::spki::SubjectPublicKeyInfoOwned;
@@ -147,13 +164,23 @@ fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<(&x509_cert::name::N
     let serial = SerialNumber::new(&serial).map_err(msg)?;
     let days = t.days.max(0) as u64;
     let validity = Validity::from_now(Duration::from_secs(days * 86400)).map_err(msg)?;
-    let cn = t.cn.replace('\\', "\\\\").replace(',', "\\,").replace('+', "\\+").replace('=', "\\=");
-    let subject = if t.cn.is_empty() { Name::default() } else { Name::from_str(&format!("CN={cn}")).map_err(msg)? };
+    let cn =
+        t.cn.replace('\\', "\\\\")
+            .replace(',', "\\,")
+            .replace('+', "\\+")
+            .replace('=', "\\=");
+    let subject = if t.cn.is_empty() {
+        Name::default()
+    } else {
+        Name::from_str(&format!("CN={cn}")).map_err(msg)?
+    };
     let spki = match subject_key {
         Key::Rsa(k) => SubjectPublicKeyInfoOwned::from_key(k.to_public_key()).map_err(msg)?,
         Key::Ec(k) => SubjectPublicKeyInfoOwned::from_key(*k.verifying_key()).map_err(msg)?,
     };
-    let profile = Profile::Manual { issuer: issuer.map(|(n, _)| n.clone()) };
+    let profile = Profile::Manual {
+        issuer: issuer.map(|(n, _)| n.clone()),
+    };
     let signer_key = issuer.map(|(_, k)| k).unwrap_or(subject_key);
     let mut usages = KeyUsages::KeyEncipherment | KeyUsages::DigitalSignature;
     if t.is_ca {
@@ -168,23 +195,31 @@ fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<(&x509_cert::name::N
             std::net::IpAddr::V4(v) => v.octets().to_vec(),
             std::net::IpAddr::V6(v) => v.octets().to_vec(),
         };
-        sans.push(GeneralName::IpAddress(OctetString::new(bytes).map_err(msg)?));
+        sans.push(GeneralName::IpAddress(
+            OctetString::new(bytes).map_err(msg)?,
+        ));
     }
     macro_rules! build {
         ($signer:expr, $sig:ty) => {{
-            let mut b = CertificateBuilder::new(profile, serial, validity, subject, spki, $signer).map_err(msg)?;
+            let mut b = CertificateBuilder::new(profile, serial, validity, subject, spki, $signer)
+                .map_err(msg)?;
             b.add_extension(&KeyUsage(usages)).map_err(msg)?;
             b.add_extension(&NonCritical(ExtendedKeyUsage(vec![
                 x509_cert::der::oid::db::rfc5280::ID_KP_SERVER_AUTH,
                 x509_cert::der::oid::db::rfc5280::ID_KP_CLIENT_AUTH,
             ])))
             .map_err(msg)?;
-            b.add_extension(&BasicConstraints { ca: t.is_ca, path_len_constraint: None }).map_err(msg)?;
+            b.add_extension(&BasicConstraints {
+                ca: t.is_ca,
+                path_len_constraint: None,
+            })
+            .map_err(msg)?;
             if !sans.is_empty() {
                 b.add_extension(&SubjectAltName(sans)).map_err(msg)?;
             }
             let cert = b.build::<$sig>().map_err(msg)?;
-            cert.to_pem(x509_cert::der::pem::LineEnding::LF).map_err(msg)?
+            cert.to_pem(x509_cert::der::pem::LineEnding::LF)
+                .map_err(msg)?
         }};
     }
     let pem = match signer_key {
@@ -213,8 +248,14 @@ impl<T: x509_cert::der::Encode> x509_cert::der::Encode for NonCritical<T> {
     }
 }
 
-impl<T: x509_cert::der::oid::AssociatedOid + x509_cert::der::Encode> x509_cert::ext::AsExtension for NonCritical<T> {
-    fn critical(&self, _subject: &x509_cert::name::Name, _extensions: &[x509_cert::ext::Extension]) -> bool {
+impl<T: x509_cert::der::oid::AssociatedOid + x509_cert::der::Encode> x509_cert::ext::AsExtension
+    for NonCritical<T>
+{
+    fn critical(
+        &self,
+        _subject: &x509_cert::name::Name,
+        _extensions: &[x509_cert::ext::Extension],
+    ) -> bool {
         false
     }
 }
@@ -228,7 +269,8 @@ fn make_cert(t: Template, key: Option<&str>, ca: Option<&Certificate>) -> FResul
         None => cert_pem(&t, &key, None)?,
         Some(ca) => {
             use x509_cert::der::DecodePem;
-            let ca_cert = x509_cert::Certificate::from_pem(ca.cert.as_bytes()).map_err(|e| msg(format!("unable to decode certificate: {e}")))?;
+            let ca_cert = x509_cert::Certificate::from_pem(ca.cert.as_bytes())
+                .map_err(|e| msg(format!("unable to decode certificate: {e}")))?;
             let ca_key = parse_key(&ca.key).map_err(|e| match e {
                 FuncError::Msg(m) => msg(format!("unable to decode private key: {m}")),
                 other => other,
@@ -236,13 +278,19 @@ fn make_cert(t: Template, key: Option<&str>, ca: Option<&Certificate>) -> FResul
             cert_pem(&t, &key, Some((&ca_cert.tbs_certificate.subject, &ca_key)))?
         }
     };
-    Ok(Value::Object(Rc::new(Certificate { cert: pem, key: key.pem()? })))
+    Ok(Value::Object(Rc::new(Certificate {
+        cert: pem,
+        key: key.pem()?,
+    })))
 }
 
 fn ips(v: &Value) -> Result<Vec<std::net::IpAddr>, FuncError> {
     names_list(v, "IPs")?
         .into_iter()
-        .map(|s| s.parse::<std::net::IpAddr>().map_err(|_| msg(format!("error parsing ip: {s}"))))
+        .map(|s| {
+            s.parse::<std::net::IpAddr>()
+                .map_err(|_| msg(format!("error parsing ip: {s}")))
+        })
         .collect()
 }
 
@@ -252,8 +300,16 @@ fn ca_arg(v: &Value) -> Result<Certificate, FuncError> {
             .as_any()
             .downcast_ref::<Certificate>()
             .cloned()
-            .ok_or_else(|| msg(format!("wrong type for value; expected sprig.certificate; got {}", o.type_name()))),
-        other => Err(msg(format!("wrong type for value; expected sprig.certificate; got {}", other.type_name()))),
+            .ok_or_else(|| {
+                msg(format!(
+                    "wrong type for value; expected sprig.certificate; got {}",
+                    o.type_name()
+                ))
+            }),
+        other => Err(msg(format!(
+            "wrong type for value; expected sprig.certificate; got {}",
+            other.type_name()
+        ))),
     }
 }
 
@@ -262,7 +318,10 @@ fn gen_private_key(typ: &str) -> Result<String, FuncError> {
     Ok(match typ {
         "" | "rsa" => {
             use rsa::pkcs1::EncodeRsaPrivateKey;
-            rsa_key(4096)?.to_pkcs1_pem(LineEnding::LF).map_err(msg)?.to_string()
+            rsa_key(4096)?
+                .to_pkcs1_pem(LineEnding::LF)
+                .map_err(msg)?
+                .to_string()
         }
         "ecdsa" => Key::Ec(p256::ecdsa::SigningKey::random(&mut OsRng)).pem()?,
         "ed25519" => {
@@ -285,9 +344,27 @@ fn templates(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
         "maximum" => &["anoxxxxxxxxxxxxxxxxx", "axxxxxxxxxxxxxxxxxno"],
         "long" => &[
-            "CvcvnoCvcvCvcv", "CvcvCvcvnoCvcv", "CvcvCvcvCvcvno", "CvccnoCvcvCvcv", "CvccCvcvnoCvcv", "CvccCvcvCvcvno", "CvcvnoCvccCvcv",
-            "CvcvCvccnoCvcv", "CvcvCvccCvcvno", "CvcvnoCvcvCvcc", "CvcvCvcvnoCvcc", "CvcvCvcvCvccno", "CvccnoCvccCvcv", "CvccCvccnoCvcv",
-            "CvccCvccCvcvno", "CvcvnoCvccCvcc", "CvcvCvccnoCvcc", "CvcvCvccCvccno", "CvccnoCvcvCvcc", "CvccCvcvnoCvcc", "CvccCvcvCvccno",
+            "CvcvnoCvcvCvcv",
+            "CvcvCvcvnoCvcv",
+            "CvcvCvcvCvcvno",
+            "CvccnoCvcvCvcv",
+            "CvccCvcvnoCvcv",
+            "CvccCvcvCvcvno",
+            "CvcvnoCvccCvcv",
+            "CvcvCvccnoCvcv",
+            "CvcvCvccCvcvno",
+            "CvcvnoCvcvCvcc",
+            "CvcvCvcvnoCvcc",
+            "CvcvCvcvCvccno",
+            "CvccnoCvccCvcv",
+            "CvccCvccnoCvcv",
+            "CvccCvccCvcvno",
+            "CvcvnoCvccCvcc",
+            "CvcvCvccnoCvcc",
+            "CvcvCvccCvccno",
+            "CvccnoCvcvCvcc",
+            "CvccCvcvnoCvcc",
+            "CvccCvcvCvccno",
         ],
         "medium" => &["CvcnoCvc", "CvcCvcno"],
         "short" => &["Cvcn"],
@@ -315,7 +392,9 @@ fn template_chars(c: u8) -> &'static [u8] {
 /// The Master Password algorithm as Sprig implements it.
 pub fn derive_password(counter: u32, kind: &str, password: &str, user: &str, site: &str) -> String {
     use hmac::Mac;
-    let Some(tpls) = templates(kind) else { return format!("cannot find password template {kind}") };
+    let Some(tpls) = templates(kind) else {
+        return format!("cannot find password template {kind}");
+    };
     let mut salt = SEED.as_bytes().to_vec();
     salt.extend_from_slice(&(user.len() as u32).to_be_bytes());
     salt.extend_from_slice(user.as_bytes());
@@ -380,7 +459,10 @@ fn decrypt_aes(password: &str, crypt64: &str) -> Result<String, FuncError> {
     let (iv, ct) = data.split_at(16);
     let dec = cbc::Decryptor::<aes::Aes256>::new(&aes_key(password).into(), iv.into());
     let mut buf = ct.to_vec();
-    let plain = dec.decrypt_padded_mut::<aes::cipher::block_padding::NoPadding>(&mut buf).map_err(msg)?.to_vec();
+    let plain = dec
+        .decrypt_padded_mut::<aes::cipher::block_padding::NoPadding>(&mut buf)
+        .map_err(msg)?
+        .to_vec();
     let pad = *plain.last().unwrap_or(&0) as usize;
     if pad > plain.len() {
         return Err(msg("runtime error: slice bounds out of range"));
@@ -390,34 +472,102 @@ fn decrypt_aes(password: &str, crypt64: &str) -> Result<String, FuncError> {
 
 pub fn register(r: &mut Registry) {
     use P::*;
-    r.add("genPrivateKey", &[Str], None, |_, a| Ok(Value::string(gen_private_key(arg_str(&a[0]))?)));
+    r.add("genPrivateKey", &[Str], None, |_, a| {
+        Ok(Value::string(gen_private_key(arg_str(&a[0]))?))
+    });
     r.add("genCA", &[Str, Int], None, |_, a| {
-        make_cert(Template { cn: arg_str(&a[0]).into(), ips: vec![], dns: vec![], days: arg_int(&a[1]), is_ca: true }, None, None)
+        make_cert(
+            Template {
+                cn: arg_str(&a[0]).into(),
+                ips: vec![],
+                dns: vec![],
+                days: arg_int(&a[1]),
+                is_ca: true,
+            },
+            None,
+            None,
+        )
     });
     r.add("genCAWithKey", &[Str, Int, Str], None, |_, a| {
-        make_cert(Template { cn: arg_str(&a[0]).into(), ips: vec![], dns: vec![], days: arg_int(&a[1]), is_ca: true }, Some(arg_str(&a[2])), None)
+        make_cert(
+            Template {
+                cn: arg_str(&a[0]).into(),
+                ips: vec![],
+                dns: vec![],
+                days: arg_int(&a[1]),
+                is_ca: true,
+            },
+            Some(arg_str(&a[2])),
+            None,
+        )
     });
-    r.add("genSelfSignedCert", &[Str, List, List, Int], None, |_, a| {
-        let t = Template { cn: arg_str(&a[0]).into(), ips: ips(&a[1])?, dns: names_list(&a[2], "DNS")?, days: arg_int(&a[3]), is_ca: false };
-        make_cert(t, None, None)
-    });
-    r.add("genSelfSignedCertWithKey", &[Str, List, List, Int, Str], None, |_, a| {
-        let t = Template { cn: arg_str(&a[0]).into(), ips: ips(&a[1])?, dns: names_list(&a[2], "DNS")?, days: arg_int(&a[3]), is_ca: false };
-        make_cert(t, Some(arg_str(&a[4])), None)
-    });
-    r.add("genSignedCert", &[Str, List, List, Int, Cert], None, |_, a| {
-        let ca = ca_arg(&a[4])?;
-        let t = Template { cn: arg_str(&a[0]).into(), ips: ips(&a[1])?, dns: names_list(&a[2], "DNS")?, days: arg_int(&a[3]), is_ca: false };
-        make_cert(t, None, Some(&ca))
-    });
-    r.add("genSignedCertWithKey", &[Str, List, List, Int, Cert, Str], None, |_, a| {
-        let ca = ca_arg(&a[4])?;
-        let t = Template { cn: arg_str(&a[0]).into(), ips: ips(&a[1])?, dns: names_list(&a[2], "DNS")?, days: arg_int(&a[3]), is_ca: false };
-        make_cert(t, Some(arg_str(&a[5])), Some(&ca))
-    });
+    r.add(
+        "genSelfSignedCert",
+        &[Str, List, List, Int],
+        None,
+        |_, a| {
+            let t = Template {
+                cn: arg_str(&a[0]).into(),
+                ips: ips(&a[1])?,
+                dns: names_list(&a[2], "DNS")?,
+                days: arg_int(&a[3]),
+                is_ca: false,
+            };
+            make_cert(t, None, None)
+        },
+    );
+    r.add(
+        "genSelfSignedCertWithKey",
+        &[Str, List, List, Int, Str],
+        None,
+        |_, a| {
+            let t = Template {
+                cn: arg_str(&a[0]).into(),
+                ips: ips(&a[1])?,
+                dns: names_list(&a[2], "DNS")?,
+                days: arg_int(&a[3]),
+                is_ca: false,
+            };
+            make_cert(t, Some(arg_str(&a[4])), None)
+        },
+    );
+    r.add(
+        "genSignedCert",
+        &[Str, List, List, Int, Cert],
+        None,
+        |_, a| {
+            let ca = ca_arg(&a[4])?;
+            let t = Template {
+                cn: arg_str(&a[0]).into(),
+                ips: ips(&a[1])?,
+                dns: names_list(&a[2], "DNS")?,
+                days: arg_int(&a[3]),
+                is_ca: false,
+            };
+            make_cert(t, None, Some(&ca))
+        },
+    );
+    r.add(
+        "genSignedCertWithKey",
+        &[Str, List, List, Int, Cert, Str],
+        None,
+        |_, a| {
+            let ca = ca_arg(&a[4])?;
+            let t = Template {
+                cn: arg_str(&a[0]).into(),
+                ips: ips(&a[1])?,
+                dns: names_list(&a[2], "DNS")?,
+                days: arg_int(&a[3]),
+                is_ca: false,
+            };
+            make_cert(t, Some(arg_str(&a[5])), Some(&ca))
+        },
+    );
     r.add("buildCustomCert", &[Str, Str], None, |_, a| {
-        let cert = super::strings::go_b64_decode(arg_str(&a[0])).map_err(|_| msg("unable to decode base64 certificate"))?;
-        let key = super::strings::go_b64_decode(arg_str(&a[1])).map_err(|_| msg("unable to decode base64 private key"))?;
+        let cert = super::strings::go_b64_decode(arg_str(&a[0]))
+            .map_err(|_| msg("unable to decode base64 certificate"))?;
+        let key = super::strings::go_b64_decode(arg_str(&a[1]))
+            .map_err(|_| msg("unable to decode base64 private key"))?;
         let cert = String::from_utf8_lossy(&cert).into_owned();
         let key = String::from_utf8_lossy(&key).into_owned();
         {
@@ -425,7 +575,8 @@ pub fn register(r: &mut Registry) {
             if !cert.contains("-----BEGIN ") {
                 return Err(msg("unable to decode certificate"));
             }
-            x509_cert::Certificate::from_pem(cert.as_bytes()).map_err(|e| msg(format!("error parsing certificate: decodedCert.Bytes: {e}")))?;
+            x509_cert::Certificate::from_pem(cert.as_bytes())
+                .map_err(|e| msg(format!("error parsing certificate: decodedCert.Bytes: {e}")))?;
         }
         parse_key(&key).map_err(|e| match e {
             FuncError::Msg(m) => msg(format!("error parsing private key: {m}")),
@@ -433,21 +584,41 @@ pub fn register(r: &mut Registry) {
         })?;
         Ok(Value::Object(Rc::new(Certificate { cert, key })))
     });
-    r.add("encryptAES", &[Str, Str], None, |_, a| Ok(Value::string(encrypt_aes(arg_str(&a[0]), arg_str(&a[1]))?)));
-    r.add("decryptAES", &[Str, Str], None, |_, a| Ok(Value::string(decrypt_aes(arg_str(&a[0]), arg_str(&a[1]))?)));
-    r.add("bcrypt", &[Str], None, |_, a| Ok(Value::string(bcrypt_hash(arg_str(&a[0]))?)));
+    r.add("encryptAES", &[Str, Str], None, |_, a| {
+        Ok(Value::string(encrypt_aes(arg_str(&a[0]), arg_str(&a[1]))?))
+    });
+    r.add("decryptAES", &[Str, Str], None, |_, a| {
+        Ok(Value::string(decrypt_aes(arg_str(&a[0]), arg_str(&a[1]))?))
+    });
+    r.add("bcrypt", &[Str], None, |_, a| {
+        Ok(Value::string(bcrypt_hash(arg_str(&a[0]))?))
+    });
     r.add("htpasswd", &[Str, Str], None, |_, a| {
         let user = arg_str(&a[0]);
         if user.contains(':') {
             return Ok(Value::string(format!("invalid username: {user}")));
         }
-        Ok(Value::string(format!("{user}:{}", bcrypt_hash(arg_str(&a[1]))?)))
+        Ok(Value::string(format!(
+            "{user}:{}",
+            bcrypt_hash(arg_str(&a[1]))?
+        )))
     });
-    r.add("derivePassword", &[Uint32, Str, Str, Str, Str], None, |_, a| {
-        let counter = match a[0] {
-            Value::Uint32(u) => u,
-            _ => arg_int(&a[0]) as u32,
-        };
-        Ok(Value::string(derive_password(counter, arg_str(&a[1]), arg_str(&a[2]), arg_str(&a[3]), arg_str(&a[4]))))
-    });
+    r.add(
+        "derivePassword",
+        &[Uint32, Str, Str, Str, Str],
+        None,
+        |_, a| {
+            let counter = match a[0] {
+                Value::Uint32(u) => u,
+                _ => arg_int(&a[0]) as u32,
+            };
+            Ok(Value::string(derive_password(
+                counter,
+                arg_str(&a[1]),
+                arg_str(&a[2]),
+                arg_str(&a[3]),
+                arg_str(&a[4]),
+            )))
+        },
+    );
 }

@@ -866,7 +866,8 @@ fn compile(re: &str) -> Result<regex::Regex, String> {
     if let Some(r) = CACHE.with(|c| c.borrow().get(re).cloned()) {
         return Ok(r);
     }
-    let r = regex::Regex::new(re).map_err(|e| format!("error parsing regexp: {}", regex_err_text(&e, re)))?;
+    let r = regex::Regex::new(re)
+        .map_err(|e| format!("error parsing regexp: {}", regex_err_text(&e, re)))?;
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
         if c.len() > 1024 {
