@@ -536,7 +536,8 @@ pub fn render_with_values(
             m.borrow_mut()
                 .insert("Template".into(), Value::values_map(t));
         }
-        let mut buf = String::new();
+        // Most of a template's text usually reaches its output.
+        let mut buf = String::with_capacity(r.text.len() + 256);
         exec.exec_named(name, Slot::concrete(r.vals.clone()), &mut buf)
             .map_err(|e| RenderError(crate::gotmpl::Error::Exec(e).helm_message()))?;
         out.insert(name.clone(), buf.replace("<no value>", ""));

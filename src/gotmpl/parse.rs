@@ -318,12 +318,6 @@ impl<'f> Parser<'f> {
         self.idx -= 1;
     }
 
-    fn peek(&mut self) -> Item {
-        let it = self.next();
-        self.backup();
-        it
-    }
-
     fn next_non_space(&mut self) -> Item {
         loop {
             let it = self.next();
@@ -331,6 +325,27 @@ impl<'f> Parser<'f> {
                 return it;
             }
         }
+    }
+
+    /// Type and position of the next item, without cloning it.
+    fn peek_typ(&mut self) -> (Tok, usize) {
+        let n = self.items.len();
+        let i = self.idx.min(n - 1);
+        self.high = self.high.max((i + 1).min(n));
+        (self.items[i].typ, self.items[i].pos)
+    }
+
+    /// Type and position of the next non-space item, without consuming it.
+    fn peek_ns(&mut self) -> (Tok, usize) {
+        let n = self.items.len();
+        let mut i = self.idx.min(n - 1);
+        while self.items[i].typ == Tok::Space && i < n - 1 {
+            i += 1;
+        }
+        // Like Go's peekNonSpace, the spaces are consumed.
+        self.idx = self.idx.max(i);
+        self.high = self.high.max((i + 1).min(n));
+        (self.items[i].typ, self.items[i].pos)
     }
 
     fn peek_non_space(&mut self) -> Item {
@@ -384,8 +399,8 @@ impl<'f> Parser<'f> {
 
     fn parse_top(&mut self) -> PResult<Vec<Node>> {
         let mut root = Vec::new();
-        while self.peek().typ != Tok::Eof {
-            if self.peek().typ == Tok::LeftDelim {
+        while self.peek_typ().0 != Tok::Eof {
+            if self.peek_typ().0 == Tok::LeftDelim {
                 let save = self.idx;
                 self.next();
                 if self.next_non_space().typ == Tok::Define {
@@ -432,7 +447,7 @@ impl<'f> Parser<'f> {
 
     fn item_list(&mut self) -> PResult<(Vec<Node>, ListEnd)> {
         let mut list = Vec::new();
-        while self.peek_non_space().typ != Tok::Eof {
+        while self.peek_ns().0 != Tok::Eof {
             match self.text_or_action()? {
                 Parsed::End(_) => return Ok((list, ListEnd::End)),
                 Parsed::Else(pos) => return Ok((list, ListEnd::ElseAt(pos))),
@@ -498,9 +513,9 @@ impl<'f> Parser<'f> {
     }
 
     fn else_control(&mut self) -> PResult<Parsed> {
-        let peek = self.peek_non_space();
-        if peek.typ == Tok::If || peek.typ == Tok::With {
-            return Ok(Parsed::Else(peek.pos));
+        let (pt, ppos) = self.peek_ns();
+        if pt == Tok::If || pt == Tok::With {
+            return Ok(Parsed::Else(ppos));
         }
         let t = self.expect(Tok::RightDelim, "else")?;
         Ok(Parsed::Else(t.pos))
@@ -536,10 +551,10 @@ impl<'f> Parser<'f> {
         }
         let mut else_list = None;
         if let ListEnd::ElseAt(_) = next {
-            if context == "if" && self.peek().typ == Tok::If {
+            if context == "if" && self.peek_typ().0 == Tok::If {
                 self.next();
                 else_list = Some(vec![self.if_control()?]);
-            } else if context == "with" && self.peek().typ == Tok::With {
+            } else if context == "with" && self.peek_typ().0 == Tok::With {
                 self.next();
                 else_list = Some(vec![self.with_control()?]);
             } else {
@@ -620,19 +635,18 @@ impl<'f> Parser<'f> {
     }
 
     fn pipeline_inner(&mut self, context: &str, end: Tok) -> PResult<Pipe> {
-        let tok = self.peek_non_space();
+        let (_, tok_pos) = self.peek_ns();
         let mut pipe = Pipe {
-            pos: tok.pos,
+            pos: tok_pos,
             is_assign: false,
             decl: Vec::new(),
             cmds: Vec::new(),
         };
         'decls: loop {
-            let v = self.peek_non_space();
-            if v.typ == Tok::Variable {
+            if self.peek_ns().0 == Tok::Variable {
+                let v = self.peek_non_space();
                 let save = self.idx;
                 self.next_non_space();
-                let token_after = self.peek();
                 let next = self.peek_non_space();
                 if next.typ == Tok::Assign || next.typ == Tok::Declare {
                     pipe.is_assign = next.typ == Tok::Assign;
@@ -644,14 +658,13 @@ impl<'f> Parser<'f> {
                     pipe.decl.push((v.pos, v.val.clone()));
                     self.vars.push(v.val.to_string());
                     if context == "range" && pipe.decl.len() < 2 {
-                        match self.peek_non_space().typ {
+                        match self.peek_ns().0 {
                             Tok::Variable | Tok::RightDelim | Tok::RightParen => continue 'decls,
                             _ => return self.err("range can only initialize variables"),
                         }
                     }
                     return self.err(format!("too many declarations in {context}"));
                 } else {
-                    let _ = token_after;
                     self.idx = save;
                 }
             }
@@ -708,13 +721,13 @@ impl<'f> Parser<'f> {
     }
 
     fn command(&mut self) -> PResult<Command> {
-        let pos = self.peek_non_space().pos;
+        let pos = self.peek_ns().1;
         let mut cmd = Command {
             pos,
             args: Vec::new(),
         };
         loop {
-            self.peek_non_space();
+            self.peek_ns();
             if let Some(op) = self.operand()? {
                 cmd.args.push(op);
             }
@@ -737,10 +750,10 @@ impl<'f> Parser<'f> {
         let Some(node) = self.term()? else {
             return Ok(None);
         };
-        if self.peek().typ == Tok::Field {
-            let pos = self.peek().pos;
+        if self.peek_typ().0 == Tok::Field {
+            let pos = self.peek_typ().1;
             let mut fields: Vec<Arc<str>> = Vec::new();
-            while self.peek().typ == Tok::Field {
+            while self.peek_typ().0 == Tok::Field {
                 let f = self.next();
                 fields.push(Arc::from(&f.val[1..]));
             }
