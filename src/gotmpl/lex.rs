@@ -67,23 +67,35 @@ impl Tok {
 pub struct Item {
     pub typ: Tok,
     pub pos: usize,
-    pub val: Arc<str>,
+    /// End of the token's text in the input (`pos..end`).
+    pub end: usize,
+    /// The message of an `Error` item.
+    pub msg: Option<Arc<str>>,
     pub line: usize,
 }
 
 impl Item {
     /// Go's `item.String()`, used in "unexpected X in Y" messages.
-    pub fn describe(&self) -> String {
+    /// The token's text (for errors, the message).
+    pub fn val<'t>(&'t self, text: &'t str) -> &'t str {
+        match &self.msg {
+            Some(m) => m,
+            None => &text[self.pos..self.end],
+        }
+    }
+
+    pub fn describe(&self, text: &str) -> String {
+        let val = self.val(text);
         match self.typ {
             Tok::Eof => "EOF".into(),
-            Tok::Error => self.val.to_string(),
-            t if t.is_keyword() => format!("<{}>", self.val),
+            Tok::Error => val.to_string(),
+            t if t.is_keyword() => format!("<{}>", val),
             _ => {
-                if self.val.chars().count() > 10 {
-                    let short: String = self.val.chars().take(10).collect();
+                if val.chars().count() > 10 {
+                    let short: String = val.chars().take(10).collect();
                     format!("{}...", go_quote(&short))
                 } else {
-                    go_quote(&self.val)
+                    go_quote(val)
                 }
             }
         }
@@ -202,14 +214,8 @@ impl<'a> Lexer<'a> {
     }
 
     fn emit(&mut self, typ: Tok) {
-        let val: Arc<str> = Arc::from(&self.input[self.start..self.pos]);
         let line = self.line_of(self.start);
-        self.items.push(Item {
-            typ,
-            pos: self.start,
-            val,
-            line,
-        });
+        self.items.push(Item { typ, pos: self.start, end: self.pos, msg: None, line });
         self.start = self.pos;
     }
 
@@ -222,7 +228,8 @@ impl<'a> Lexer<'a> {
         self.items.push(Item {
             typ: Tok::Error,
             pos: self.start,
-            val: Arc::from(msg.as_str()),
+            end: self.start,
+            msg: Some(Arc::from(msg.as_str())),
             line,
         });
         State::Done

@@ -370,13 +370,13 @@ impl<'f> Parser<'f> {
                     " in action started at {}:{}",
                     self.parse_name, self.action_line
                 );
-                if it.val.ends_with(" action") {
+                if it.val(&self.text).ends_with(" action") {
                     extra = extra[" in action".len()..].to_string();
                 }
             }
-            return self.err(format!("{}{}", it.describe(), extra));
+            return self.err(format!("{}{}", it.describe(&self.text), extra));
         }
-        self.err(format!("unexpected {} in {}", it.describe(), context))
+        self.err(format!("unexpected {} in {}", it.describe(&self.text), context))
     }
 
     fn add_tree(&mut self, tree: Tree) -> PResult<()> {
@@ -425,7 +425,7 @@ impl<'f> Parser<'f> {
         if it.typ != Tok::String && it.typ != Tok::RawString {
             return self.unexpected(&it, context);
         }
-        let name = match unquote(&it.val) {
+        let name = match unquote(it.val(&self.text)) {
             Ok(s) => s,
             Err(e) => return self.err(e),
         };
@@ -461,7 +461,7 @@ impl<'f> Parser<'f> {
     fn text_or_action(&mut self) -> PResult<Parsed> {
         let tok = self.next_non_space();
         match tok.typ {
-            Tok::Text => Ok(Parsed::Node(Some(Node::Text(tok.val.clone())))),
+            Tok::Text => Ok(Parsed::Node(Some(Node::Text(Arc::from(tok.val(&self.text)))))),
             Tok::LeftDelim => {
                 self.action_line = tok.line;
                 let r = self.action();
@@ -575,7 +575,7 @@ impl<'f> Parser<'f> {
 
     fn parse_template_name(&mut self, tok: &Item, context: &str) -> PResult<String> {
         match tok.typ {
-            Tok::String | Tok::RawString => match unquote(&tok.val) {
+            Tok::String | Tok::RawString => match unquote(tok.val(&self.text)) {
                 Ok(s) => Ok(s),
                 Err(e) => self.err(e),
             },
@@ -651,12 +651,12 @@ impl<'f> Parser<'f> {
                 if next.typ == Tok::Assign || next.typ == Tok::Declare {
                     pipe.is_assign = next.typ == Tok::Assign;
                     self.next_non_space();
-                    pipe.decl.push((v.pos, v.val.clone()));
-                    self.vars.push(v.val.to_string());
-                } else if next.typ == Tok::Char && &*next.val == "," {
+                    pipe.decl.push((v.pos, Arc::from(v.val(&self.text))));
+                    self.vars.push(v.val(&self.text).to_string());
+                } else if next.typ == Tok::Char && next.val(&self.text) == "," {
                     self.next_non_space();
-                    pipe.decl.push((v.pos, v.val.clone()));
-                    self.vars.push(v.val.to_string());
+                    pipe.decl.push((v.pos, Arc::from(v.val(&self.text))));
+                    self.vars.push(v.val(&self.text).to_string());
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_ns().0 {
                             Tok::Variable | Tok::RightDelim | Tok::RightParen => continue 'decls,
@@ -755,7 +755,7 @@ impl<'f> Parser<'f> {
             let mut fields: Vec<Arc<str>> = Vec::new();
             while self.peek_typ().0 == Tok::Field {
                 let f = self.next();
-                fields.push(Arc::from(&f.val[1..]));
+                fields.push(Arc::from(&f.val(&self.text)[1..]));
             }
             return match node {
                 Arg::Field { idents, .. } => {
@@ -791,21 +791,21 @@ impl<'f> Parser<'f> {
         let pos = tok.pos;
         Ok(Some(match tok.typ {
             Tok::Identifier => {
-                if !(self.has_func)(&tok.val) {
+                if !(self.has_func)(tok.val(&self.text)) {
                     return self.err(format!(
                         "function {} not defined",
-                        super::format::quote_go(&tok.val)
+                        super::format::quote_go(tok.val(&self.text))
                     ));
                 }
                 Arg::Identifier {
                     pos,
-                    name: tok.val.clone(),
+                    name: Arc::from(tok.val(&self.text)),
                 }
             }
             Tok::Dot => Arg::Dot { pos },
             Tok::Nil => Arg::Nil { pos },
             Tok::Variable => {
-                let idents: Vec<String> = tok.val.split('.').map(|s| s.to_string()).collect();
+                let idents: Vec<String> = tok.val(&self.text).split('.').map(|s| s.to_string()).collect();
                 if !self.vars.iter().any(|v| *v == idents[0]) {
                     return self.err(format!(
                         "undefined variable {}",
@@ -816,13 +816,13 @@ impl<'f> Parser<'f> {
             }
             Tok::Field => Arg::Field {
                 pos,
-                idents: vec![Arc::from(&tok.val[1..])],
+                idents: vec![Arc::from(&tok.val(&self.text)[1..])],
             },
             Tok::Bool => Arg::Bool {
                 pos,
-                val: &*tok.val == "true",
+                val: tok.val(&self.text) == "true",
             },
-            Tok::CharConstant | Tok::Complex | Tok::Number => match parse_number(&tok.val, tok.typ)
+            Tok::CharConstant | Tok::Complex | Tok::Number => match parse_number(tok.val(&self.text), tok.typ)
             {
                 Ok(lit) => Arg::Number {
                     pos,
@@ -833,10 +833,10 @@ impl<'f> Parser<'f> {
             Tok::LeftParen => Arg::Pipe(Box::new(
                 self.pipeline("parenthesized pipeline", Tok::RightParen)?,
             )),
-            Tok::String | Tok::RawString => match unquote(&tok.val) {
+            Tok::String | Tok::RawString => match unquote(tok.val(&self.text)) {
                 Ok(s) => Arg::Str {
                     pos,
-                    quoted: tok.val.clone(),
+                    quoted: Arc::from(tok.val(&self.text)),
                     text: Arc::from(s),
                 },
                 Err(e) => return self.err(e),
