@@ -215,7 +215,13 @@ impl<'a> Lexer<'a> {
 
     fn emit(&mut self, typ: Tok) {
         let line = self.line_of(self.start);
-        self.items.push(Item { typ, pos: self.start, end: self.pos, msg: None, line });
+        self.items.push(Item {
+            typ,
+            pos: self.start,
+            end: self.pos,
+            msg: None,
+            line,
+        });
         self.start = self.pos;
     }
 

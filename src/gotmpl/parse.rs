@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub enum Node {
-    Text(Arc<str>),
+    Text(TextSpan),
     Action(Pipe),
     If(Branch),
     Range(Branch),
@@ -24,6 +24,22 @@ pub enum Node {
     Continue {
         pos: usize,
     },
+}
+
+/// Literal text of a template: a span of the source, shared rather than
+/// copied (templates are often hundreds of kilobytes of YAML).
+#[derive(Debug, Clone)]
+pub struct TextSpan {
+    pub src: Arc<str>,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl std::ops::Deref for TextSpan {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.src[self.start..self.end]
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -376,7 +392,11 @@ impl<'f> Parser<'f> {
             }
             return self.err(format!("{}{}", it.describe(&self.text), extra));
         }
-        self.err(format!("unexpected {} in {}", it.describe(&self.text), context))
+        self.err(format!(
+            "unexpected {} in {}",
+            it.describe(&self.text),
+            context
+        ))
     }
 
     fn add_tree(&mut self, tree: Tree) -> PResult<()> {
@@ -461,7 +481,11 @@ impl<'f> Parser<'f> {
     fn text_or_action(&mut self) -> PResult<Parsed> {
         let tok = self.next_non_space();
         match tok.typ {
-            Tok::Text => Ok(Parsed::Node(Some(Node::Text(Arc::from(tok.val(&self.text)))))),
+            Tok::Text => Ok(Parsed::Node(Some(Node::Text(TextSpan {
+                src: self.text.clone(),
+                start: tok.pos,
+                end: tok.end,
+            })))),
             Tok::LeftDelim => {
                 self.action_line = tok.line;
                 let r = self.action();
@@ -805,7 +829,11 @@ impl<'f> Parser<'f> {
             Tok::Dot => Arg::Dot { pos },
             Tok::Nil => Arg::Nil { pos },
             Tok::Variable => {
-                let idents: Vec<String> = tok.val(&self.text).split('.').map(|s| s.to_string()).collect();
+                let idents: Vec<String> = tok
+                    .val(&self.text)
+                    .split('.')
+                    .map(|s| s.to_string())
+                    .collect();
                 if !self.vars.iter().any(|v| *v == idents[0]) {
                     return self.err(format!(
                         "undefined variable {}",
@@ -822,14 +850,15 @@ impl<'f> Parser<'f> {
                 pos,
                 val: tok.val(&self.text) == "true",
             },
-            Tok::CharConstant | Tok::Complex | Tok::Number => match parse_number(tok.val(&self.text), tok.typ)
-            {
-                Ok(lit) => Arg::Number {
-                    pos,
-                    lit: Arc::new(lit),
-                },
-                Err(e) => return self.err(e),
-            },
+            Tok::CharConstant | Tok::Complex | Tok::Number => {
+                match parse_number(tok.val(&self.text), tok.typ) {
+                    Ok(lit) => Arg::Number {
+                        pos,
+                        lit: Arc::new(lit),
+                    },
+                    Err(e) => return self.err(e),
+                }
+            }
             Tok::LeftParen => Arg::Pipe(Box::new(
                 self.pipeline("parenthesized pipeline", Tok::RightParen)?,
             )),
