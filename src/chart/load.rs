@@ -227,9 +227,22 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     if data.len() < 2 || data[0] != 0x1f || data[1] != 0x8b {
         return err("file does not appear to be a gzipped archive; got 'application/octet-stream'");
     }
-    let raw = gunzip(data)?;
+    // The decompressed archive is scratch space: reuse one buffer per thread
+    // so repeated loads do not fault fresh pages in each time.
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let mut raw = SCRATCH.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let result = gunzip_into(data, &mut raw).and_then(|_| tar_files(&raw));
+    if raw.capacity() <= 32 * 1024 * 1024 {
+        SCRATCH.with(|b| *b.borrow_mut() = raw);
+    }
+    result
+}
+
+fn tar_files(raw: &[u8]) -> Result<Vec<File>, LoadError> {
     let mut files: Vec<File> = Vec::new();
-    for entry in TarEntries::new(&raw) {
+    for entry in TarEntries::new(raw) {
         let entry = entry?;
         let name = String::from_utf8_lossy(&entry.name).replace('\\', "/");
         match entry.kind {
@@ -404,7 +417,7 @@ impl<'a> Iterator for TarEntries<'a> {
 
 /// Decompress a gzip member into a buffer sized from its trailer (no
 /// zero-filling), enforcing Helm's size limit and checking the CRC.
-fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
+fn gunzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
     let bad = || LoadError("gzip: invalid header".into());
     if data.len() < 18 || data[2] != 8 {
         return Err(bad());
@@ -435,7 +448,11 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
     let n = data.len();
     let isize = u32::from_le_bytes([data[n - 4], data[n - 3], data[n - 2], data[n - 1]]) as usize;
     let limit = MAX_DECOMPRESSED_CHART_SIZE as usize;
-    let mut out = Vec::with_capacity(isize.min(limit) + 1);
+    out.clear();
+    let want = isize.min(limit) + 1;
+    if out.capacity() < want {
+        out.reserve(want);
+    }
     let mut d = flate2::Decompress::new(false);
     loop {
         if out.len() == out.capacity() {
@@ -452,7 +469,7 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
         let status = d
             .decompress_vec(
                 &data[i + d.total_in() as usize..],
-                &mut out,
+                out,
                 flate2::FlushDecompress::None,
             )
             .map_err(|_| LoadError("gzip: invalid header".into()))?;
@@ -480,11 +497,11 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
         .ok_or_else(|| LoadError("gzip: unexpected EOF".into()))?;
     let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     let mut h = crc32fast::Hasher::new();
-    h.update(&out);
+    h.update(out);
     if h.finalize() != crc {
         return err("gzip: invalid checksum");
     }
-    Ok(out)
+    Ok(())
 }
 
 #[allow(dead_code)]
