@@ -267,7 +267,8 @@ struct Parser<'f> {
     text: Arc<str>,
     vars: Vec<String>,
     range_depth: usize,
-    action_line: usize,
+    /// Where the action being parsed starts (for error messages).
+    action_pos: Option<usize>,
     has_func: &'f dyn Fn(&str) -> bool,
     trees: Vec<Tree>,
 }
@@ -290,7 +291,7 @@ pub fn parse(
         text: text.clone(),
         vars: vec!["$".into()],
         range_depth: 0,
-        action_line: 0,
+        action_pos: None,
         has_func,
         trees: Vec::new(),
     };
@@ -310,13 +311,18 @@ impl<'f> Parser<'f> {
         let line = self
             .items
             .get(self.high.saturating_sub(1))
-            .map(|i| i.line)
+            .map(|i| self.line_of(i.pos))
             .unwrap_or(1);
         Err(ParseError {
             parse_name: self.parse_name.to_string(),
             line,
             msg: msg.into(),
         })
+    }
+
+    /// Line of a byte offset, counted only when an error needs it.
+    fn line_of(&self, pos: usize) -> usize {
+        1 + memchr::memchr_iter(b'\n', &self.text.as_bytes()[..pos.min(self.text.len())]).count()
     }
 
     fn next(&mut self) -> Item {
@@ -381,11 +387,9 @@ impl<'f> Parser<'f> {
     fn unexpected<T>(&self, it: &Item, context: &str) -> PResult<T> {
         if it.typ == Tok::Error {
             let mut extra = String::new();
-            if self.action_line != 0 && self.action_line != it.line {
-                extra = format!(
-                    " in action started at {}:{}",
-                    self.parse_name, self.action_line
-                );
+            let action_line = self.action_pos.map(|p| self.line_of(p)).unwrap_or(0);
+            if action_line != 0 && action_line != self.line_of(it.pos) {
+                extra = format!(" in action started at {}:{}", self.parse_name, action_line);
                 if it.val(&self.text).ends_with(" action") {
                     extra = extra[" in action".len()..].to_string();
                 }
@@ -487,9 +491,9 @@ impl<'f> Parser<'f> {
                 end: tok.end,
             })))),
             Tok::LeftDelim => {
-                self.action_line = tok.line;
+                self.action_pos = Some(tok.pos);
                 let r = self.action();
-                self.action_line = 0;
+                self.action_pos = None;
                 r
             }
             Tok::Comment => Ok(Parsed::Node(None)),
