@@ -128,14 +128,47 @@ const HOOK_EVENTS: &[&str] = &[
     "test",
 ];
 
-/// Helm v4's SplitManifests.
+/// Helm v4's SplitManifests: split on the regex `(?:^|\s*\n)---\s*` (Go's
+/// `\s` is `[\t\n\f\r ]`), drop empty pieces, trim each piece's start.
+/// A hand-written matcher with the regex's leftmost-first semantics: the
+/// regex engine cannot skip ahead on this pattern and was a hot spot.
 pub fn split_documents(file: &str) -> Vec<String> {
-    use std::sync::OnceLock;
-    static SEP: OnceLock<regex::Regex> = OnceLock::new();
-    let sep =
-        SEP.get_or_init(|| regex::Regex::new(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*").unwrap());
+    let is_ws = |b: u8| matches!(b, b'\t' | b'\n' | 0x0c | b'\r' | b' ');
     let big = file.trim_start();
-    sep.split(big)
+    let b = big.as_bytes();
+    let mut pieces: Vec<&str> = Vec::new();
+    let mut last = 0; // end of the previous separator
+    let mut search = 0;
+    while let Some(off) = memchr::memmem::find(&b[search..], b"---") {
+        let at = search + off;
+        let start = if at == 0 {
+            Some(0)
+        } else if b[at - 1] == b'\n' {
+            // Extend back over whitespace, not past the previous separator.
+            let mut p = at - 1;
+            while p > last && is_ws(b[p - 1]) {
+                p -= 1;
+            }
+            Some(p)
+        } else {
+            None
+        };
+        match start {
+            Some(st) => {
+                pieces.push(&big[last..st]);
+                let mut end = at + 3;
+                while end < b.len() && is_ws(b[end]) {
+                    end += 1;
+                }
+                last = end;
+                search = end;
+            }
+            None => search = at + 1,
+        }
+    }
+    pieces.push(&big[last..]);
+    pieces
+        .into_iter()
         .filter(|d| !d.trim().is_empty())
         .map(|d| d.trim_start().to_string())
         .collect()
@@ -481,7 +514,7 @@ pub fn sort_manifests(
 /// of YAML (CRD-heavy charts): each document is independent.
 fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, String>> {
     let total: usize = docs.iter().map(|(_, d)| d.len()).sum();
-    if total < 256 * 1024 || docs.len() < 2 {
+    if total < 16 * 1024 || docs.len() < 2 {
         return docs.iter().map(|(p, d)| head_of(d, p)).collect();
     }
     // Split where half of the bytes are on each side.
