@@ -143,7 +143,7 @@ pub fn split_documents(file: &str) -> Vec<String> {
         let at = search + off;
         let start = if at == 0 {
             Some(0)
-        } else if b[at - 1] == b'\n' {
+        } else if at > last && b[at - 1] == b'\n' {
             // Extend back over whitespace, not past the previous separator.
             let mut p = at - 1;
             while p > last && is_ws(b[p - 1]) {
@@ -550,4 +550,44 @@ pub fn manifest_string(manifests: &[Manifest]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_documents;
+
+    /// The regex Helm uses, as the reference for the hand-written splitter.
+    fn split_regex(file: &str) -> Vec<String> {
+        let sep = regex::Regex::new(r"(?:^|[\t\n\f\r ]*\n)---[\t\n\f\r ]*").unwrap();
+        sep.split(file.trim_start())
+            .filter(|d| !d.trim().is_empty())
+            .map(|d| d.trim_start().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn splitter_matches_helms_regex() {
+        let alphabet = ['-', '-', '-', '\n', '\n', ' ', '\t', '\r', 'a', 'b', ':'];
+        let mut seed: u64 = 0x9e3779b97f4a7c15;
+        for _ in 0..20000 {
+            let len = (seed % 40) as usize;
+            let mut s = String::new();
+            for _ in 0..len {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                s.push(alphabet[(seed % alphabet.len() as u64) as usize]);
+            }
+            assert_eq!(split_documents(&s), split_regex(&s), "input {s:?}");
+        }
+        for s in [
+            "---\na: 1\n---\nb: 2\n",
+            "a: 1\n  ---\nb",
+            "a---b\n---x",
+            "\n\n---\n---\n",
+            "x\n \n---  \n\ny",
+        ] {
+            assert_eq!(split_documents(s), split_regex(s), "input {s:?}");
+        }
+    }
 }
