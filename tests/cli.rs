@@ -1,0 +1,245 @@
+//! The `navique-operator template` command line: flags behave as Helm's.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+}
+
+/// A small chart on disk: a ConfigMap template, a hook, a CRD and a NOTES.txt.
+fn chart(dir: &Path) -> PathBuf {
+    let c = dir.join("mini");
+    std::fs::create_dir_all(c.join("templates")).unwrap();
+    std::fs::create_dir_all(c.join("crds")).unwrap();
+    std::fs::write(
+        c.join("Chart.yaml"),
+        "apiVersion: v2\nname: mini\nversion: 1.2.3\nappVersion: \"9\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        c.join("values.yaml"),
+        "replicas: 1\nname: base\nlist: [a]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        c.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n  namespace: {{ .Release.Namespace }}\ndata:\n  replicas: {{ .Values.replicas | quote }}\n  type: {{ typeOf .Values.replicas | quote }}\n  list: {{ toJson .Values.list | quote }}\n  release: {{ .Release.Name }}\n  upgrade: {{ .Release.IsUpgrade | quote }}\n  kube: {{ .Capabilities.KubeVersion.Version }}\n  extra: {{ .Capabilities.APIVersions.Has \"example.com/v1\" | quote }}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        c.join("templates/hook.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: hook\n  annotations:\n    helm.sh/hook: test\n",
+    )
+    .unwrap();
+    std::fs::write(
+        c.join("templates/sa.yaml"),
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n",
+    )
+    .unwrap();
+    std::fs::write(
+        c.join("templates/NOTES.txt"),
+        "installed {{ .Release.Name }}\n",
+    )
+    .unwrap();
+    std::fs::write(c.join("crds/crd.yaml"), "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.com\n").unwrap();
+    c
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("navique-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out = bin().args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn template_prints_manifest_then_hooks_in_helm_order() {
+    let d = tmp("order");
+    let c = chart(&d);
+    let (ok, out, err) = run(&["template", "rel", c.to_str().unwrap(), "-n", "prod"]);
+    assert!(ok, "{err}");
+    // ServiceAccount sorts before ConfigMap; the hook comes last; NOTES never.
+    let sa = out.find("# Source: mini/templates/sa.yaml").unwrap();
+    let cm = out.find("# Source: mini/templates/cm.yaml").unwrap();
+    let hook = out.find("# Source: mini/templates/hook.yaml").unwrap();
+    assert!(sa < cm && cm < hook, "{out}");
+    assert!(!out.contains("installed rel"));
+    assert!(out.contains("namespace: prod"));
+    assert!(out.starts_with("---\n# Source: mini/templates/sa.yaml\n"));
+    assert!(out.contains("kube: v1.36.0"));
+    // --no-hooks and --skip-tests drop the test hook.
+    for flag in ["--no-hooks", "--skip-tests"] {
+        let (_, out, _) = run(&["template", "rel", c.to_str().unwrap(), flag]);
+        assert!(!out.contains("hook.yaml"), "{flag}");
+    }
+}
+
+#[test]
+fn values_flags_are_layered_like_helm() {
+    let d = tmp("values");
+    let c = chart(&d);
+    let f = d.join("v.yaml");
+    std::fs::write(&f, "name: from-file\nreplicas: 2\n").unwrap();
+    let (ok, out, err) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "-f",
+        f.to_str().unwrap(),
+        "--set",
+        "replicas=3",
+        "--set-json",
+        "list=[1,2]",
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("name: from-file"));
+    // --set beats -f and types 3 as int64; --set-json numbers are float64.
+    assert!(
+        out.contains("replicas: \"3\"") && out.contains("type: \"int64\""),
+        "{out}"
+    );
+    assert!(out.contains("list: \"[1,2]\""), "{out}");
+    let (_, out, _) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--set-string",
+        "replicas=3",
+    ]);
+    assert!(out.contains("type: \"string\""));
+    let lit = d.join("lit.txt");
+    std::fs::write(&lit, "from a file").unwrap();
+    let (_, out, _) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--set-file",
+        &format!("name={}", lit.display()),
+    ]);
+    assert!(out.contains("name: from a file"), "{out}");
+    let (_, out, _) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--set-literal",
+        "name=a,b",
+    ]);
+    assert!(out.contains("name: a,b"), "{out}");
+}
+
+#[test]
+fn capability_and_release_flags() {
+    let d = tmp("caps");
+    let c = chart(&d);
+    let (_, out, _) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--kube-version",
+        "1.30",
+        "--api-versions",
+        "example.com/v1",
+        "--is-upgrade",
+    ]);
+    assert!(
+        out.contains("kube: v1.30.0")
+            && out.contains("extra: \"true\"")
+            && out.contains("upgrade: \"true\""),
+        "{out}"
+    );
+    let (_, out, _) = run(&["template", c.to_str().unwrap()]);
+    assert!(out.contains("release: release-name"));
+    let (_, out, _) = run(&["template", c.to_str().unwrap(), "--name-template", "named"]);
+    assert!(out.contains("release: named"));
+}
+
+#[test]
+fn crds_show_only_and_output_dir() {
+    let d = tmp("crds");
+    let c = chart(&d);
+    let (_, out, _) = run(&["template", "rel", c.to_str().unwrap(), "--include-crds"]);
+    assert!(
+        out.starts_with("---\n# Source: mini/crds/crd.yaml\n"),
+        "{out}"
+    );
+    let (_, out, _) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--include-crds",
+        "--skip-crds",
+    ]);
+    assert!(!out.contains("crd.yaml"));
+    let (ok, out, _) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--show-only",
+        "templates/cm.yaml",
+    ]);
+    assert!(
+        ok && out.contains("kind: ConfigMap") && !out.contains("ServiceAccount"),
+        "{out}"
+    );
+    let (ok, _, err) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--show-only",
+        "templates/nope.yaml",
+    ]);
+    assert!(
+        !ok && err.contains("could not find template templates/nope.yaml in chart"),
+        "{err}"
+    );
+    let outdir = d.join("out");
+    let (ok, _, err) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--output-dir",
+        outdir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let written = std::fs::read_to_string(outdir.join("mini/templates/cm.yaml")).unwrap();
+    assert!(
+        written.starts_with("---\n# Source: mini/templates/cm.yaml\napiVersion: v1\n"),
+        "{written}"
+    );
+}
+
+#[test]
+fn errors_go_to_stderr_with_helm_wording_and_fail() {
+    let d = tmp("errors");
+    let c = chart(&d);
+    std::fs::write(c.join("templates/bad.yaml"), "{{ .Values.missing.deep }}").unwrap();
+    let (ok, out, err) = run(&["template", "rel", c.to_str().unwrap()]);
+    assert!(!ok && out.is_empty());
+    assert!(
+        err.starts_with("Error: mini/templates/bad.yaml:1:"),
+        "{err}"
+    );
+    assert!(err.contains("nil pointer evaluating interface {}.deep"));
+    let (ok, _, err) = run(&["template", "rel", d.join("nowhere").to_str().unwrap()]);
+    assert!(!ok && err.contains("no such file or directory"), "{err}");
+    let (ok, _, err) = run(&["template", "rel", c.to_str().unwrap(), "--set", "a[x]=1"]);
+    assert!(!ok && err.contains("failed parsing --set data"), "{err}");
+    // A truncated archive is refused, and nothing is written anywhere.
+    let tgz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts/meilisearch-0.34.0.tgz");
+    if let Ok(bytes) = std::fs::read(&tgz) {
+        let cut = d.join("cut.tgz");
+        std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+        let (ok, _, err) = run(&["template", "rel", cut.to_str().unwrap()]);
+        assert!(!ok && err.contains("gzip: unexpected EOF"), "{err}");
+    }
+}
