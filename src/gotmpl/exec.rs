@@ -793,6 +793,32 @@ impl<'s> Exec<'s> {
     }
 
     /// Check arity and evaluate arguments against Go parameter types.
+    /// Go's arity check for a call of `name`.
+    fn check_arity(
+        &self,
+        name: &str,
+        nfixed: usize,
+        variadic: bool,
+        nargs: usize,
+        has_final: bool,
+    ) -> R<()> {
+        let num_in = nargs + usize::from(has_final);
+        if variadic {
+            if num_in < nfixed {
+                return self.errorf(format!(
+                    "wrong number of args for {name}: want at least {nfixed} got {nargs}"
+                ));
+            }
+        } else if num_in != nfixed {
+            return self.errorf(format!(
+                "wrong number of args for {name}: want {nfixed} got {num_in}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// Check arity and evaluate arguments against Go parameter types;
+    /// records for raw (reflect.Value) parameters whether a nil was typed.
     fn eval_call_args(
         &mut self,
         dot: &Slot,
@@ -802,27 +828,22 @@ impl<'s> Exec<'s> {
         args: &[Arg],
         fin: Option<Slot>,
     ) -> R<Vec<Value>> {
+        self.check_arity(
+            name,
+            params.len(),
+            variadic.is_some(),
+            args.len(),
+            fin.is_some(),
+        )?;
         let num_in = args.len() + usize::from(fin.is_some());
         let nfixed = params.len();
-        if variadic.is_some() {
-            if num_in < nfixed {
-                return self.errorf(format!(
-                    "wrong number of args for {}: want at least {} got {}",
-                    name,
-                    nfixed,
-                    args.len()
-                ));
-            }
-        } else if num_in != nfixed {
-            return self.errorf(format!(
-                "wrong number of args for {}: want {} got {}",
-                name, nfixed, num_in
-            ));
-        }
         let mut argv = Vec::with_capacity(num_in);
+        self.raw_iface.clear();
         let mut i = 0;
         while i < nfixed && i < args.len() {
-            argv.push(self.eval_arg(dot, params[i], &args[i])?.v);
+            let slot = self.eval_arg_raw(dot, params[i], &args[i])?;
+            self.raw_iface.push(slot.iface);
+            argv.push(slot.v);
             i += 1;
         }
         if let Some(vt) = variadic {
@@ -926,23 +947,13 @@ impl<'s> Exec<'s> {
             ));
         };
         let args = &cmd.args[1..];
-        let num_in = args.len() + usize::from(fin.is_some());
-        let nfixed = func.params.len();
-        if func.variadic.is_some() {
-            if num_in < nfixed {
-                return self.errorf(format!(
-                    "wrong number of args for {}: want at least {} got {}",
-                    name,
-                    nfixed,
-                    args.len()
-                ));
-            }
-        } else if num_in != nfixed {
-            return self.errorf(format!(
-                "wrong number of args for {}: want {} got {}",
-                name, nfixed, num_in
-            ));
-        }
+        self.check_arity(
+            name,
+            func.params.len(),
+            func.variadic.is_some(),
+            args.len(),
+            fin.is_some(),
+        )?;
 
         // and/or short-circuit and return the operand itself.
         if name == "and" || name == "or" {
@@ -973,29 +984,7 @@ impl<'s> Exec<'s> {
                 cause: Box::new(Cause::Plain(msg)),
             }));
         }
-        let mut argv = Vec::with_capacity(num_in);
-        self.raw_iface.clear();
-        let mut i = 0;
-        while i < nfixed && i < args.len() {
-            let slot = self.eval_arg_raw(dot, func.params[i], &args[i])?;
-            self.raw_iface.push(slot.iface);
-            argv.push(slot.v);
-            i += 1;
-        }
-        if let Some(vt) = func.variadic {
-            while i < args.len() {
-                argv.push(self.eval_arg(dot, vt, &args[i])?.v);
-                i += 1;
-            }
-        }
-        if let Some(f) = fin {
-            let t = if num_in - 1 < nfixed {
-                func.params[num_in - 1]
-            } else {
-                func.variadic.unwrap_or(P::Any)
-            };
-            argv.push(self.validate_type(f, t)?);
-        }
+        let argv = self.eval_call_args(dot, name, func.params, func.variadic, args, fin)?;
         match (func.f)(self, argv) {
             Ok(v) => Ok(Slot::concrete(v)),
             Err(e) => {
