@@ -233,7 +233,9 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
         static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let mut raw = SCRATCH.with(|b| std::mem::take(&mut *b.borrow_mut()));
-    let result = gunzip_into(data, &mut raw).and_then(|_| tar_files(&raw));
+    let result = inflate_fast(data, &mut raw)
+        .or_else(|_| gunzip_into(data, &mut raw))
+        .and_then(|_| tar_files(&raw));
     if raw.capacity() <= 32 * 1024 * 1024 {
         SCRATCH.with(|b| *b.borrow_mut() = raw);
     }
@@ -417,6 +419,27 @@ impl<'a> Iterator for TarEntries<'a> {
 
 /// Decompress a gzip member into a buffer sized from its trailer (no
 /// zero-filling), enforcing Helm's size limit and checking the CRC.
+/// One-shot libdeflate decompression sized by the gzip trailer; any failure
+/// (truncation, a trailer that lies) falls back to the streaming decoder,
+/// which produces Go's error texts.
+fn inflate_fast(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
+    let n = data.len();
+    if n < 18 {
+        return err("gzip: invalid header");
+    }
+    let size = u32::from_le_bytes([data[n - 4], data[n - 3], data[n - 2], data[n - 1]]) as usize;
+    if size as u64 > MAX_DECOMPRESSED_CHART_SIZE {
+        return err("too large");
+    }
+    out.clear();
+    out.resize(size, 0);
+    let mut d = libdeflater::Decompressor::new();
+    match d.gzip_decompress(data, out) {
+        Ok(written) if written == size => Ok(()),
+        _ => err("fall back"),
+    }
+}
+
 fn gunzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
     let bad = || LoadError("gzip: invalid header".into());
     if data.len() < 18 || data[2] != 8 {
