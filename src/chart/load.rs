@@ -527,14 +527,6 @@ fn gunzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
     Ok(())
 }
 
-#[allow(dead_code)]
-fn gzip_msg(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::UnexpectedEof => "unexpected EOF".into(),
-        _ => "invalid header".into(),
-    }
-}
-
 pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
     load_files(archive_files(data)?)
 }

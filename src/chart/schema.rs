@@ -390,42 +390,7 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 
 /// Validate the coalesced values of every chart in the tree that has a schema.
 pub fn validate_tree(chart: &Chart, values: &Map) -> Result<(), String> {
-    let mut report = String::new();
-    check(chart, values, &mut report)?;
-    if report.is_empty() {
-        return Ok(());
-    }
-    Err(format!("values don't meet the specifications of the schema(s) in the following chart(s):\n{report}"))
-}
-
-fn check(chart: &Chart, values: &Map, report: &mut String) -> Result<(), String> {
-    if let Some(schema) = &chart.schema {
-        let text = String::from_utf8_lossy(schema);
-        let sv = json::decode(&text)
-            .map_err(|e| format!("unable to parse schema of chart {}: {}", chart.name(), e))?;
-        let ctx = Ctx { root: &sv };
-        let mut errs = Vec::new();
-        validate(&ctx, &sv, &Value::map(values.clone()), "", &mut errs);
-        if !errs.is_empty() {
-            report.push_str(&format!("{}:\n", chart.name()));
-            if errs.len() == 1 {
-                report.push_str(&format!("- at '{}': {}\n", errs[0].0, errs[0].1));
-            } else {
-                report.push_str("- at '': validation failed\n");
-                for (p, m) in &errs {
-                    report.push_str(&format!("  - at '{p}': {m}\n"));
-                }
-            }
-        }
-    }
-    for sub in &chart.dependencies {
-        let sv = match values.get(sub.name()) {
-            Some(Value::Map(m, _)) => m.borrow().clone(),
-            _ => Map::new(),
-        };
-        check(sub, &sv, report)?;
-    }
-    Ok(())
+    PendingValidation::collect(chart, values).run()
 }
 
 /// The schema checks of a chart tree as plain data, so they can run on

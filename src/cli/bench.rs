@@ -8,7 +8,7 @@
 use super::args::Args;
 use crate::chart::manifest::sort_manifests;
 use crate::chart::render::{render_chart, ReleaseOptions, RenderOptions};
-use crate::gotmpl::exec::{Exec, TemplateSet};
+use crate::gotmpl::exec::TemplateSet;
 use std::path::Path;
 use std::time::Instant;
 
@@ -95,7 +95,6 @@ pub fn templates(a: &Args) -> Result<(), String> {
         parse_s * 1000.0,
         total as f64 / parse_s / 1e6
     );
-    let _ = Exec::new;
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 use super::args::Args;
 use crate::chart::manifest::{manifest_string, sort_manifests};
 use crate::chart::render::{
-    render_chart, ApiVersions, Capabilities, KubeVersion, ReleaseOptions, RenderOptions,
+    render_chart, Capabilities, KubeVersion, ReleaseOptions, RenderOptions,
 };
 use crate::chart::strvals::{parse_into, Mode};
 use crate::chart::values::merge_maps;
@@ -117,7 +117,6 @@ pub fn run(a: &Args) -> Result<(), String> {
             }
         }
     }
-    let _ = ApiVersions(Vec::new());
     let is_upgrade = a.flag("--is-upgrade");
     let opts = RenderOptions {
         release: ReleaseOptions {

@@ -470,6 +470,17 @@ fn decrypt_aes(password: &str, crypt64: &str) -> Result<String, FuncError> {
     Ok(String::from_utf8_lossy(&plain[..plain.len() - pad]).into_owned())
 }
 
+/// The certificate template of the leaf functions' (cn, ips, dns, days) arguments.
+fn leaf(a: &[Value]) -> Result<Template, FuncError> {
+    Ok(Template {
+        cn: arg_str(&a[0]).into(),
+        ips: ips(&a[1])?,
+        dns: names_list(&a[2], "DNS")?,
+        days: arg_int(&a[3]),
+        is_ca: false,
+    })
+}
+
 pub fn register(r: &mut Registry) {
     use P::*;
     r.add("genPrivateKey", &[Str], None, |_, a| {
@@ -506,13 +517,7 @@ pub fn register(r: &mut Registry) {
         &[Str, List, List, Int],
         None,
         |_, a| {
-            let t = Template {
-                cn: arg_str(&a[0]).into(),
-                ips: ips(&a[1])?,
-                dns: names_list(&a[2], "DNS")?,
-                days: arg_int(&a[3]),
-                is_ca: false,
-            };
+            let t = leaf(&a)?;
             make_cert(t, None, None)
         },
     );
@@ -521,13 +526,7 @@ pub fn register(r: &mut Registry) {
         &[Str, List, List, Int, Str],
         None,
         |_, a| {
-            let t = Template {
-                cn: arg_str(&a[0]).into(),
-                ips: ips(&a[1])?,
-                dns: names_list(&a[2], "DNS")?,
-                days: arg_int(&a[3]),
-                is_ca: false,
-            };
+            let t = leaf(&a)?;
             make_cert(t, Some(arg_str(&a[4])), None)
         },
     );
@@ -537,13 +536,7 @@ pub fn register(r: &mut Registry) {
         None,
         |_, a| {
             let ca = ca_arg(&a[4])?;
-            let t = Template {
-                cn: arg_str(&a[0]).into(),
-                ips: ips(&a[1])?,
-                dns: names_list(&a[2], "DNS")?,
-                days: arg_int(&a[3]),
-                is_ca: false,
-            };
+            let t = leaf(&a)?;
             make_cert(t, None, Some(&ca))
         },
     );
@@ -553,13 +546,7 @@ pub fn register(r: &mut Registry) {
         None,
         |_, a| {
             let ca = ca_arg(&a[4])?;
-            let t = Template {
-                cn: arg_str(&a[0]).into(),
-                ips: ips(&a[1])?,
-                dns: names_list(&a[2], "DNS")?,
-                days: arg_int(&a[3]),
-                is_ca: false,
-            };
+            let t = leaf(&a)?;
             make_cert(t, Some(arg_str(&a[5])), Some(&ca))
         },
     );

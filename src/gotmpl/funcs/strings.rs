@@ -2,7 +2,6 @@
 //! functions.
 
 use super::{arg_int, arg_str, strval, FResult, Registry, P};
-use crate::gotmpl::exec::Exec;
 use crate::gotmpl::format::{self, quote_go};
 use crate::gotmpl::value::{ListKind, Map, MapKind, Value};
 use base64::Engine as _;
@@ -1209,6 +1208,3 @@ fn url_join(d: &Value) -> FResult {
     }
     Ok(Value::string(out))
 }
-
-#[allow(dead_code)]
-fn unused(_: &mut Exec) {}
