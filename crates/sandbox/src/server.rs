@@ -1,0 +1,583 @@
+//! HTTP: routing, request decoding, responses and watch streams.
+
+use crate::discovery;
+use crate::error::ApiError;
+use crate::registry::ResourceType;
+use crate::select::{FieldSelector, LabelSelector};
+use crate::store::{Obj, Propagation, State, WatchMsg, Watcher, WriteOptions};
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full};
+use hyper::body::{Frame, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+pub type Body = BoxBody<Bytes, Infallible>;
+
+pub struct Shared {
+    pub state: Mutex<State>,
+    pub token: String,
+    pub require_token: bool,
+    pub address: String,
+    pub bookmark_interval: Duration,
+    pub wake_controllers: tokio::sync::Notify,
+}
+
+const MAX_BODY: usize = 64 << 20;
+
+fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed()
+}
+
+fn json_response(code: u16, v: &Value) -> Response<Body> {
+    Response::builder()
+        .status(code)
+        .header("Content-Type", "application/json")
+        .body(full(serde_json::to_vec(v).expect("json")))
+        .expect("response")
+}
+
+fn error_response(e: &ApiError) -> Response<Body> {
+    json_response(e.code, &e.status())
+}
+
+fn query_map(q: Option<&str>) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for pair in q.unwrap_or_default().split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        out.insert(decode(k), decode(v));
+    }
+    out
+}
+
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or(""), 16) {
+                    Ok(x) => {
+                        out.push(x);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// YAML (a superset of the JSON clients usually send) to JSON.
+pub fn parse_body(bytes: &[u8]) -> Result<Value, ApiError> {
+    if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
+        return Ok(v);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("request body is not UTF-8"))?;
+    let docs = yaml_rust2::YamlLoader::load_from_str(text)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    Ok(docs.into_iter().next().map(yaml_to_json).unwrap_or(Value::Null))
+}
+
+fn yaml_to_json(y: yaml_rust2::Yaml) -> Value {
+    use yaml_rust2::Yaml;
+    match y {
+        Yaml::Real(s) => s.parse::<f64>().map(|f| json!(f)).unwrap_or(Value::String(s)),
+        Yaml::Integer(i) => json!(i),
+        Yaml::String(s) => Value::String(s),
+        Yaml::Boolean(b) => Value::Bool(b),
+        Yaml::Array(a) => Value::Array(a.into_iter().map(yaml_to_json).collect()),
+        Yaml::Hash(h) => Value::Object(
+            h.into_iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Yaml::String(s) | Yaml::Real(s) => s,
+                        Yaml::Integer(i) => i.to_string(),
+                        Yaml::Boolean(b) => b.to_string(),
+                        _ => String::new(),
+                    };
+                    (key, yaml_to_json(v))
+                })
+                .collect(),
+        ),
+        _ => Value::Null,
+    }
+}
+
+struct Target {
+    t: ResourceType,
+    version: String,
+    ns: Option<String>,
+    name: Option<String>,
+    status: bool,
+}
+
+impl Target {
+    fn api_version(&self) -> String {
+        self.t.api_version(&self.version)
+    }
+}
+
+pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let res = route(&shared, req).await;
+    Ok(res.unwrap_or_else(|e| error_response(&e)))
+}
+
+/// A wrong token is always refused. client-go never sends credentials over
+/// plain HTTP, so there a request without any is let in, as kube-apiserver's
+/// old insecure port did; with `require_token` it is refused.
+fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
+    match req.headers().get("authorization").and_then(|h| h.to_str().ok()) {
+        Some(h) => h.strip_prefix("Bearer ").is_some_and(|t| t.trim() == shared.token),
+        None => !shared.require_token,
+    }
+}
+
+fn manager_of(req: &Request<Incoming>, q: &HashMap<String, String>) -> String {
+    if let Some(m) = q.get("fieldManager").filter(|m| !m.is_empty()) {
+        return m.clone();
+    }
+    req.headers()
+        .get("user-agent")
+        .and_then(|h| h.to_str().ok())
+        .map(|ua| ua.split('/').next().unwrap_or("unknown").to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, ApiError> {
+    if !authorized(shared, &req) {
+        return Ok(json_response(
+            401,
+            &ApiError::new(401, "Unauthorized", "Unauthorized").status(),
+        ));
+    }
+    let path = req.uri().path().to_string();
+    let q = query_map(req.uri().query());
+    let segs: Vec<String> = path.split('/').filter(|s| !s.is_empty()).map(decode).collect();
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let method = req.method().clone();
+    if method == Method::GET {
+        match segs.as_slice() {
+            ["version"] => return Ok(json_response(200, &discovery::version())),
+            ["healthz" | "livez" | "readyz"] => {
+                return Ok(Response::builder().status(200).body(full("ok")).expect("response"))
+            }
+            ["api"] => return Ok(json_response(200, &discovery::core_versions(&shared.address))),
+            ["apis"] => {
+                let st = shared.state.lock().expect("lock");
+                return Ok(json_response(200, &discovery::group_list(&st.registry)));
+            }
+            ["api", v] => {
+                let st = shared.state.lock().expect("lock");
+                return discovery::resource_list(&st.registry, "", v)
+                    .map(|d| json_response(200, &d))
+                    .ok_or_else(|| ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+            }
+            ["apis", g] => {
+                let st = shared.state.lock().expect("lock");
+                return discovery::group(&st.registry, g)
+                    .map(|d| json_response(200, &d))
+                    .ok_or_else(|| ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+            }
+            ["apis", g, v] => {
+                let st = shared.state.lock().expect("lock");
+                return discovery::resource_list(&st.registry, g, v)
+                    .map(|d| json_response(200, &d))
+                    .ok_or_else(|| ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+            }
+            ["openapi", "v3"] => {
+                let st = shared.state.lock().expect("lock");
+                return Ok(json_response(200, &discovery::openapi_v3_index(&st.registry, st.rv)));
+            }
+            ["openapi", "v3", rest @ ..] => {
+                let st = shared.state.lock().expect("lock");
+                let doc = match rest {
+                    ["api", v] => discovery::openapi_v3_group(&st.registry, "", v),
+                    ["apis", g, v] => discovery::openapi_v3_group(&st.registry, g, v),
+                    _ => None,
+                };
+                return doc
+                    .map(|d| json_response(200, &d))
+                    .ok_or_else(|| ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+            }
+            _ => {}
+        }
+    }
+    let (group, version, rest) = match segs.as_slice() {
+        ["api", v, rest @ ..] if !rest.is_empty() => ("", *v, rest),
+        ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
+        _ => return Err(ApiError::new(404, "NotFound", "the server could not find the requested resource")),
+    };
+    let (legacy_watch, rest) = match rest {
+        ["watch", r @ ..] => (true, r),
+        r => (false, r),
+    };
+    let target = {
+        let st = shared.state.lock().expect("lock");
+        resolve(&st, group, version, rest)?
+    };
+    let watch = legacy_watch || matches!(q.get("watch").map(String::as_str), Some("true" | "1"));
+    let manager = manager_of(&req, &q);
+    let dry_run = q.get("dryRun").is_some_and(|d| d == "All");
+    let content_type = req
+        .headers()
+        .get("content-type")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("application/json")
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    if content_type.contains("protobuf") || content_type.contains("cbor") {
+        return Err(ApiError::new(
+            415,
+            "UnsupportedMediaType",
+            format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got {content_type})"),
+        ));
+    }
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| ApiError::bad_request(format!("reading the body: {e}")))?
+        .to_bytes();
+    if body.len() > MAX_BODY {
+        return Err(ApiError::new(413, "RequestEntityTooLarge", "the request is too large"));
+    }
+    let opts = WriteOptions { manager, dry_run, status: target.status, api_version: target.api_version() };
+    let ns = target.ns.clone().unwrap_or_default();
+    let t = &target.t;
+
+    match (method, target.name.clone()) {
+        (Method::GET, None) if watch => return start_watch(shared, &target, &q),
+        (Method::GET, None) => list(shared, &target, &q),
+        (Method::GET, Some(name)) => {
+            let st = shared.state.lock().expect("lock");
+            let obj = st.get(t, &ns, &name)?;
+            Ok(json_response(200, &present(&obj, &target)))
+        }
+        (Method::POST, None) => {
+            let obj = parse_body(&body)?;
+            let out = {
+                let mut st = shared.state.lock().expect("lock");
+                st.create(t, &ns, obj, &opts)?
+            };
+            shared.wake_controllers.notify_one();
+            Ok(json_response(201, &present(&out, &target)))
+        }
+        (Method::PUT, Some(name)) => {
+            let obj = parse_body(&body)?;
+            let out = {
+                let mut st = shared.state.lock().expect("lock");
+                st.update(t, &ns, &name, obj, &opts)?
+            };
+            shared.wake_controllers.notify_one();
+            Ok(json_response(200, &present(&out, &target)))
+        }
+        (Method::PATCH, Some(name)) => {
+            let patch = parse_body(&body)?;
+            let force = q.get("force").is_some_and(|f| f == "true");
+            let mut st = shared.state.lock().expect("lock");
+            let out = if content_type == "application/apply-patch+yaml" {
+                if opts.manager.is_empty() || !q.contains_key("fieldManager") {
+                    return Err(ApiError::bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be set"));
+                }
+                let existed = st.get(t, &ns, &name).is_ok();
+                let out = st.apply(t, &ns, &name, patch, force, &opts)?;
+                drop(st);
+                shared.wake_controllers.notify_one();
+                return Ok(json_response(if existed { 200 } else { 201 }, &present(&out, &target)));
+            } else {
+                let current = st.get(t, &ns, &name)?;
+                let mut obj = (*current).clone();
+                match content_type.as_str() {
+                    "application/merge-patch+json" => crate::patch::merge_patch(&mut obj, &patch),
+                    "application/json-patch+json" => crate::patch::json_patch(&mut obj, &patch)
+                        .map_err(|e| ApiError::new(422, "Invalid", e))?,
+                    "application/strategic-merge-patch+json" => {
+                        if t.crd.is_some() {
+                            return Err(ApiError::new(
+                                415,
+                                "UnsupportedMediaType",
+                                "strategic merge patch is not supported for custom resources",
+                            ));
+                        }
+                        crate::patch::strategic_merge_patch(&mut obj, &patch).map_err(|e| ApiError::new(422, "Invalid", e))?
+                    }
+                    other => {
+                        return Err(ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got {other})")))
+                    }
+                }
+                // A patch that does not name a resourceVersion is unconditional.
+                if patch.pointer("/metadata/resourceVersion").is_none() && !content_type.contains("json-patch") {
+                    obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+                }
+                st.update(t, &ns, &name, obj, &opts)?
+            };
+            drop(st);
+            shared.wake_controllers.notify_one();
+            Ok(json_response(200, &present(&out, &target)))
+        }
+        (Method::DELETE, name) => {
+            let opts_body = if body.is_empty() { json!({}) } else { parse_body(&body)? };
+            let propagation = opts_body
+                .get("propagationPolicy")
+                .and_then(Value::as_str)
+                .or(q.get("propagationPolicy").map(String::as_str))
+                .map(|p| match p {
+                    "Foreground" => Ok(Propagation::Foreground),
+                    "Orphan" => Ok(Propagation::Orphan),
+                    "Background" => Ok(Propagation::Background),
+                    other => Err(ApiError::bad_request(format!("unsupported propagationPolicy {other:?}"))),
+                })
+                .transpose()?
+                .or_else(|| match opts_body.get("orphanDependents").and_then(Value::as_bool) {
+                    Some(true) => Some(Propagation::Orphan),
+                    _ => None,
+                });
+            let dry = dry_run || opts_body.get("dryRun").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x == "All"));
+            let mut st = shared.state.lock().expect("lock");
+            match name {
+                Some(name) => {
+                    let out = st.delete(t, &ns, &name, propagation, opts_body.get("preconditions"), dry)?;
+                    Ok(json_response(200, &present(&out, &target)))
+                }
+                None => {
+                    let (labels, fields) = selectors(&q)?;
+                    let ns = target.ns.as_deref();
+                    let items = st.delete_collection(t, ns, &labels, &fields, propagation, dry);
+                    let rv = st.rv;
+                    drop(st);
+                    Ok(json_response(200, &list_doc(&target, items, rv, None, 0)))
+                }
+            }
+        }
+        _ => Err(ApiError::new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")),
+    }
+}
+
+fn resolve(st: &State, group: &str, version: &str, rest: &[&str]) -> Result<Target, ApiError> {
+    let not_found = || ApiError::new(404, "NotFound", "the server could not find the requested resource");
+    let reg = &st.registry;
+    let (ns, plural, name, sub) = if rest[0] == "namespaces"
+        && rest.len() >= 3
+        && reg.lookup(group, version, rest[2]).is_some_and(|t| t.namespaced)
+    {
+        (Some(rest[1]), rest[2], rest.get(3), rest.get(4))
+    } else {
+        (None, rest[0], rest.get(1), rest.get(2))
+    };
+    let t = reg.lookup(group, version, plural).ok_or_else(not_found)?.clone();
+    if t.namespaced && ns.is_none() && name.is_some() {
+        return Err(not_found());
+    }
+    let status = match sub {
+        None => false,
+        Some(&"status") if t.status_subresource => true,
+        Some(&"finalize") if t.kind == "Namespace" => false,
+        Some(_) => return Err(not_found()),
+    };
+    if rest.len() > if ns.is_some() { 5 } else { 3 } {
+        return Err(not_found());
+    }
+    Ok(Target { t, version: version.into(), ns: ns.map(|s| s.to_string()), name: name.map(|s| s.to_string()), status })
+}
+
+/// The object as the requested version presents it (all versions share storage).
+fn present(obj: &Obj, target: &Target) -> Value {
+    let mut v = (**obj).clone();
+    if v.is_object() {
+        v["apiVersion"] = json!(target.api_version());
+        v["kind"] = json!(target.t.kind);
+    }
+    v
+}
+
+fn selectors(q: &HashMap<String, String>) -> Result<(LabelSelector, FieldSelector), ApiError> {
+    let labels = LabelSelector::parse(q.get("labelSelector").map(String::as_str).unwrap_or(""))
+        .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
+    let fields = FieldSelector::parse(q.get("fieldSelector").map(String::as_str).unwrap_or(""))
+        .map_err(ApiError::bad_request)?;
+    Ok((labels, fields))
+}
+
+fn list_doc(target: &Target, items: Vec<Obj>, rv: u64, cont: Option<String>, remaining: usize) -> Value {
+    let items: Vec<Value> = items.iter().map(|o| present(o, target)).collect();
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if let Some(c) = cont {
+        meta["continue"] = json!(c);
+        meta["remainingItemCount"] = json!(remaining);
+    }
+    json!({
+        "kind": format!("{}List", target.t.kind),
+        "apiVersion": target.api_version(),
+        "metadata": meta,
+        "items": items,
+    })
+}
+
+fn list(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String>) -> Result<Response<Body>, ApiError> {
+    use base64::Engine;
+    let (labels, fields) = selectors(q)?;
+    let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0);
+    let after = match q.get("continue").filter(|c| !c.is_empty()) {
+        Some(c) => {
+            let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(c)
+                .ok()
+                .and_then(|b| String::from_utf8(b).ok())
+                .ok_or_else(|| ApiError::bad_request("continue key is not valid"))?;
+            let (ns, name) = raw.split_once('\0').ok_or_else(|| ApiError::bad_request("continue key is not valid"))?;
+            Some((ns.to_string(), name.to_string()))
+        }
+        None => None,
+    };
+    let st = shared.state.lock().expect("lock");
+    let (items, next, remaining) = st.list(&target.t, target.ns.as_deref(), &labels, &fields, after, limit);
+    let cont = next.map(|(ns, name)| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ns}\0{name}")));
+    let rv = st.rv;
+    drop(st);
+    Ok(json_response(200, &list_doc(target, items, rv, cont, remaining)))
+}
+
+struct StreamBody {
+    rx: mpsc::UnboundedReceiver<Bytes>,
+}
+
+impl http_body::Body for StreamBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.rx.poll_recv(cx) {
+            Poll::Ready(Some(b)) => Poll::Ready(Some(Ok(Frame::data(b)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+fn event_line(etype: &str, object: &Value) -> Bytes {
+    let mut v = serde_json::to_vec(&json!({"type": etype, "object": object})).expect("json");
+    v.push(b'\n');
+    Bytes::from(v)
+}
+
+fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String>) -> Result<Response<Body>, ApiError> {
+    let (labels, fields) = selectors(q)?;
+    let (tx, mut events) = mpsc::unbounded_channel::<WatchMsg>();
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<Bytes>();
+    let bookmarks = q.get("allowWatchBookmarks").is_some_and(|b| b == "true");
+    let initial_events = q.get("sendInitialEvents").is_some_and(|b| b == "true");
+    let timeout = q.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).map(Duration::from_secs);
+    let rv_param = q.get("resourceVersion").cloned().unwrap_or_default();
+    let watcher = Watcher { res: target.t.key(), ns: target.ns.clone(), labels, fields, tx };
+    let mut initial: Vec<Bytes> = Vec::new();
+    let current_rv;
+    {
+        let mut st = shared.state.lock().expect("lock");
+        current_rv = st.rv;
+        let replay_all = rv_param.is_empty() || rv_param == "0" || initial_events;
+        if replay_all {
+            let (items, _, _) = st.list(&target.t, target.ns.as_deref(), &watcher.labels, &watcher.fields, None, 0);
+            for o in items {
+                initial.push(event_line("ADDED", &present(&o, target)));
+            }
+            if initial_events {
+                initial.push(event_line(
+                    "BOOKMARK",
+                    &json!({"kind": target.t.kind, "apiVersion": target.api_version(),
+                        "metadata": {"resourceVersion": current_rv.to_string(), "annotations": {"k8s.io/initial-events-end": "true"}}}),
+                ));
+            }
+        } else {
+            let rv: u64 = rv_param
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv_param}")))?;
+            match st.events_since(rv, &watcher) {
+                Some(evs) => {
+                    for (et, o) in evs {
+                        initial.push(event_line(et.as_str(), &present(&o, target)));
+                    }
+                }
+                None => {
+                    let oldest = st.oldest_rv();
+                    let status = ApiError::new(410, "Expired", format!("too old resource version: {rv} ({})", oldest.saturating_sub(1))).status();
+                    let _ = out_tx.send(event_line("ERROR", &status));
+                    drop(out_tx);
+                    return Ok(watch_response(out_rx));
+                }
+            }
+        }
+        st.add_watcher(watcher);
+    }
+    for b in initial {
+        let _ = out_tx.send(b);
+    }
+    let kind = target.t.kind.clone();
+    let api_version = target.api_version();
+    let interval = shared.bookmark_interval;
+    let target_version = target.api_version();
+    let shared2 = shared.clone();
+    tokio::spawn(async move {
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        let mut tick = tokio::time::interval(interval);
+        tick.tick().await;
+        loop {
+            let sleep_until = deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86400));
+            tokio::select! {
+                msg = events.recv() => match msg {
+                    Some(WatchMsg::Event(et, o)) => {
+                        let mut v = (*o).clone();
+                        v["apiVersion"] = json!(target_version);
+                        if out_tx.send(event_line(et.as_str(), &v)).is_err() { break; }
+                    }
+                    Some(WatchMsg::Gone(msg)) => {
+                        let _ = out_tx.send(event_line("ERROR", &ApiError::new(410, "Expired", msg).status()));
+                        break;
+                    }
+                    None => break,
+                },
+                _ = tick.tick(), if bookmarks => {
+                    let rv = shared2.state.lock().expect("lock").rv;
+                    // Events up to rv are already queued: deliver them before the bookmark.
+                    let mut closed = false;
+                    while let Ok(msg) = events.try_recv() {
+                        if let WatchMsg::Event(et, o) = msg {
+                            let mut v = (*o).clone();
+                            v["apiVersion"] = json!(target_version);
+                            if out_tx.send(event_line(et.as_str(), &v)).is_err() { closed = true; break; }
+                        }
+                    }
+                    if closed { break; }
+                    let b = json!({"kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": rv.to_string()}});
+                    if out_tx.send(event_line("BOOKMARK", &b)).is_err() { break; }
+                }
+                _ = out_tx.closed() => break,
+                _ = tokio::time::sleep_until(sleep_until) => break,
+            }
+        }
+    });
+    Ok(watch_response(out_rx))
+}
+
+fn watch_response(rx: mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("Content-Type", "application/json")
+        .header("Transfer-Encoding", "chunked")
+        .body(StreamBody { rx }.boxed())
+        .expect("response")
+}
