@@ -12,6 +12,7 @@ pub mod discovery;
 pub mod error;
 pub mod lists;
 pub mod patch;
+pub mod proto;
 pub mod registry;
 pub mod select;
 pub mod server;

@@ -79,8 +79,12 @@ fn decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// YAML (a superset of the JSON clients usually send) to JSON.
+/// YAML (a superset of the JSON clients usually send) to JSON; protobuf for
+/// the kinds `proto` knows.
 pub fn parse_body(bytes: &[u8]) -> Result<Value, ApiError> {
+    if bytes.starts_with(b"k8s\0") {
+        return crate::proto::decode_object(bytes).map_err(|e| ApiError::new(415, "UnsupportedMediaType", e));
+    }
     if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
         return Ok(v);
     }
@@ -240,7 +244,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         .unwrap_or_default()
         .trim()
         .to_string();
-    if content_type.contains("protobuf") || content_type.contains("cbor") {
+    if content_type.contains("cbor") {
         return Err(ApiError::new(
             415,
             "UnsupportedMediaType",
