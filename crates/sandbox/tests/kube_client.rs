@@ -333,3 +333,45 @@ async fn kube_runtime_watcher_and_reflector_stay_consistent() {
     handle.abort();
     assert_eq!(count, 15);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_subresource_and_delete_preconditions() {
+    let c = cluster_with(navique_sandbox::Options { simulate: false, ..Default::default() });
+    let client = c.client().await;
+    let ns = namespace(&client, "status").await;
+    let api: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}},
+                 "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}},
+        "status": {"replicas": 99}});
+    let created = api.create(&PostParams::default(), &serde_json::from_value(d).unwrap()).await.unwrap();
+    if c.is_sandbox() {
+        assert!(created.status.is_none(), "status is not set through the main resource");
+    }
+    let st = api
+        .patch_status("d", &PatchParams::default(), &Patch::Merge(json!({"status": {"observedGeneration": 1, "replicas": 7}})))
+        .await
+        .unwrap();
+    assert_eq!(st.status.as_ref().unwrap().replicas, Some(7));
+    assert_eq!(st.metadata.generation, Some(1), "status writes leave the generation alone");
+    // A spec change through /status is ignored; through the main resource it bumps the generation.
+    let st = api
+        .patch_status("d", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 5}})))
+        .await
+        .unwrap();
+    assert_eq!(st.spec.replicas, Some(1));
+    let main = api.patch("d", &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": 3}}))).await.unwrap();
+    assert_eq!(main.metadata.generation, Some(2));
+
+    let wrong = DeleteParams { preconditions: Some(kube::api::Preconditions { uid: Some("not-the-uid".into()), resource_version: None }), ..Default::default() };
+    match api.delete("d", &wrong).await.unwrap_err() {
+        kube::Error::Api(s) => {
+            assert_eq!(s.code, 409);
+            assert!(s.message.contains("Precondition failed: UID in precondition: not-the-uid"), "{}", s.message);
+        }
+        e => panic!("{e}"),
+    }
+    let right = DeleteParams { preconditions: Some(kube::api::Preconditions { uid: created.metadata.uid.clone(), resource_version: None }), ..Default::default() };
+    api.delete("d", &right).await.unwrap();
+    assert!(gone(&api, "d").await);
+}
