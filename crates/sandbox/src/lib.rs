@@ -56,7 +56,7 @@ impl Default for Options {
             require_token: false,
             simulate: true,
             ready_delay: Duration::from_millis(200),
-            event_log: 100_000,
+            event_log: 50_000,
             bookmark_interval: Duration::from_secs(1),
         }
     }

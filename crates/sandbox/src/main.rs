@@ -1,6 +1,9 @@
 //! `navique-sandbox --kubeconfig PATH [--port N] [--no-simulate]`
 
 use navique_sandbox::{Options, Sandbox};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
 
 fn usage() -> ! {

@@ -364,7 +364,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                     let items = st.delete_collection(t, ns, &labels, &fields, propagation, dry);
                     let rv = st.rv;
                     drop(st);
-                    Ok(json_response(200, &list_doc(&target, items, rv, None, 0)))
+                    Ok(list_response(&target, items, rv, None, 0))
                 }
             }
         }
@@ -417,19 +417,45 @@ fn selectors(q: &HashMap<String, String>) -> Result<(LabelSelector, FieldSelecto
     Ok((labels, fields))
 }
 
-fn list_doc(target: &Target, items: Vec<Obj>, rv: u64, cont: Option<String>, remaining: usize) -> Value {
-    let items: Vec<Value> = items.iter().map(|o| present(o, target)).collect();
+/// Serializes an object as `api_version` presents it, without copying it
+/// when it is stored in that version already.
+fn write_object(out: &mut Vec<u8>, obj: &Value, api_version: &str) {
+    if obj.get("apiVersion").and_then(Value::as_str) == Some(api_version) || !obj.is_object() {
+        serde_json::to_writer(&mut *out, obj).expect("json");
+    } else {
+        let mut v = obj.clone();
+        v["apiVersion"] = json!(api_version);
+        serde_json::to_writer(&mut *out, &v).expect("json");
+    }
+}
+
+fn list_response(target: &Target, items: Vec<Obj>, rv: u64, cont: Option<String>, remaining: usize) -> Response<Body> {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(c) = cont {
         meta["continue"] = json!(c);
         meta["remainingItemCount"] = json!(remaining);
     }
-    json!({
-        "kind": format!("{}List", target.t.kind),
-        "apiVersion": target.api_version(),
-        "metadata": meta,
-        "items": items,
-    })
+    let api_version = target.api_version();
+    let mut out = Vec::with_capacity(64 + items.len() * 512);
+    out.extend_from_slice(b"{\"kind\":");
+    serde_json::to_writer(&mut out, &format!("{}List", target.t.kind)).expect("json");
+    out.extend_from_slice(b",\"apiVersion\":");
+    serde_json::to_writer(&mut out, &api_version).expect("json");
+    out.extend_from_slice(b",\"metadata\":");
+    serde_json::to_writer(&mut out, &meta).expect("json");
+    out.extend_from_slice(b",\"items\":[");
+    for (i, o) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_object(&mut out, o, &api_version);
+    }
+    out.extend_from_slice(b"]}");
+    Response::builder()
+        .status(200)
+        .header("Content-Type", "application/json")
+        .body(full(out))
+        .expect("response")
 }
 
 fn list(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String>) -> Result<Response<Body>, ApiError> {
@@ -453,7 +479,7 @@ fn list(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String>) -> R
     let cont = next.map(|(ns, name)| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ns}\0{name}")));
     let rv = st.rv;
     drop(st);
-    Ok(json_response(200, &list_doc(target, items, rv, cont, remaining)))
+    Ok(list_response(target, items, rv, cont, remaining))
 }
 
 struct StreamBody {
@@ -473,10 +499,38 @@ impl http_body::Body for StreamBody {
     }
 }
 
+/// An event line from an object serialized by the store: used as is when the
+/// watch asks for the stored version (serde_json writes `apiVersion` first).
+fn event_line_json(etype: &str, json: &Bytes, api_version: &str) -> Bytes {
+    let prefix = format!("{{\"apiVersion\":{}", serde_json::to_string(api_version).expect("json"));
+    if json.starts_with(prefix.as_bytes()) {
+        let mut out = Vec::with_capacity(json.len() + 32);
+        out.extend_from_slice(b"{\"type\":\"");
+        out.extend_from_slice(etype.as_bytes());
+        out.extend_from_slice(b"\",\"object\":");
+        out.extend_from_slice(json);
+        out.extend_from_slice(b"}\n");
+        return Bytes::from(out);
+    }
+    let v: Value = serde_json::from_slice(json).expect("stored JSON");
+    event_line_as(etype, &v, Some(api_version))
+}
+
 fn event_line(etype: &str, object: &Value) -> Bytes {
-    let mut v = serde_json::to_vec(&json!({"type": etype, "object": object})).expect("json");
-    v.push(b'\n');
-    Bytes::from(v)
+    event_line_as(etype, object, None)
+}
+
+fn event_line_as(etype: &str, object: &Value, api_version: Option<&str>) -> Bytes {
+    let mut out = Vec::with_capacity(1024);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(etype.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    match api_version {
+        Some(av) => write_object(&mut out, object, av),
+        None => serde_json::to_writer(&mut out, object).expect("json"),
+    }
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
 }
 
 fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String>) -> Result<Response<Body>, ApiError> {
@@ -497,7 +551,7 @@ fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String
         if replay_all {
             let (items, _, _) = st.list(&target.t, target.ns.as_deref(), &watcher.labels, &watcher.fields, None, 0);
             for o in items {
-                initial.push(event_line("ADDED", &present(&o, target)));
+                initial.push(event_line_as("ADDED", &o, Some(&target.api_version())));
             }
             if initial_events {
                 initial.push(event_line(
@@ -512,8 +566,8 @@ fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String
                 .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv_param}")))?;
             match st.events_since(rv, &watcher) {
                 Some(evs) => {
-                    for (et, o) in evs {
-                        initial.push(event_line(et.as_str(), &present(&o, target)));
+                    for (et, json) in evs {
+                        initial.push(event_line_json(et.as_str(), &json, &target.api_version()));
                     }
                 }
                 None => {
@@ -544,9 +598,7 @@ fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String
             tokio::select! {
                 msg = events.recv() => match msg {
                     Some(WatchMsg::Event(et, o)) => {
-                        let mut v = (*o).clone();
-                        v["apiVersion"] = json!(target_version);
-                        if out_tx.send(event_line(et.as_str(), &v)).is_err() { break; }
+                        if out_tx.send(event_line_json(et.as_str(), &o, &target_version)).is_err() { break; }
                     }
                     Some(WatchMsg::Gone(msg)) => {
                         let _ = out_tx.send(event_line("ERROR", &ApiError::new(410, "Expired", msg).status()));
@@ -560,9 +612,7 @@ fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String
                     let mut closed = false;
                     while let Ok(msg) = events.try_recv() {
                         if let WatchMsg::Event(et, o) = msg {
-                            let mut v = (*o).clone();
-                            v["apiVersion"] = json!(target_version);
-                            if out_tx.send(event_line(et.as_str(), &v)).is_err() { closed = true; break; }
+                            if out_tx.send(event_line_json(et.as_str(), &o, &target_version)).is_err() { closed = true; break; }
                         }
                     }
                     if closed { break; }

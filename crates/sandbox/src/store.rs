@@ -37,12 +37,26 @@ pub struct LogEntry {
     pub res: String,
     pub ns: String,
     pub etype: EventType,
+    /// What selectors see of the previous version (labels; name and
+    /// namespace never change), so the log does not keep whole old objects.
     pub old: Option<Obj>,
-    pub object: Obj,
+    pub view: Obj,
+    /// The object as JSON: the log keeps old versions compactly.
+    pub json: bytes::Bytes,
+}
+
+fn selector_view(obj: &Value) -> Obj {
+    let meta = &obj["metadata"];
+    Arc::new(json!({"metadata": {
+        "name": meta.get("name").cloned().unwrap_or(Value::Null),
+        "namespace": meta.get("namespace").cloned().unwrap_or(Value::Null),
+        "labels": meta.get("labels").cloned().unwrap_or(Value::Null),
+    }}))
 }
 
 pub enum WatchMsg {
-    Event(EventType, Obj),
+    /// The event type and the object serialized once for every watcher.
+    Event(EventType, bytes::Bytes),
     /// The watch cannot continue (the server dropped it).
     Gone(String),
 }
@@ -262,14 +276,14 @@ impl State {
     }
 
     /// Events after `rv`, or None when the log no longer reaches back that far.
-    pub fn events_since(&self, rv: u64, w: &Watcher) -> Option<Vec<(EventType, Obj)>> {
+    pub fn events_since(&self, rv: u64, w: &Watcher) -> Option<Vec<(EventType, bytes::Bytes)>> {
         if rv + 1 < self.oldest_rv() && rv < self.rv {
             return None;
         }
         let mut out = Vec::new();
         for e in self.log.iter().filter(|e| e.rv > rv) {
-            if let Some(ev) = transition(w, &e.res, &e.ns, e.etype, e.old.as_deref(), &e.object) {
-                out.push(ev);
+            if let Some(et) = transition(w, &e.res, &e.ns, e.etype, e.old.as_deref(), &e.view) {
+                out.push((et, e.json.clone()));
             }
         }
         Some(out)
@@ -318,16 +332,19 @@ impl State {
                 }
             }
         }
+        let json = bytes::Bytes::from(serde_json::to_vec(&*obj).expect("json"));
         self.watchers.retain(|w| {
             if w.tx.is_closed() {
                 return false;
             }
             match transition(w, &res, ns, etype, old.as_deref(), &obj) {
-                Some((et, o)) => w.tx.send(WatchMsg::Event(et, o)).is_ok(),
+                Some(et) => w.tx.send(WatchMsg::Event(et, json.clone())).is_ok(),
                 None => true,
             }
         });
-        self.log.push_back(LogEntry { rv, res, ns: ns.to_string(), etype, old, object: obj.clone() });
+        let old = old.as_deref().map(selector_view);
+        let view = selector_view(&obj);
+        self.log.push_back(LogEntry { rv, res, ns: ns.to_string(), etype, old, view, json });
         while self.log.len() > self.log_cap {
             self.log.pop_front();
         }
@@ -1072,16 +1089,16 @@ fn conflict_error(t: &ResourceType, name: &str, conflicts: Vec<ssa::Conflict>) -
 }
 
 /// What a watcher sees of a change, given its selectors.
-fn transition(w: &Watcher, res: &str, ns: &str, etype: EventType, old: Option<&Value>, new: &Obj) -> Option<(EventType, Obj)> {
+fn transition(w: &Watcher, res: &str, ns: &str, etype: EventType, old: Option<&Value>, new: &Value) -> Option<EventType> {
     let now = w.matches(res, ns, new);
     let before = old.is_some_and(|o| w.matches(res, ns, o));
     match etype {
-        EventType::Added if now => Some((EventType::Added, new.clone())),
-        EventType::Deleted if now || before => Some((EventType::Deleted, new.clone())),
+        EventType::Added if now => Some(EventType::Added),
+        EventType::Deleted if now || before => Some(EventType::Deleted),
         EventType::Modified => match (before, now) {
-            (true, true) => Some((EventType::Modified, new.clone())),
-            (false, true) => Some((EventType::Added, new.clone())),
-            (true, false) => Some((EventType::Deleted, new.clone())),
+            (true, true) => Some(EventType::Modified),
+            (false, true) => Some(EventType::Added),
+            (true, false) => Some(EventType::Deleted),
             _ => None,
         },
         _ => None,
