@@ -18,6 +18,7 @@ pub mod select;
 pub mod server;
 pub mod ssa;
 pub mod store;
+pub mod tls;
 
 use controllers::Simulation;
 use server::Shared;
@@ -38,6 +39,8 @@ pub struct Options {
     /// Refuse requests that carry no bearer token (kubectl and Helm send
     /// none over plain HTTP, so leave this off for them).
     pub require_token: bool,
+    /// Serve HTTPS with a generated CA (in the kubeconfig); tokens are then required.
+    pub tls: bool,
     /// Simulated controllers (workloads become Ready, Jobs complete).
     pub simulate: bool,
     /// How long a simulated workload takes to become Ready.
@@ -54,6 +57,7 @@ impl Default for Options {
             kubeconfig: None,
             token: None,
             require_token: false,
+            tls: false,
             simulate: true,
             ready_delay: Duration::from_millis(200),
             event_log: 50_000,
@@ -64,6 +68,8 @@ impl Default for Options {
 
 pub struct Sandbox {
     addr: SocketAddr,
+    url: String,
+    ca_pem: Option<String>,
     token: String,
     kubeconfig: PathBuf,
     temp_dir: Option<PathBuf>,
@@ -77,9 +83,13 @@ fn random_token() -> String {
     (0..32).map(|_| format!("{:x}", rand::random::<u8>() & 15)).collect()
 }
 
-pub fn kubeconfig_yaml(server: &str, token: &str) -> String {
+pub fn kubeconfig_yaml(server: &str, token: &str, ca_pem: Option<&str>) -> String {
+    use base64::Engine;
+    let ca = ca_pem
+        .map(|p| format!("\n    certificate-authority-data: {}", base64::engine::general_purpose::STANDARD.encode(p)))
+        .unwrap_or_default();
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: navique-sandbox\n  cluster:\n    server: {server}\ncontexts:\n- name: navique-sandbox\n  context:\n    cluster: navique-sandbox\n    user: navique-sandbox\n    namespace: default\ncurrent-context: navique-sandbox\nusers:\n- name: navique-sandbox\n  user:\n    token: {token}\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: navique-sandbox\n  cluster:\n    server: {server}{ca}\ncontexts:\n- name: navique-sandbox\n  context:\n    cluster: navique-sandbox\n    user: navique-sandbox\n    namespace: default\ncurrent-context: navique-sandbox\nusers:\n- name: navique-sandbox\n  user:\n    token: {token}\n"
     )
 }
 
@@ -91,7 +101,14 @@ impl Sandbox {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let token = opts.token.clone().unwrap_or_else(random_token);
-        let url = format!("http://{addr}");
+        let tls = if opts.tls {
+            Some(tls::generate().map_err(std::io::Error::other)?)
+        } else {
+            None
+        };
+        let url = format!("{}://{addr}", if tls.is_some() { "https" } else { "http" });
+        let ca_pem = tls.as_ref().map(|t| t.ca_pem.clone());
+        let acceptor = tls.map(|t| t.acceptor);
         let (kubeconfig, temp_dir) = match &opts.kubeconfig {
             Some(p) => (p.clone(), None),
             None => {
@@ -103,7 +120,7 @@ impl Sandbox {
         let shared = Arc::new(Shared {
             state: Mutex::new(store::State::new(opts.event_log)),
             token: token.clone(),
-            require_token: opts.require_token,
+            require_token: opts.require_token || opts.tls,
             address: addr.to_string(),
             bookmark_interval: opts.bookmark_interval,
             wake_controllers: tokio::sync::Notify::new(),
@@ -123,15 +140,15 @@ impl Sandbox {
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
                 tokio::spawn(controllers::run(shared2.clone(), sim2));
-                serve(listener, shared2, stop_rx).await;
+                serve(listener, shared2, stop_rx, acceptor).await;
             });
             runtime.shutdown_timeout(Duration::from_millis(100));
         })?;
         // Write the kubeconfig atomically, once the socket accepts.
         let tmp = kubeconfig.with_extension("tmp");
-        std::fs::write(&tmp, kubeconfig_yaml(&url, &token))?;
+        std::fs::write(&tmp, kubeconfig_yaml(&url, &token, ca_pem.as_deref()))?;
         std::fs::rename(&tmp, &kubeconfig)?;
-        Ok(Sandbox { addr, token, kubeconfig, temp_dir, shared, sim, shutdown: Some(stop_tx), thread: Some(thread) })
+        Ok(Sandbox { addr, url, token, ca_pem, kubeconfig, temp_dir, shared, sim, shutdown: Some(stop_tx), thread: Some(thread) })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -139,7 +156,12 @@ impl Sandbox {
     }
 
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.url.clone()
+    }
+
+    /// The CA that signed the server certificate, when serving TLS.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
     }
 
     pub fn token(&self) -> &str {
@@ -151,7 +173,7 @@ impl Sandbox {
     }
 
     pub fn kubeconfig(&self) -> String {
-        kubeconfig_yaml(&self.url(), &self.token)
+        kubeconfig_yaml(&self.url, &self.token, self.ca_pem.as_deref())
     }
 
     /// Turns the simulated controllers on or off while running.
@@ -192,7 +214,12 @@ impl Drop for Sandbox {
     }
 }
 
-async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop: tokio::sync::oneshot::Receiver<()>) {
+async fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Arc<Shared>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) {
     loop {
         tokio::select! {
             _ = &mut stop => break,
@@ -200,13 +227,19 @@ async fn serve(listener: tokio::net::TcpListener, shared: Arc<Shared>, mut stop:
                 let Ok((stream, _)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
                 let shared = shared.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    let io = hyper_util::rt::TokioIo::new(stream);
                     let svc = hyper::service::service_fn(move |req| server::handle(shared.clone(), req));
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .keep_alive(true)
-                        .serve_connection(io, svc)
-                        .await;
+                    let http = hyper::server::conn::http1::Builder::new();
+                    match tls {
+                        Some(acceptor) => {
+                            let Ok(stream) = acceptor.accept(stream).await else { return };
+                            let _ = http.serve_connection(hyper_util::rt::TokioIo::new(stream), svc).await;
+                        }
+                        None => {
+                            let _ = http.serve_connection(hyper_util::rt::TokioIo::new(stream), svc).await;
+                        }
+                    }
                 });
             }
         }

@@ -7,7 +7,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
 
 fn usage() -> ! {
-    eprintln!("usage: navique-sandbox --kubeconfig PATH [--port N] [--no-simulate] [--token T] [--ready-delay-ms MS]");
+    eprintln!("usage: navique-sandbox --kubeconfig PATH [--port N] [--no-simulate] [--tls] [--require-token] [--token T] [--ready-delay-ms MS]");
     std::process::exit(2);
 }
 
@@ -27,6 +27,8 @@ fn main() {
                 opts.ready_delay = std::time::Duration::from_millis(value("--ready-delay-ms").parse().unwrap_or_else(|_| usage()))
             }
             "--no-simulate" => opts.simulate = false,
+            "--tls" => opts.tls = true,
+            "--require-token" => opts.require_token = true,
             "-h" | "--help" => usage(),
             other => {
                 eprintln!("navique-sandbox: unknown argument {other:?}");

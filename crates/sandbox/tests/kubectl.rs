@@ -174,3 +174,19 @@ fn generate_name_dry_run_and_delete_collection() {
     assert!(c.ok(&["-n", &ns, "get", "cm", "-l", "idx", "-o", "name"]).trim().is_empty());
     c.ok(&["delete", "namespace", &ns]);
 }
+
+#[test]
+fn tls_with_generated_ca_and_bearer_tokens() {
+    if std::env::var("NAVIQUE_TEST_KUBECONFIG").is_ok_and(|v| !v.is_empty()) {
+        eprintln!("skipping: the sandbox's own TLS and token");
+        return;
+    }
+    let c = common::cluster_with(navique_sandbox::Options { tls: true, ..Default::default() });
+    let kubeconfig = std::fs::read_to_string(&c.kubeconfig).unwrap();
+    assert!(kubeconfig.contains("server: https://127.0.0.1:"));
+    assert!(kubeconfig.contains("certificate-authority-data: "));
+    assert!(c.ok(&["get", "namespace", "default", "-o", "name"]).contains("namespace/default"));
+    let out = c.kubectl(&["--token", "not-the-token", "get", "namespaces"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("Unauthorized"), "{}", stderr(&out));
+}
