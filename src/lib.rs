@@ -5,7 +5,10 @@
 //! - [`goyaml`]: YAML and JSON exactly as Helm's Go libraries read and write them (pure).
 //! - [`chart`]: load a chart, coalesce values, render, assemble manifests.
 
+pub mod action;
+pub mod apply;
 pub mod chart;
 pub mod cli;
 pub mod gotmpl;
 pub mod goyaml;
+pub mod release;

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod demo;
+pub mod release;
 pub mod template;
 
 const HELP: &str = "navique-operator: Helm charts without Helm
@@ -12,6 +13,15 @@ Commands:
   template [NAME] CHART     render a chart like `helm template` (-f, --set*, -n, --include-crds, --no-hooks, ...)
   bench-render CHART        time load+render of a chart (JSON; see benches/compare_helm.py)
   bench-templates CHART...  parse throughput over the largest templates
+  install NAME CHART        install a release (-n, -f, --set*, --wait, --timeout, --atomic, --create-namespace, --labels, --force-conflicts, --field-manager)
+  upgrade NAME CHART        upgrade a release (--install, --max-history, and install's flags)
+  rollback NAME [REVISION]  roll a release back
+  uninstall NAME            uninstall a release (--keep-history, --wait)
+  list                      list releases (-A, -a, -o table|json|yaml)
+  history NAME              revisions of a release (-o table|json|yaml)
+  status NAME               a release's status (--revision, -o)
+  get values|manifest|notes|hooks NAME   parts of a release (--revision, --all, -o)
+  (release commands take --kubeconfig and --kube-context/--context)
   version                   print the version
 ";
 
@@ -25,6 +35,14 @@ pub fn main(argv: Vec<String>) -> i32 {
     let result = match cmd.as_str() {
         "template" => args::Args::parse(rest).and_then(|a| template::run(&a)),
         "demo" => demo::run(),
+        "install" => args::Args::parse(rest).and_then(|a| release::install(&a)),
+        "upgrade" => args::Args::parse(rest).and_then(|a| release::upgrade(&a)),
+        "rollback" => args::Args::parse(rest).and_then(|a| release::rollback(&a)),
+        "uninstall" | "delete" => args::Args::parse(rest).and_then(|a| release::uninstall(&a)),
+        "list" | "ls" => args::Args::parse(rest).and_then(|a| release::list(&a)),
+        "history" => args::Args::parse(rest).and_then(|a| release::history(&a)),
+        "status" => args::Args::parse(rest).and_then(|a| release::status(&a)),
+        "get" => args::Args::parse(rest).and_then(|a| release::get(&a)),
         "bench-render" => args::Args::parse(rest).and_then(|a| bench::render(&a)),
         "bench-templates" => args::Args::parse(rest).and_then(|a| bench::templates(&a)),
         "version" => {

@@ -1,0 +1,104 @@
+//! install: render, record the release as pending, create CRDs, run
+//! pre-install hooks, apply, wait, run post-install hooks, mark deployed.
+
+use super::render::{capabilities, render, Request};
+use super::{hooks, now_text, record_failure, validate_name, ActionError, Context};
+use crate::apply::objects::Object;
+use crate::chart::Chart;
+use crate::gotmpl::value::Map;
+use crate::release::{Info, Release, Status};
+use kube::api::PostParams;
+
+/// CRDs from `crds/` are created when absent and never updated, as Helm does;
+/// then discovery is refreshed so custom resources can be addressed.
+pub async fn install_crds(ctx: &Context, crds: &[Object]) -> Result<(), ActionError> {
+    if crds.is_empty() {
+        return Ok(());
+    }
+    for crd in crds {
+        let api = ctx.cluster.api_for(crd).await?;
+        if api.get_opt(&crd.name).await.map_err(|e| kube_err(crd, e))?.is_some() {
+            continue;
+        }
+        let obj: kube::api::DynamicObject = serde_json::from_value(crd.body.clone()).map_err(|e| ActionError::Invalid(e.to_string()))?;
+        match api.create(&PostParams { field_manager: Some(ctx.field_manager.clone()), ..Default::default() }, &obj).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(kube_err(crd, e)),
+        }
+    }
+    ctx.cluster.wait_ready(crds, ctx.timeout).await?;
+    ctx.cluster.refresh();
+    Ok(())
+}
+
+fn kube_err(o: &Object, e: kube::Error) -> ActionError {
+    ActionError::Apply(crate::apply::ApplyError::Kube { object: o.describe(), error: e })
+}
+
+pub async fn install(ctx: &Context, name: &str, chart: &Chart, values: &Map) -> Result<Release, ActionError> {
+    validate_name(name)?;
+    let history = ctx.storage.history(name).await?;
+    if history.iter().any(|r| !matches!(r.info.status, Status::Uninstalled | Status::Failed)) {
+        return Err(ActionError::Invalid("cannot re-use a name that is still in use".into()));
+    }
+    let revision = history.iter().map(|r| r.version).max().unwrap_or(0) + 1;
+    let caps = capabilities(&ctx.cluster.client).await?;
+    let rendered = render(Request { chart, values, name, namespace: &ctx.namespace, revision, is_upgrade: false, capabilities: caps })?;
+    let now = now_text();
+    let mut rel = Release {
+        name: name.to_string(),
+        info: Info {
+            first_deployed: now.clone(),
+            last_deployed: now,
+            deleted: String::new(),
+            description: "Initial install underway".into(),
+            status: Status::PendingInstall,
+            notes: rendered.notes.clone(),
+        },
+        chart: rendered.chart_record.clone(),
+        config: crate::release::record::values_to_json(values),
+        manifest: rendered.manifest.clone(),
+        hooks: hooks::records(&rendered.hooks),
+        version: revision,
+        namespace: ctx.namespace.clone(),
+        labels: ctx.labels.clone(),
+        apply_method: "ssa".into(),
+    };
+    // Too large for a Secret: refused here, before anything is applied.
+    crate::release::storage::secret_for(&rel, true, &ctx.storage.annotations)?;
+    install_crds(ctx, &rendered.crds).await?;
+    let mut objects = rendered.objects;
+    ctx.cluster.resolve_scopes(&mut objects).await?;
+    ctx.cluster.check_ownership(&objects, &ctx.apply_options(name), "install").await?;
+    ctx.storage.create(&rel).await?;
+    let outcome = deploy(ctx, &mut rel, &objects).await;
+    match outcome {
+        Ok(()) => {
+            rel.info.status = Status::Deployed;
+            rel.info.description = "Install complete".into();
+            ctx.storage.update(&rel).await?;
+            Ok(rel)
+        }
+        Err(e) => {
+            record_failure(ctx, &mut rel, &e).await;
+            if ctx.atomic {
+                let _ = super::uninstall::uninstall(ctx, name, false).await;
+                return Err(ActionError::Invalid(format!("release {name} failed, and has been uninstalled due to rollback-on-failure being set: {e}")));
+            }
+            Err(e)
+        }
+    }
+}
+
+async fn deploy(ctx: &Context, rel: &mut Release, objects: &[Object]) -> Result<(), ActionError> {
+    let timeout = ctx.timeout;
+    let name = rel.name.clone();
+    hooks::run(ctx, &name, &mut rel.hooks, "pre-install", timeout).await?;
+    ctx.cluster.apply_all(objects, &ctx.apply_options(&name)).await?;
+    if ctx.wait {
+        ctx.cluster.wait_ready(objects, timeout).await?;
+    }
+    hooks::run(ctx, &name, &mut rel.hooks, "post-install", timeout).await?;
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! Release actions, one per file, each an explicit sequence of steps over
+//! the chart, release and apply layers: install, upgrade, rollback,
+//! uninstall. What `navique-operator install|upgrade|...` and the operator run.
+
+pub mod hooks;
+pub mod install;
+pub mod render;
+pub mod rollback;
+pub mod uninstall;
+pub mod upgrade;
+
+use crate::apply::client::Cluster;
+use crate::apply::ApplyError;
+use crate::release::storage::{Storage, StorageError};
+use crate::release::{Release, Status};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+#[derive(Debug)]
+pub enum ActionError {
+    Storage(StorageError),
+    Apply(ApplyError),
+    /// Rendering, values, or a refused request, in Helm's words.
+    Invalid(String),
+}
+
+impl std::fmt::Display for ActionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ActionError::Storage(e) => write!(f, "{e}"),
+            ActionError::Apply(e) => write!(f, "{e}"),
+            ActionError::Invalid(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for ActionError {}
+
+impl From<StorageError> for ActionError {
+    fn from(e: StorageError) -> Self {
+        ActionError::Storage(e)
+    }
+}
+
+impl From<ApplyError> for ActionError {
+    fn from(e: ApplyError) -> Self {
+        ActionError::Apply(e)
+    }
+}
+
+/// What every action needs: where, as whom, and how patiently.
+pub struct Context {
+    pub cluster: Cluster,
+    pub storage: Storage,
+    pub namespace: String,
+    pub field_manager: String,
+    pub force_conflicts: bool,
+    pub wait: bool,
+    pub timeout: Duration,
+    /// Labels stored on the release (Helm's `--labels`).
+    pub labels: BTreeMap<String, String>,
+    pub max_history: usize,
+    pub atomic: bool,
+    pub no_hooks: bool,
+}
+
+pub const DEFAULT_FIELD_MANAGER: &str = "navique-operator";
+
+impl Context {
+    pub fn new(client: kube::Client, namespace: &str) -> Context {
+        Context {
+            cluster: Cluster::new(client.clone()),
+            storage: Storage::new(client, namespace),
+            namespace: namespace.to_string(),
+            field_manager: DEFAULT_FIELD_MANAGER.to_string(),
+            force_conflicts: false,
+            wait: false,
+            timeout: Duration::from_secs(300),
+            labels: BTreeMap::new(),
+            max_history: 0,
+            atomic: false,
+            no_hooks: false,
+        }
+    }
+
+    pub fn apply_options(&self, release: &str) -> crate::apply::ApplyOptions {
+        crate::apply::ApplyOptions {
+            field_manager: self.field_manager.clone(),
+            force_conflicts: self.force_conflicts,
+            release_name: release.to_string(),
+            release_namespace: self.namespace.clone(),
+        }
+    }
+}
+
+pub fn now_text() -> String {
+    crate::release::gojson::time_text(&chrono::Utc::now())
+}
+
+/// Helm's release name rule (DNS-1123 subdomain, at most 53 characters).
+pub fn validate_name(name: &str) -> Result<(), ActionError> {
+    let ok = !name.is_empty()
+        && name.len() <= 53
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if ok {
+        Ok(())
+    } else {
+        Err(ActionError::Invalid(format!(
+            "release name {name:?}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53"
+        )))
+    }
+}
+
+/// Marks a release failed after an error, keeping the error as description.
+pub async fn record_failure(ctx: &Context, rel: &mut Release, err: &ActionError) {
+    rel.info.status = Status::Failed;
+    rel.info.description = format!("Release {:?} failed: {err}", rel.name);
+    rel.info.last_deployed = now_text();
+    let _ = ctx.storage.update(rel).await;
+}

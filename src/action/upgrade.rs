@@ -1,0 +1,104 @@
+//! upgrade: render the next revision, apply it, delete what the new
+//! manifest dropped, supersede the previous revision.
+
+use super::render::{capabilities, render, Request};
+use super::{hooks, now_text, record_failure, ActionError, Context};
+use crate::apply::objects::{parse_manifest, removed, Object};
+use crate::chart::Chart;
+use crate::gotmpl::value::Map;
+use crate::release::{Info, Release, Status};
+
+pub async fn upgrade(ctx: &Context, name: &str, chart: &Chart, values: &Map, install: bool) -> Result<Release, ActionError> {
+    super::validate_name(name)?;
+    let mut history = ctx.storage.history(name).await?;
+    if history.is_empty() || history.iter().all(|r| r.info.status == Status::Uninstalled) {
+        if install {
+            return super::install::install(ctx, name, chart, values).await;
+        }
+        return Err(ActionError::Invalid(format!("{name:?} has no deployed releases")));
+    }
+    // An interrupted operation left a pending revision: it failed.
+    for r in history.iter_mut().filter(|r| r.info.status.is_pending()) {
+        let err = ActionError::Invalid("the operation was interrupted".into());
+        record_failure(ctx, r, &err).await;
+    }
+    let last_version = history.iter().map(|r| r.version).max().unwrap_or(0);
+    let current = history
+        .iter()
+        .filter(|r| r.info.status == Status::Deployed)
+        .max_by_key(|r| r.version)
+        .or_else(|| history.iter().max_by_key(|r| r.version))
+        .cloned()
+        .expect("history is not empty");
+    let caps = capabilities(&ctx.cluster.client).await?;
+    let revision = last_version + 1;
+    let rendered = render(Request { chart, values, name, namespace: &ctx.namespace, revision, is_upgrade: true, capabilities: caps })?;
+    let mut rel = Release {
+        name: name.to_string(),
+        info: Info {
+            first_deployed: current.info.first_deployed.clone(),
+            last_deployed: now_text(),
+            deleted: String::new(),
+            description: "Preparing upgrade".into(),
+            status: Status::PendingUpgrade,
+            notes: rendered.notes.clone(),
+        },
+        chart: rendered.chart_record.clone(),
+        config: crate::release::record::values_to_json(values),
+        manifest: rendered.manifest.clone(),
+        hooks: hooks::records(&rendered.hooks),
+        version: revision,
+        namespace: ctx.namespace.clone(),
+        labels: if ctx.labels.is_empty() { current.labels.clone() } else { ctx.labels.clone() },
+        apply_method: "ssa".into(),
+    };
+    crate::release::storage::secret_for(&rel, true, &ctx.storage.annotations)?;
+    super::install::install_crds(ctx, &rendered.crds).await?;
+    let mut objects = rendered.objects;
+    ctx.cluster.resolve_scopes(&mut objects).await?;
+    let mut old = parse_manifest(&current.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let _ = ctx.cluster.resolve_scopes(&mut old).await;
+    let fresh: Vec<Object> = objects.iter().filter(|o| !old.iter().any(|x| x.key() == o.key())).cloned().collect();
+    ctx.cluster.check_ownership(&fresh, &ctx.apply_options(name), "update").await?;
+    ctx.storage.create(&rel).await?;
+    match deploy(ctx, &mut rel, &objects, &old, "upgrade").await {
+        Ok(()) => {
+            let mut prev = current.clone();
+            prev.info.status = Status::Superseded;
+            ctx.storage.update(&prev).await?;
+            rel.info.status = Status::Deployed;
+            rel.info.description = "Upgrade complete".into();
+            ctx.storage.update(&rel).await?;
+            ctx.storage.prune_history(name, ctx.max_history).await?;
+            Ok(rel)
+        }
+        Err(e) => {
+            record_failure(ctx, &mut rel, &e).await;
+            if ctx.atomic && current.info.status == Status::Deployed {
+                let rolled = super::rollback::rollback(ctx, name, current.version).await;
+                return Err(ActionError::Invalid(match rolled {
+                    Ok(_) => format!("release {name} failed, and has been rolled back due to rollback-on-failure being set: {e}"),
+                    Err(re) => format!("an error occurred while rolling back the release. original upgrade error: {e}: {re}"),
+                }));
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Applies `objects`, removes what `old` had and they do not, with hooks of
+/// `event` ("upgrade" or "rollback") around it.
+pub async fn deploy(ctx: &Context, rel: &mut Release, objects: &[Object], old: &[Object], event: &str) -> Result<(), ActionError> {
+    let name = rel.name.clone();
+    let timeout = ctx.timeout;
+    hooks::run(ctx, &name, &mut rel.hooks, &format!("pre-{event}"), timeout).await?;
+    ctx.cluster.apply_all(objects, &ctx.apply_options(&name)).await?;
+    let mut gone: Vec<Object> = removed(old, objects).into_iter().cloned().collect();
+    crate::chart::manifest::sort_by_kind(&mut gone, |o| o.kind.as_str(), crate::chart::manifest::UNINSTALL_ORDER);
+    ctx.cluster.delete_all(&gone).await?;
+    if ctx.wait {
+        ctx.cluster.wait_ready(objects, timeout).await?;
+    }
+    hooks::run(ctx, &name, &mut rel.hooks, &format!("post-{event}"), timeout).await?;
+    Ok(())
+}

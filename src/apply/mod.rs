@@ -1,0 +1,217 @@
+//! Getting rendered manifests into a cluster: server-side apply under our
+//! field manager with Helm's ownership metadata, install order, waiting for
+//! readiness, pruning, deletion in uninstall order.
+
+pub mod client;
+pub mod objects;
+pub mod readiness;
+
+use client::Cluster;
+use kube::api::{DeleteParams, Patch, PatchParams, PropagationPolicy};
+use objects::Object;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+pub const RELEASE_NAME_ANNOTATION: &str = "meta.helm.sh/release-name";
+pub const RELEASE_NAMESPACE_ANNOTATION: &str = "meta.helm.sh/release-namespace";
+pub const RESOURCE_POLICY_ANNOTATION: &str = "helm.sh/resource-policy";
+
+#[derive(Debug)]
+pub enum ApplyError {
+    Kube { object: String, error: kube::Error },
+    Ownership(String),
+    Unknown(String),
+    Timeout(String),
+    Failed(String),
+}
+
+impl std::fmt::Display for ApplyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApplyError::Kube { object, error: kube::Error::Api(s) } => write!(f, "{object}: {}", s.message),
+            ApplyError::Kube { object, error } => write!(f, "{object}: {error}"),
+            ApplyError::Ownership(m) | ApplyError::Unknown(m) | ApplyError::Timeout(m) | ApplyError::Failed(m) => {
+                write!(f, "{m}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ApplyError {}
+
+/// Who applies, and how.
+#[derive(Clone, Debug)]
+pub struct ApplyOptions {
+    pub field_manager: String,
+    pub force_conflicts: bool,
+    pub release_name: String,
+    pub release_namespace: String,
+}
+
+/// Adds the labels and annotations Helm puts on every object of a release.
+pub fn set_ownership(obj: &mut Value, release: &str, namespace: &str) {
+    let meta = obj
+        .as_object_mut()
+        .expect("object")
+        .entry("metadata")
+        .or_insert_with(|| serde_json::json!({}));
+    let labels = meta.as_object_mut().expect("metadata").entry("labels").or_insert_with(|| serde_json::json!({}));
+    if labels.is_null() {
+        *labels = serde_json::json!({});
+    }
+    labels[MANAGED_BY_LABEL] = Value::String("Helm".into());
+    let ann = meta.as_object_mut().expect("metadata").entry("annotations").or_insert_with(|| serde_json::json!({}));
+    if ann.is_null() {
+        *ann = serde_json::json!({});
+    }
+    ann[RELEASE_NAME_ANNOTATION] = Value::String(release.into());
+    ann[RELEASE_NAMESPACE_ANNOTATION] = Value::String(namespace.into());
+}
+
+/// Helm's checkOwnership: an existing object must carry this release's
+/// ownership metadata to be taken over.
+pub fn ownership_problems(existing: &Value, release: &str, namespace: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let label = |k: &str| existing.pointer("/metadata/labels").and_then(|l| l.get(k)).and_then(Value::as_str);
+    let ann = |k: &str| existing.pointer("/metadata/annotations").and_then(|a| a.get(k)).and_then(Value::as_str);
+    let mut check = |kind: &str, key: &str, actual: Option<&str>, want: &str| match actual {
+        None => out.push(format!("{kind} validation error: missing key {key:?}: must be set to {want:?}")),
+        Some(v) if v != want => {
+            out.push(format!("{kind} validation error: key {key:?} must equal {want:?}: current value is {v:?}"))
+        }
+        _ => {}
+    };
+    check("label", MANAGED_BY_LABEL, label(MANAGED_BY_LABEL), "Helm");
+    check("annotation", RELEASE_NAME_ANNOTATION, ann(RELEASE_NAME_ANNOTATION), release);
+    check("annotation", RELEASE_NAMESPACE_ANNOTATION, ann(RELEASE_NAMESPACE_ANNOTATION), namespace);
+    out
+}
+
+impl Cluster {
+    /// Refuses, before anything is written, objects that exist and belong
+    /// to something else (Helm's "exists and cannot be imported").
+    pub async fn check_ownership(&self, objects: &[Object], opts: &ApplyOptions, verb: &str) -> Result<(), ApplyError> {
+        for o in objects {
+            let api = self.api_for(o).await?;
+            match api.get_opt(&o.name).await {
+                Ok(Some(existing)) => {
+                    let v = serde_json::to_value(&existing).unwrap_or(Value::Null);
+                    let problems = ownership_problems(&v, &opts.release_name, &opts.release_namespace);
+                    if !problems.is_empty() {
+                        let where_ = if o.namespace.is_empty() { String::new() } else { format!(" in namespace {:?}", o.namespace) };
+                        return Err(ApplyError::Ownership(format!(
+                            "Unable to continue with {verb}: {} {:?}{where_} exists and cannot be imported into the current release: invalid ownership metadata; {}",
+                            o.kind,
+                            o.name,
+                            problems.join("; ")
+                        )));
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => return Err(ApplyError::Kube { object: o.describe(), error: e }),
+            }
+        }
+        Ok(())
+    }
+
+    /// Server-side applies every object in order.
+    pub async fn apply_all(&self, objects: &[Object], opts: &ApplyOptions) -> Result<(), ApplyError> {
+        for o in objects {
+            let mut body = o.body.clone();
+            set_ownership(&mut body, &opts.release_name, &opts.release_namespace);
+            let api = self.api_for(o).await?;
+            let mut pp = PatchParams::apply(&opts.field_manager);
+            pp.force = opts.force_conflicts;
+            api.patch(&o.name, &pp, &Patch::Apply(&body))
+                .await
+                .map_err(|e| ApiErrorContext::wrap(o, e))?;
+        }
+        Ok(())
+    }
+
+    /// Deletes objects (already in uninstall order), skipping those marked
+    /// `helm.sh/resource-policy: keep` and those already gone.
+    pub async fn delete_all(&self, objects: &[Object]) -> Result<Vec<String>, ApplyError> {
+        let mut kept = Vec::new();
+        for o in objects {
+            if o.annotation(RESOURCE_POLICY_ANNOTATION) == Some("keep") {
+                kept.push(o.describe());
+                continue;
+            }
+            let api = match self.api_for(o).await {
+                Ok(a) => a,
+                Err(ApplyError::Unknown(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            let dp = DeleteParams { propagation_policy: Some(PropagationPolicy::Background), ..Default::default() };
+            match api.delete(&o.name, &dp).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                Err(e) => return Err(ApiErrorContext::wrap(o, e)),
+            }
+        }
+        Ok(kept)
+    }
+
+    /// Waits until every object is ready (see `readiness`), or the timeout.
+    pub async fn wait_ready(&self, objects: &[Object], timeout: Duration) -> Result<(), ApplyError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let mut waiting = Vec::new();
+            for o in objects {
+                let api = self.api_for(o).await?;
+                let current = api.get_opt(&o.name).await.map_err(|e| ApiErrorContext::wrap(o, e))?;
+                let v = current.map(|c| serde_json::to_value(&c).unwrap_or(Value::Null));
+                match readiness::check(&o.kind, v.as_ref()) {
+                    readiness::Ready::Yes => {}
+                    readiness::Ready::No(why) => waiting.push(format!("{}: {why}", o.describe())),
+                    readiness::Ready::Failed(why) => return Err(ApplyError::Failed(format!("{}: {why}", o.describe()))),
+                }
+            }
+            if waiting.is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(ApplyError::Timeout(format!(
+                    "context deadline exceeded after {}s waiting for: {}",
+                    timeout.as_secs(),
+                    waiting.join("; ")
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
+    /// Waits until deleted objects are gone.
+    pub async fn wait_deleted(&self, objects: &[Object], timeout: Duration) -> Result<(), ApplyError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let mut left = Vec::new();
+            for o in objects {
+                if o.annotation(RESOURCE_POLICY_ANNOTATION) == Some("keep") {
+                    continue;
+                }
+                let Ok(api) = self.api_for(o).await else { continue };
+                if api.get_opt(&o.name).await.map_err(|e| ApiErrorContext::wrap(o, e))?.is_some() {
+                    left.push(o.describe());
+                }
+            }
+            if left.is_empty() {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(ApplyError::Timeout(format!("timed out waiting for deletion of: {}", left.join(", "))));
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+}
+
+struct ApiErrorContext;
+
+impl ApiErrorContext {
+    fn wrap(o: &Object, e: kube::Error) -> ApplyError {
+        ApplyError::Kube { object: o.describe(), error: e }
+    }
+}

@@ -1,0 +1,227 @@
+//! Release storage in Secrets (Helm's default driver), with read support for
+//! the ConfigMap driver.
+
+use super::codec;
+use super::model::{Release, Status};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::ByteString;
+use kube::api::{Api, DeleteParams, ListParams, ObjectMeta, PostParams};
+use std::collections::BTreeMap;
+
+pub const SECRET_TYPE: &str = "helm.sh/release.v1";
+/// Labels the drivers own; everything else on the object is the release's.
+pub const SYSTEM_LABELS: &[&str] = &["name", "owner", "status", "version", "createdAt", "modifiedAt"];
+/// What etcd and the API server accept for one object.
+pub const MAX_OBJECT_BYTES: usize = 1 << 20;
+
+#[derive(Debug)]
+pub enum StorageError {
+    Kube(kube::Error),
+    Corrupt { object: String, reason: String },
+    TooLarge { release: String, version: i64, bytes: usize },
+    NotFound(String),
+}
+
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageError::Kube(e) => write!(f, "{e}"),
+            StorageError::Corrupt { object, reason } => write!(f, "release object {object}: {reason}"),
+            StorageError::TooLarge { release, version, bytes } => write!(
+                f,
+                "release {release} v{version} is {bytes} bytes once encoded, more than a Secret can hold ({MAX_OBJECT_BYTES} bytes); nothing was applied"
+            ),
+            StorageError::NotFound(name) => write!(f, "release: not found: {name}"),
+        }
+    }
+}
+
+impl std::error::Error for StorageError {}
+
+impl From<kube::Error> for StorageError {
+    fn from(e: kube::Error) -> Self {
+        StorageError::Kube(e)
+    }
+}
+
+pub fn key(name: &str, version: i64) -> String {
+    format!("sh.helm.release.v1.{name}.v{version}")
+}
+
+fn custom_labels(labels: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    labels
+        .iter()
+        .filter(|(k, _)| !SYSTEM_LABELS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn from_payload(object: &str, labels: Option<&BTreeMap<String, String>>, payload: &str) -> Result<Release, StorageError> {
+    let mut r = codec::decode(payload).map_err(|reason| StorageError::Corrupt { object: object.to_string(), reason })?;
+    if let Some(l) = labels {
+        r.labels = custom_labels(l);
+    }
+    Ok(r)
+}
+
+pub fn release_from_secret(s: &Secret) -> Result<Release, StorageError> {
+    let name = s.metadata.name.clone().unwrap_or_default();
+    let data = s
+        .data
+        .as_ref()
+        .and_then(|d| d.get("release"))
+        .ok_or_else(|| StorageError::Corrupt { object: name.clone(), reason: "no release data".into() })?;
+    let text = String::from_utf8_lossy(&data.0);
+    from_payload(&name, s.metadata.labels.as_ref(), &text)
+}
+
+pub fn release_from_configmap(c: &ConfigMap) -> Result<Release, StorageError> {
+    let name = c.metadata.name.clone().unwrap_or_default();
+    let text = c
+        .data
+        .as_ref()
+        .and_then(|d| d.get("release"))
+        .ok_or_else(|| StorageError::Corrupt { object: name.clone(), reason: "no release data".into() })?;
+    from_payload(&name, c.metadata.labels.as_ref(), text)
+}
+
+/// The Secret Helm writes for `r`; `created` picks the createdAt or
+/// modifiedAt label as Helm's Create and Update do.
+pub fn secret_for(r: &Release, created: bool, annotations: &BTreeMap<String, String>) -> Result<Secret, StorageError> {
+    let payload = codec::encode(r);
+    if payload.len() + 4096 > MAX_OBJECT_BYTES {
+        return Err(StorageError::TooLarge { release: r.name.clone(), version: r.version, bytes: payload.len() });
+    }
+    let mut labels = custom_labels(&r.labels);
+    let now = chrono::Utc::now().timestamp().to_string();
+    labels.insert(if created { "createdAt" } else { "modifiedAt" }.into(), now);
+    labels.insert("name".into(), r.name.clone());
+    labels.insert("owner".into(), "helm".into());
+    labels.insert("status".into(), r.info.status.as_str().into());
+    labels.insert("version".into(), r.version.to_string());
+    Ok(Secret {
+        metadata: ObjectMeta {
+            name: Some(key(&r.name, r.version)),
+            namespace: Some(r.namespace.clone()),
+            labels: Some(labels),
+            annotations: if annotations.is_empty() { None } else { Some(annotations.clone()) },
+            ..Default::default()
+        },
+        type_: Some(SECRET_TYPE.into()),
+        data: Some([("release".to_string(), ByteString(payload.into_bytes()))].into()),
+        ..Default::default()
+    })
+}
+
+/// Releases of one namespace (or all), from Secrets and ConfigMaps.
+pub struct Storage {
+    client: kube::Client,
+    namespace: String,
+    /// Annotations put on every Secret this storage writes.
+    pub annotations: BTreeMap<String, String>,
+}
+
+impl Storage {
+    pub fn new(client: kube::Client, namespace: &str) -> Storage {
+        Storage { client, namespace: namespace.to_string(), annotations: BTreeMap::new() }
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    fn secrets(&self) -> Api<Secret> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    /// Every release matching `selector` (plus `owner=helm`).
+    pub async fn query(&self, all_namespaces: bool, selector: &str) -> Result<Vec<Release>, StorageError> {
+        let sel = if selector.is_empty() { "owner=helm".to_string() } else { format!("owner=helm,{selector}") };
+        let lp = ListParams::default().labels(&sel);
+        let (secrets, configmaps): (Api<Secret>, Api<ConfigMap>) = if all_namespaces {
+            (Api::all(self.client.clone()), Api::all(self.client.clone()))
+        } else {
+            (self.secrets(), Api::namespaced(self.client.clone(), &self.namespace))
+        };
+        let mut out = Vec::new();
+        for s in secrets.list(&lp).await?.items {
+            if s.type_.as_deref() == Some(SECRET_TYPE) {
+                out.push(release_from_secret(&s)?);
+            }
+        }
+        for c in configmaps.list(&lp).await?.items {
+            out.push(release_from_configmap(&c)?);
+        }
+        out.sort_by(|a, b| (a.namespace.as_str(), a.name.as_str(), a.version).cmp(&(b.namespace.as_str(), b.name.as_str(), b.version)));
+        Ok(out)
+    }
+
+    /// All revisions of a release, oldest first.
+    pub async fn history(&self, name: &str) -> Result<Vec<Release>, StorageError> {
+        self.query(false, &format!("name={name}")).await
+    }
+
+    pub async fn get(&self, name: &str, version: i64) -> Result<Release, StorageError> {
+        self.history(name)
+            .await?
+            .into_iter()
+            .find(|r| r.version == version)
+            .ok_or_else(|| StorageError::NotFound(format!("{name} revision {version}")))
+    }
+
+    pub async fn last(&self, name: &str) -> Result<Option<Release>, StorageError> {
+        Ok(self.history(name).await?.into_iter().max_by_key(|r| r.version))
+    }
+
+    pub async fn deployed(&self, name: &str) -> Result<Option<Release>, StorageError> {
+        Ok(self
+            .history(name)
+            .await?
+            .into_iter()
+            .filter(|r| r.info.status == Status::Deployed)
+            .max_by_key(|r| r.version))
+    }
+
+    pub async fn create(&self, r: &Release) -> Result<(), StorageError> {
+        let s = secret_for(r, true, &self.annotations)?;
+        self.secrets().create(&PostParams::default(), &s).await?;
+        Ok(())
+    }
+
+    pub async fn update(&self, r: &Release) -> Result<(), StorageError> {
+        let s = secret_for(r, false, &self.annotations)?;
+        self.secrets().replace(&key(&r.name, r.version), &PostParams::default(), &s).await?;
+        Ok(())
+    }
+
+    pub async fn delete(&self, name: &str, version: i64) -> Result<(), StorageError> {
+        match self.secrets().delete(&key(name, version), &DeleteParams::default()).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(e)) if e.code == 404 => {
+                let cms: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
+                cms.delete(&key(name, version), &DeleteParams::default()).await?;
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Keeps at most `max` revisions (0: unbounded), deleting the oldest
+    /// superseded ones first, as Helm's max-history does.
+    pub async fn prune_history(&self, name: &str, max: usize) -> Result<(), StorageError> {
+        if max == 0 {
+            return Ok(());
+        }
+        let history = self.history(name).await?;
+        if history.len() <= max {
+            return Ok(());
+        }
+        let last_deployed = history.iter().filter(|r| r.info.status == Status::Deployed).map(|r| r.version).max();
+        let mut removable: Vec<&Release> = history.iter().filter(|r| Some(r.version) != last_deployed).collect();
+        removable.sort_by_key(|r| r.version);
+        for r in removable.into_iter().take(history.len() - max) {
+            self.delete(&r.name, r.version).await?;
+        }
+        Ok(())
+    }
+}
