@@ -101,7 +101,7 @@ impl Cluster {
                     if !problems.is_empty() {
                         let where_ = if o.namespace.is_empty() { String::new() } else { format!(" in namespace {:?}", o.namespace) };
                         return Err(ApplyError::Ownership(format!(
-                            "Unable to continue with {verb}: {} {:?}{where_} exists and cannot be imported into the current release: invalid ownership metadata; {}",
+                            "unable to continue with {verb}: {} {:?}{where_} exists and cannot be imported into the current release: invalid ownership metadata; {}",
                             o.kind,
                             o.name,
                             problems.join("; ")

@@ -167,7 +167,11 @@ fn values_yaml(v: &Value) -> Result<String, String> {
         return Ok("null\n".into());
     }
     let gv = crate::goyaml::json::decode(&v.to_string()).map_err(|e| e.to_string())?;
-    crate::goyaml::emit::to_yaml(&gv).map_err(|e| e.0)
+    let mut y = crate::goyaml::emit::to_yaml(&gv).map_err(|e| e.0)?;
+    if !y.ends_with('\n') {
+        y.push('\n');
+    }
+    Ok(y)
 }
 
 fn two(a: &Args, what: &str) -> Result<(String, String), String> {

@@ -1,0 +1,248 @@
+//! Release actions beyond the happy path: ownership refusals (same words as
+//! Helm), hooks, interrupted operations, max history, oversized releases.
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use kube::api::{Api, ListParams, PostParams};
+use navique_ai_core_operator::release::{codec, storage, Status};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Env {
+    kubeconfig: PathBuf,
+    dir: PathBuf,
+    _sandbox: Option<navique_sandbox::Sandbox>,
+}
+
+fn env() -> Env {
+    let dir = std::env::temp_dir().join(format!("navique-release-actions-{:08x}", rand::random::<u32>()));
+    std::fs::create_dir_all(&dir).unwrap();
+    match std::env::var("NAVIQUE_TEST_KUBECONFIG") {
+        Ok(p) if !p.is_empty() => Env { kubeconfig: PathBuf::from(p), dir, _sandbox: None },
+        _ => {
+            let sb = navique_sandbox::Sandbox::start(navique_sandbox::Options {
+                ready_delay: std::time::Duration::from_millis(50),
+                ..Default::default()
+            })
+            .unwrap();
+            Env { kubeconfig: sb.kubeconfig_path().to_path_buf(), dir, _sandbox: Some(sb) }
+        }
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn unique(prefix: &str) -> String {
+    format!("{prefix}-{:08x}", rand::random::<u32>())
+}
+
+impl Env {
+    fn run(&self, ns: &str, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+            .args(args)
+            .arg("-n")
+            .arg(ns)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, ns: &str, args: &[&str]) -> String {
+        let out = self.run(ns, args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    async fn client(&self) -> kube::Client {
+        let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.unwrap();
+        kube::Client::try_from(cfg).unwrap()
+    }
+
+    async fn namespace(&self, prefix: &str) -> String {
+        let ns = unique(prefix);
+        let api: Api<Namespace> = Api::all(self.client().await);
+        api.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap()).await.unwrap();
+        ns
+    }
+
+    /// A chart written for the test: `files` are (path, content) under the chart root.
+    fn chart(&self, name: &str, files: &[(&str, &str)]) -> String {
+        let root = self.dir.join(name);
+        std::fs::create_dir_all(root.join("templates")).unwrap();
+        std::fs::write(root.join("Chart.yaml"), format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\nappVersion: \"1.0\"\n")).unwrap();
+        for (p, content) in files {
+            let path = root.join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+        root.to_string_lossy().into_owned()
+    }
+}
+
+fn helm_available() -> bool {
+    let ok = Command::new("python3").args(["-c", "import helm_python"]).status().is_ok_and(|s| s.success());
+    if !ok && std::env::var("CI").as_deref() == Ok("true") {
+        panic!("helm-python-sdk is not installed and CI=true");
+    }
+    ok
+}
+
+const CONFIGMAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  mode: {{ .Values.mode | default \"a\" | quote }}\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn existing_object_of_another_owner_is_refused_with_helms_words() {
+    let e = env();
+    let ns = e.namespace("owner").await;
+    let chart = e.chart("owned", &[("templates/cm.yaml", CONFIGMAP)]);
+    let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
+    cms.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "rel-settings"}, "data": {"mode": "theirs"}})).unwrap())
+        .await
+        .unwrap();
+    let out = e.run(&ns, &["install", "rel", &chart]);
+    assert!(!out.status.success());
+    let ours = String::from_utf8_lossy(&out.stderr).to_string();
+    let expected = format!(
+        "unable to continue with install: ConfigMap \"rel-settings\" in namespace \"{ns}\" exists and cannot be imported into the current release: invalid ownership metadata; label validation error: missing key \"app.kubernetes.io/managed-by\": must be set to \"Helm\"; annotation validation error: missing key \"meta.helm.sh/release-name\": must be set to \"rel\"; annotation validation error: missing key \"meta.helm.sh/release-namespace\": must be set to \"{ns}\""
+    );
+    assert!(ours.contains(&expected), "{ours}");
+    // Nothing was written: no release record, the object is untouched.
+    let secrets: Api<Secret> = Api::namespaced(e.client().await, &ns);
+    assert!(secrets.list(&ListParams::default().labels("owner=helm")).await.unwrap().items.is_empty());
+    assert_eq!(cms.get("rel-settings").await.unwrap().data.unwrap()["mode"], "theirs");
+
+    if helm_available() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm_client.py");
+        let helm = Command::new("python3").arg(script).arg(&e.kubeconfig).arg(&ns).args(["install", "rel", &chart, "{}"]).output().unwrap();
+        assert!(!helm.status.success());
+        let theirs = String::from_utf8_lossy(&helm.stderr);
+        assert!(theirs.contains(&expected), "real Helm says:\n{theirs}");
+    }
+}
+
+const HOOK_JOB: &str = r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-migrate
+  annotations:
+    "helm.sh/hook": pre-install,pre-upgrade
+    "helm.sh/hook-weight": "-5"
+    "helm.sh/hook-delete-policy": before-hook-creation
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: migrate, image: busybox, command: ["true"]}]
+"#;
+
+const HOOK_CM: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-post
+  annotations:
+    "helm.sh/hook": post-install
+    "helm.sh/hook-delete-policy": hook-succeeded
+data: {}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_run_in_order_and_are_recorded() {
+    let e = env();
+    let ns = e.namespace("hooks").await;
+    let chart = e.chart("hooked", &[("templates/cm.yaml", CONFIGMAP), ("templates/job.yaml", HOOK_JOB), ("templates/post.yaml", HOOK_CM)]);
+    e.ok(&ns, &["install", "h", &chart, "--wait", "--timeout", "60s"]);
+    let jobs: Api<Job> = Api::namespaced(e.client().await, &ns);
+    let job = jobs.get("h-migrate").await.unwrap();
+    assert_eq!(job.status.unwrap().succeeded, Some(1), "the pre-install Job ran to completion");
+    let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
+    assert!(cms.get_opt("h-post").await.unwrap().is_none(), "hook-succeeded deletes the hook");
+    assert!(cms.get_opt("h-settings").await.unwrap().is_some());
+
+    let secrets: Api<Secret> = Api::namespaced(e.client().await, &ns);
+    let s = secrets.get(&storage::key("h", 1)).await.unwrap();
+    let rel = storage::release_from_secret(&s).unwrap();
+    assert_eq!(rel.hooks.len(), 2);
+    let job_hook = rel.hooks.iter().find(|h| h.kind == "Job").unwrap();
+    assert_eq!(job_hook.events, ["pre-install", "pre-upgrade"]);
+    assert_eq!(job_hook.weight, -5);
+    assert_eq!(job_hook.last_run.phase, "Succeeded");
+    assert!(!job_hook.last_run.started_at.is_empty() && !job_hook.last_run.completed_at.is_empty());
+    assert!(!rel.manifest.contains("kind: Job"), "hooks are not part of the manifest");
+    let hooks = e.ok(&ns, &["get", "hooks", "h"]);
+    assert!(hooks.contains("# Source: hooked/templates/job.yaml"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupted_upgrade_is_recovered_and_history_is_bounded() {
+    let e = env();
+    let ns = e.namespace("recover").await;
+    let chart = e.chart("plain", &[("templates/cm.yaml", CONFIGMAP)]);
+    e.ok(&ns, &["install", "p", &chart]);
+    // Simulate a crash mid-upgrade: revision 2 left pending-upgrade.
+    let secrets: Api<Secret> = Api::namespaced(e.client().await, &ns);
+    let mut rel = storage::release_from_secret(&secrets.get(&storage::key("p", 1)).await.unwrap()).unwrap();
+    rel.version = 2;
+    rel.info.status = Status::PendingUpgrade;
+    secrets.create(&PostParams::default(), &storage::secret_for(&rel, true, &Default::default()).unwrap()).await.unwrap();
+
+    e.ok(&ns, &["upgrade", "p", &chart, "--set", "mode=b", "--max-history", "3"]);
+    let history: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["history", "p", "-o", "json"])).unwrap();
+    let states: Vec<(i64, &str)> = history.as_array().unwrap().iter().map(|h| (h["revision"].as_i64().unwrap(), h["status"].as_str().unwrap())).collect();
+    assert_eq!(states, [(1, "superseded"), (2, "failed"), (3, "deployed")]);
+
+    for mode in ["c", "d", "e"] {
+        e.ok(&ns, &["upgrade", "p", &chart, "--set", &format!("mode={mode}"), "--max-history", "3"]);
+    }
+    let history: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["history", "p", "-o", "json"])).unwrap();
+    let revs: Vec<i64> = history.as_array().unwrap().iter().map(|h| h["revision"].as_i64().unwrap()).collect();
+    assert_eq!(revs, [4, 5, 6], "--max-history keeps the newest revisions");
+    let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
+    assert_eq!(cms.get("p-settings").await.unwrap().data.unwrap()["mode"], "e");
+    let values = e.ok(&ns, &["get", "values", "p"]);
+    assert_eq!(values, "USER-SUPPLIED VALUES:\nmode: e\n");
+    e.ok(&ns, &["uninstall", "p"]);
+    assert!(e.run(&ns, &["status", "p"]).status.code() != Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_too_large_for_a_secret_fails_before_anything_is_applied() {
+    let e = env();
+    let ns = e.namespace("large").await;
+    // ~3 MB of incompressible text in a chart file: the release record keeps chart files.
+    let noise: String = (0..3_000_000).map(|_| char::from(b'a' + (rand::random::<u8>() % 26))).collect();
+    let chart = e.chart("huge", &[("templates/cm.yaml", CONFIGMAP), ("files/blob.txt", &noise)]);
+    let out = e.run(&ns, &["install", "big", &chart]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("more than a Secret can hold") && err.contains("nothing was applied"), "{err}");
+    let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
+    assert!(cms.get_opt("big-settings").await.unwrap().is_none());
+    // And the codec itself round-trips what it refused to store.
+    let rel = navique_ai_core_operator::release::Release {
+        name: "x".into(),
+        info: navique_ai_core_operator::release::Info {
+            first_deployed: String::new(),
+            last_deployed: String::new(),
+            deleted: String::new(),
+            description: String::new(),
+            status: Status::Deployed,
+            notes: String::new(),
+        },
+        chart: serde_json::Value::Null,
+        config: json!({"blob": noise}),
+        manifest: String::new(),
+        hooks: vec![],
+        version: 1,
+        namespace: ns.clone(),
+        labels: Default::default(),
+        apply_method: "ssa".into(),
+    };
+    assert!(storage::secret_for(&rel, true, &Default::default()).is_err());
+    assert_eq!(codec::decode(&codec::encode(&rel)).unwrap(), rel);
+}
