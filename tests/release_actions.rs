@@ -246,3 +246,107 @@ async fn release_too_large_for_a_secret_fails_before_anything_is_applied() {
     assert!(storage::secret_for(&rel, true, &Default::default()).is_err());
     assert_eq!(codec::decode(&codec::encode(&rel)).unwrap(), rel);
 }
+
+const HELD_DEPLOYMENT: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+  annotations:
+    sandbox.navique.dev/hold-unready: "true"
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: busybox}]
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_names_what_is_not_ready_and_atomic_uninstalls() {
+    let e = env();
+    if e._sandbox.is_none() {
+        eprintln!("skipping: holding a workload unready needs the sandbox");
+        return;
+    }
+    let ns = e.namespace("atomic").await;
+    let chart = e.chart("stuck", &[("templates/cm.yaml", CONFIGMAP), ("templates/deploy.yaml", HELD_DEPLOYMENT)]);
+    let out = e.run(&ns, &["install", "s", &chart, "--wait", "--timeout", "2s", "--atomic"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("has been uninstalled due to rollback-on-failure"), "{err}");
+    assert!(err.contains(&format!("Deployment \"s-web\" in namespace \"{ns}\"")), "the message names what is not ready: {err}");
+    let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
+    assert!(cms.get_opt("s-settings").await.unwrap().is_none(), "rolled back: nothing left");
+
+    // Without --atomic the release stays, marked failed.
+    let out = e.run(&ns, &["install", "t", &chart, "--wait", "--timeout", "1s"]);
+    assert!(!out.status.success());
+    let history: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["history", "t", "-o", "json"])).unwrap();
+    assert_eq!(history[0]["status"], "failed");
+    assert!(history[0]["description"].as_str().unwrap().contains("context deadline exceeded"));
+}
+
+const KEPT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-kept\n  annotations:\n    helm.sh/resource-policy: keep\ndata: {}\n";
+
+const CRD: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.navique.test
+spec:
+  group: navique.test
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+"#;
+
+const GADGET: &str = "apiVersion: navique.test/v1\nkind: Gadget\nmetadata:\n  name: {{ .Release.Name }}-gadget\nspec:\n  size: 1\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crds_first_keep_policy_and_reverse_uninstall() {
+    let e = env();
+    let ns = e.namespace("crds").await;
+    let chart = e.chart("gadgets", &[("crds/gadget.yaml", CRD), ("templates/gadget.yaml", GADGET), ("templates/kept.yaml", KEPT), ("templates/cm.yaml", CONFIGMAP)]);
+    e.ok(&ns, &["install", "g", &chart, "--wait"]);
+    let manifest = e.ok(&ns, &["get", "manifest", "g"]);
+    assert!(manifest.contains("kind: Gadget") && !manifest.contains("CustomResourceDefinition"), "crds/ is not in the manifest");
+    // An upgrade that drops an object deletes it, unless it is kept.
+    let slim = e.chart("gadgets", &[("crds/gadget.yaml", CRD), ("templates/kept.yaml", KEPT), ("templates/cm.yaml", "")]);
+    e.ok(&ns, &["upgrade", "g", &slim]);
+    let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
+    assert!(cms.get_opt("g-settings").await.unwrap().is_none(), "dropped by the upgrade");
+    let gadgets = e.ok(&ns, &["get", "manifest", "g"]);
+    assert!(!gadgets.contains("g-settings"));
+    let out = e.ok(&ns, &["uninstall", "g", "--keep-history"]);
+    assert!(out.contains("These resources were kept due to the resource policy:"), "{out}");
+    let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
+    assert!(cms.get_opt("g-kept").await.unwrap().is_some());
+    let history: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["history", "g", "-o", "json"])).unwrap();
+    assert_eq!(history[1]["status"], "uninstalled", "--keep-history keeps the record");
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = Api::all(e.client().await);
+    assert!(crds.get_opt("gadgets.navique.test").await.unwrap().is_some(), "CRDs from crds/ are never deleted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn releases_in_helms_configmap_driver_are_read() {
+    if !helm_available() {
+        return;
+    }
+    let e = env();
+    let ns = e.namespace("cmdriver").await;
+    let chart = e.chart("cmd", &[("templates/cm.yaml", CONFIGMAP)]);
+    let code = format!(
+        "import helm_python\ncfg = helm_python.Config(kubeconfig_path={:?}, namespace={ns:?}, storage_driver='configmap')\ncfg.install({chart:?}, 'viacm', {{'mode': 'z'}}, namespace={ns:?})\n",
+        e.kubeconfig.to_string_lossy()
+    );
+    let out = Command::new("python3").args(["-c", &code]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let list: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["list", "-o", "json"])).unwrap();
+    assert_eq!(list[0]["name"], "viacm");
+    assert_eq!(list[0]["status"], "deployed");
+    assert_eq!(e.ok(&ns, &["get", "values", "viacm", "-o", "json"]).trim(), r#"{"mode":"z"}"#);
+}

@@ -170,7 +170,16 @@ async fn helms_release_is_our_release() {
     assert_eq!(list[0]["status"], "deployed");
     assert_eq!(list[0]["chart"], "cloudnative-pg-0.29.0");
 
-    // Helm's field manager owns the fields we change: --force-conflicts, as Helm requires.
+    // Helm's field manager owns the fields we change: refused without
+    // --force-conflicts, as Helm refuses, and nothing is recorded as deployed.
+    let refused = Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+        .args(["upgrade", "pg", &chart, "--set", "replicaCount=2", "-n", &ns, "--kubeconfig"])
+        .arg(&c.kubeconfig)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("Apply failed with") && err.contains(".spec.replicas"), "{err}");
     ours(&c, &ns, &["upgrade", "pg", &chart, "--wait", "--force-conflicts", "--set", "replicaCount=2"]);
     assert_eq!(helm(&c, &ns, &["values", "pg"]), json!({"replicaCount": 2}));
     let deployments: Api<Deployment> = Api::namespaced(client(&c).await, &ns);
@@ -178,9 +187,10 @@ async fn helms_release_is_our_release() {
     all_deployments_ready(&c, &ns).await;
 
     ours(&c, &ns, &["rollback", "pg", "1", "--wait", "--force-conflicts"]);
+    assert_eq!(ours_json(&c, &ns, &["status", "pg"])["version"], 4);
     assert_eq!(
         revisions(&helm(&c, &ns, &["history", "pg"])),
-        [(1, "superseded".into()), (2, "superseded".into()), (3, "deployed".into())]
+        [(1, "superseded".into()), (2, "failed".into()), (3, "superseded".into()), (4, "deployed".into())]
     );
     assert_eq!(deployments.get("pg-cloudnative-pg").await.unwrap().spec.replicas, Some(1));
     let status = helm(&c, &ns, &["get", "pg"]);
