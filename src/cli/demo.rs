@@ -1,5 +1,7 @@
-//! `navique-operator demo`: render the chart embedded in the binary, so a
-//! new user sees the engine work with nothing else installed.
+//! `navique-operator demo`: render the chart embedded in the binary, then
+//! install, upgrade and uninstall it as a Helm release on the embedded
+//! Kubernetes API server, so a new user sees the whole path work with
+//! nothing else installed.
 
 use crate::chart::load::load_files;
 use crate::chart::manifest::{manifest_string, sort_manifests};
@@ -33,7 +35,7 @@ const FILES: &[(&str, &str)] = &[
     ),
 ];
 
-pub fn run() -> Result<(), String> {
+fn demo_chart() -> Result<crate::chart::Chart, String> {
     let files = FILES
         .iter()
         .map(|(n, d)| File {
@@ -41,7 +43,11 @@ pub fn run() -> Result<(), String> {
             data: std::rc::Rc::new(d.as_bytes().to_vec()),
         })
         .collect();
-    let chart = load_files(files).map_err(|e| e.0)?;
+    load_files(files).map_err(|e| e.0)
+}
+
+pub fn run() -> Result<(), String> {
+    let chart = demo_chart()?;
     let opts = RenderOptions {
         release: ReleaseOptions {
             name: "demo".into(),
@@ -52,6 +58,63 @@ pub fn run() -> Result<(), String> {
     };
     let rendered = render_chart(&chart, &Default::default(), &opts).map_err(|e| e.0)?;
     let sorted = sort_manifests(&rendered.files, rendered.chart.name())?;
+    println!("# 1. `helm template` on our own engine:");
     println!("{}", manifest_string(&sorted.manifests).trim());
-    Ok(())
+    println!();
+    release_on_embedded_server(&chart)
+}
+
+/// Install, upgrade, roll back and uninstall the chart as a real Helm
+/// release on an in-process API server (simulated controllers make the
+/// Deployment Ready).
+fn release_on_embedded_server(chart: &crate::chart::Chart) -> Result<(), String> {
+    use crate::action::{self, Context};
+    use crate::gotmpl::value::{Map, Value};
+    let sandbox = navique_sandbox::Sandbox::start(navique_sandbox::Options {
+        ready_delay: std::time::Duration::from_millis(300),
+        ..Default::default()
+    })
+    .map_err(|e| format!("starting the embedded API server: {e}"))?;
+    println!("# 2. a Helm release on the embedded Kubernetes API server at {}", sandbox.url());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    let kubeconfig = sandbox.kubeconfig_path().to_path_buf();
+    let result = rt.block_on(async {
+        let client = crate::apply::client::connect(Some(&kubeconfig), None).await?;
+        let mut ctx = Context::new(client, "default");
+        ctx.wait = true;
+        ctx.timeout = std::time::Duration::from_secs(30);
+        let show = |r: &crate::release::Release| {
+            println!(
+                "   {} revision {}: {} ({}), chart {}-{}",
+                r.name,
+                r.version,
+                r.info.status.as_str(),
+                r.info.description,
+                r.chart_name(),
+                r.chart_version()
+            )
+        };
+        println!("$ navique-operator install demo --wait");
+        let r = action::install::install(&ctx, "demo", chart, &Map::new()).await.map_err(|e| e.to_string())?;
+        show(&r);
+        println!("$ navique-operator upgrade demo --set replicaCount=3 --wait");
+        let mut values = Map::new();
+        values.insert("replicaCount".into(), Value::Int(3));
+        let r = action::upgrade::upgrade(&ctx, "demo", chart, &values, false).await.map_err(|e| e.to_string())?;
+        show(&r);
+        println!("$ navique-operator rollback demo 1 --wait");
+        let r = action::rollback::rollback(&ctx, "demo", 1).await.map_err(|e| e.to_string())?;
+        show(&r);
+        println!("$ navique-operator history demo   (the Secrets `helm history` reads)");
+        for h in ctx.storage.history("demo").await.map_err(|e| e.to_string())? {
+            println!("   {}  {:<11} {}", h.version, h.info.status.as_str(), h.info.description);
+        }
+        println!("$ navique-operator uninstall demo");
+        action::uninstall::uninstall(&ctx, "demo", false).await.map_err(|e| e.to_string())?;
+        let left = ctx.storage.history("demo").await.map_err(|e| e.to_string())?;
+        println!("   uninstalled; {} release records left", left.len());
+        Ok::<(), String>(())
+    });
+    sandbox.stop();
+    result
 }
