@@ -97,7 +97,7 @@ async fn deploy(ctx: &Context, rel: &mut Release, objects: &[Object]) -> Result<
     hooks::run(ctx, &name, &mut rel.hooks, "pre-install", timeout).await?;
     ctx.cluster.apply_all(objects, &ctx.apply_options(&name)).await?;
     if ctx.wait {
-        ctx.cluster.wait_ready(objects, timeout).await?;
+        ctx.cluster.wait_ready(&super::to_wait_for(ctx, objects), timeout).await?;
     }
     hooks::run(ctx, &name, &mut rel.hooks, "post-install", timeout).await?;
     Ok(())

@@ -56,6 +56,8 @@ pub struct Context {
     pub field_manager: String,
     pub force_conflicts: bool,
     pub wait: bool,
+    /// With `wait`: also wait for the manifest's Jobs to complete.
+    pub wait_for_jobs: bool,
     pub timeout: Duration,
     /// Labels stored on the release (Helm's `--labels`).
     pub labels: BTreeMap<String, String>,
@@ -75,6 +77,7 @@ impl Context {
             field_manager: DEFAULT_FIELD_MANAGER.to_string(),
             force_conflicts: false,
             wait: false,
+            wait_for_jobs: false,
             timeout: Duration::from_secs(300),
             labels: BTreeMap::new(),
             max_history: 0,
@@ -91,6 +94,11 @@ impl Context {
             release_namespace: self.namespace.clone(),
         }
     }
+}
+
+/// What `--wait` waits for: everything but Jobs, unless `--wait-for-jobs`.
+pub fn to_wait_for(ctx: &Context, objects: &[crate::apply::objects::Object]) -> Vec<crate::apply::objects::Object> {
+    objects.iter().filter(|o| ctx.wait_for_jobs || o.kind != "Job").cloned().collect()
 }
 
 pub fn now_text() -> String {

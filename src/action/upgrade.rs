@@ -97,7 +97,7 @@ pub async fn deploy(ctx: &Context, rel: &mut Release, objects: &[Object], old: &
     crate::chart::manifest::sort_by_kind(&mut gone, |o| o.kind.as_str(), crate::chart::manifest::UNINSTALL_ORDER);
     ctx.cluster.delete_all(&gone).await?;
     if ctx.wait {
-        ctx.cluster.wait_ready(objects, timeout).await?;
+        ctx.cluster.wait_ready(&super::to_wait_for(ctx, objects), timeout).await?;
     }
     hooks::run(ctx, &name, &mut rel.hooks, &format!("post-{event}"), timeout).await?;
     Ok(())

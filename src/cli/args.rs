@@ -18,6 +18,7 @@ const SWITCHES: &[&str] = &[
     "--validate",
     "--debug",
     "--wait",
+    "--wait-for-jobs",
     "--atomic",
     "--rollback-on-failure",
     "--create-namespace",

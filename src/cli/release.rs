@@ -67,6 +67,7 @@ async fn context(a: &Args) -> Result<Context, String> {
     }
     ctx.force_conflicts = a.flag("--force-conflicts");
     ctx.wait = a.flag("--wait") || a.one(&["--wait"]).is_some_and(|w| w != "false");
+    ctx.wait_for_jobs = a.flag("--wait-for-jobs");
     if let Some(t) = a.one(&["--timeout"]) {
         ctx.timeout = parse_duration(&t)?;
     }
