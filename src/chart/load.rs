@@ -223,6 +223,15 @@ fn read_dir_files(root: &Path) -> Result<Vec<File>, LoadError> {
 }
 
 /// Read the entries of a chart archive (gzip + tar, one top folder).
+/// Text of a file: borrowed when it is valid UTF-8 (the fast validator),
+/// lossy otherwise.
+pub fn utf8_text(b: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(b) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(b),
+    }
+}
+
 pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     if data.len() < 2 || data[0] != 0x1f || data[1] != 0x8b {
         return err("file does not appear to be a gzipped archive; got 'application/octet-stream'");
@@ -233,9 +242,10 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
         static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let mut raw = SCRATCH.with(|b| std::mem::take(&mut *b.borrow_mut()));
-    let result = inflate_fast(data, &mut raw)
-        .or_else(|_| gunzip_into(data, &mut raw))
-        .and_then(|_| tar_files(&raw));
+    let result = match inflate_fast(data, &mut raw) {
+        Ok(size) => tar_files(&raw[..size]),
+        Err(_) => gunzip_into(data, &mut raw).and_then(|_| tar_files(&raw)),
+    };
     if raw.capacity() <= 32 * 1024 * 1024 {
         SCRATCH.with(|b| *b.borrow_mut() = raw);
     }
@@ -422,7 +432,9 @@ impl<'a> Iterator for TarEntries<'a> {
 /// One-shot libdeflate decompression sized by the gzip trailer; any failure
 /// (truncation, a trailer that lies) falls back to the streaming decoder,
 /// which produces Go's error texts.
-fn inflate_fast(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
+/// The buffer only grows: its bytes stay initialized from earlier loads, so
+/// a reused buffer is not zeroed again. Returns the decompressed length.
+fn inflate_fast(data: &[u8], out: &mut Vec<u8>) -> Result<usize, LoadError> {
     let n = data.len();
     if n < 18 {
         return err("gzip: invalid header");
@@ -431,11 +443,12 @@ fn inflate_fast(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
     if size as u64 > MAX_DECOMPRESSED_CHART_SIZE {
         return err("too large");
     }
-    out.clear();
-    out.resize(size, 0);
+    if out.len() < size {
+        out.resize(size, 0);
+    }
     let mut d = libdeflater::Decompressor::new();
-    match d.gzip_decompress(data, out) {
-        Ok(written) if written == size => Ok(()),
+    match d.gzip_decompress(data, &mut out[..size]) {
+        Ok(written) if written == size => Ok(size),
         _ => err("fall back"),
     }
 }
@@ -561,13 +574,13 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
         let name = f.name.as_str();
         if name == "Chart.yaml" {
             have_chart_yaml = true;
-            let text = String::from_utf8_lossy(&f.data);
+            let text = utf8_text(&f.data);
             chart.metadata = Metadata::parse(&text).map_err(LoadError)?;
             if chart.metadata.api_version.is_empty() {
                 chart.metadata.api_version = "v1".into();
             }
         } else if name == "values.yaml" {
-            let text = String::from_utf8_lossy(&f.data);
+            let text = utf8_text(&f.data);
             chart.values = crate::goyaml::parse_values(&text).map_err(|e| {
                 LoadError(format!(
                     "cannot load values.yaml: cannot unmarshal yaml document: {}",

@@ -325,7 +325,7 @@ pub struct Rendered {
 }
 
 struct Renderable {
-    text: String,
+    text: std::sync::Arc<str>,
     vals: Value,
     base_path: String,
 }
@@ -398,10 +398,10 @@ fn collect(
     next
 }
 
-fn utf8(b: &[u8]) -> String {
+fn utf8(b: &[u8]) -> std::sync::Arc<str> {
     match std::str::from_utf8(b) {
-        Ok(s) => s.to_string(),
-        Err(_) => String::from_utf8_lossy(b).into_owned(),
+        Ok(s) => std::sync::Arc::from(s),
+        Err(_) => std::sync::Arc::from(String::from_utf8_lossy(b).as_ref()),
     }
 }
 
@@ -509,11 +509,11 @@ pub fn render_with_values(
     let keys: Vec<String> = tpls.keys().cloned().collect();
     let order = parse_order(&keys);
     let mut set = TemplateSet::new();
-    let sources: Vec<(&str, &str)> = order
+    let sources: Vec<(&str, std::sync::Arc<str>)> = order
         .iter()
-        .map(|n| (n.as_str(), tpls[n].text.as_str()))
+        .map(|n| (n.as_str(), tpls[n].text.clone()))
         .collect();
-    set.parse_files(&sources)
+    set.parse_shared_files(&sources)
         .map_err(|e| RenderError(e.helm_message()))?;
     let mut exec = Exec::new(&set);
     exec.lookup = opts.lookup;

@@ -435,7 +435,7 @@ impl PendingValidation {
     pub fn run(self) -> Result<(), String> {
         let mut report = String::new();
         for (name, schema, values) in self.jobs {
-            let sv = json::decode(&String::from_utf8_lossy(&schema))
+            let sv = json::decode(&crate::chart::load::utf8_text(&schema))
                 .map_err(|e| format!("unable to parse schema of chart {name}: {e}"))?;
             let vals = json::decode(&values).unwrap_or(Value::Nil);
             let ctx = Ctx { root: &sv };

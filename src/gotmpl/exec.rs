@@ -67,8 +67,15 @@ impl TemplateSet {
     /// large sets are parsed on two threads, then added in the same order
     /// (later definitions win) and the first error in order is reported.
     pub fn parse_files(&mut self, files: &[(&str, &str)]) -> Result<(), Error> {
-        let parse_one =
-            |(name, text): &(&str, &str)| super::parse::parse(name, name, text, &funcs::exists);
+        let shared: Vec<(&str, std::sync::Arc<str>)> = files.iter().map(|(n, t)| (*n, std::sync::Arc::from(*t))).collect();
+        self.parse_shared_files(&shared)
+    }
+
+    /// `parse_files` over sources already held as `Arc<str>`.
+    pub fn parse_shared_files(&mut self, files: &[(&str, std::sync::Arc<str>)]) -> Result<(), Error> {
+        let parse_one = |(name, text): &(&str, std::sync::Arc<str>)| {
+            super::parse::parse_shared(name, name, text.clone(), &funcs::exists)
+        };
         let total: usize = files.iter().map(|(_, t)| t.len()).sum();
         let results: Vec<Result<Vec<Tree>, super::parse::ParseError>> =
             if total < 128 * 1024 || files.len() < 2 {

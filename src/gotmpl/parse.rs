@@ -282,7 +282,16 @@ pub fn parse(
     text: &str,
     has_func: &dyn Fn(&str) -> bool,
 ) -> PResult<Vec<Tree>> {
-    let text: Arc<str> = Arc::from(text);
+    parse_shared(name, parse_name, Arc::from(text), has_func)
+}
+
+/// `parse` over source the caller already holds shared (no copy).
+pub fn parse_shared(
+    name: &str,
+    parse_name: &str,
+    text: Arc<str>,
+    has_func: &dyn Fn(&str) -> bool,
+) -> PResult<Vec<Tree>> {
     let mut p = Parser {
         items: lex(&text),
         idx: 0,

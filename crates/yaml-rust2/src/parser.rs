@@ -218,7 +218,7 @@ impl<'a> Parser<core::str::Chars<'a>> {
     }
 }
 
-impl<T: Iterator<Item = char>> Parser<T> {
+impl<T: crate::scanner::LineSkip> Parser<T> {
     /// Create a new instance of a parser from the given input of characters.
     pub fn new(src: T) -> Parser<T> {
         Parser {

@@ -41,6 +41,27 @@ pub enum TScalarStyle {
     Folded,
 }
 
+/// A source of characters that can skip the rest of a line at once.
+/// (Navique patch: comment lines are skipped without going through the
+/// lookahead buffer one character at a time.)
+pub trait LineSkip: Iterator<Item = char> {
+    /// Consumes the characters before the next `\n` or `\r` (or the end)
+    /// and returns how many there were; `None` if the source cannot.
+    fn skip_to_line_end(&mut self) -> Option<usize> {
+        None
+    }
+}
+
+impl LineSkip for std::str::Chars<'_> {
+    fn skip_to_line_end(&mut self) -> Option<usize> {
+        let rest = self.as_str();
+        let end = rest.bytes().position(|b| b == b'\n' || b == b'\r' || b == 0).unwrap_or(rest.len());
+        let n = rest[..end].chars().count();
+        *self = rest[end..].chars();
+        Some(n)
+    }
+}
+
 /// A location in a yaml document.
 #[derive(Clone, Copy, PartialEq, Debug, Eq)]
 pub struct Marker {
@@ -393,7 +414,7 @@ pub struct Scanner<T> {
     implicit_flow_mapping: bool,
 }
 
-impl<T: Iterator<Item = char>> Iterator for Scanner<T> {
+impl<T: LineSkip> Iterator for Scanner<T> {
     type Item = Token;
     fn next(&mut self) -> Option<Token> {
         if self.error.is_some() {
@@ -420,7 +441,7 @@ impl<T: Iterator<Item = char>> Iterator for Scanner<T> {
 /// A convenience alias for scanner functions that may fail without returning a value.
 pub type ScanResult = Result<(), ScanError>;
 
-impl<T: Iterator<Item = char>> Scanner<T> {
+impl<T: LineSkip> Scanner<T> {
     /// Creates the YAML tokenizer.
     pub fn new(rdr: T) -> Scanner<T> {
         Scanner {
@@ -857,6 +878,18 @@ impl<T: Iterator<Item = char>> Scanner<T> {
                     }
                 }
                 '#' => {
+                    // Drain the lookahead buffer, then skip the rest of the
+                    // line in the reader directly.
+                    while !self.buffer.is_empty() && !is_breakz(self.ch()) {
+                        self.skip_non_blank();
+                    }
+                    if self.buffer.is_empty() {
+                        if let Some(n) = self.rdr.skip_to_line_end() {
+                            self.mark.index += n;
+                            self.mark.col += n;
+                            self.leading_whitespace = false;
+                        }
+                    }
                     while !is_breakz(self.look_ch()) {
                         self.skip_non_blank();
                     }
@@ -889,6 +922,18 @@ impl<T: Iterator<Item = char>> Scanner<T> {
                     need_whitespace = false;
                 }
                 '#' => {
+                    // Drain the lookahead buffer, then skip the rest of the
+                    // line in the reader directly.
+                    while !self.buffer.is_empty() && !is_breakz(self.ch()) {
+                        self.skip_non_blank();
+                    }
+                    if self.buffer.is_empty() {
+                        if let Some(n) = self.rdr.skip_to_line_end() {
+                            self.mark.index += n;
+                            self.mark.col += n;
+                            self.leading_whitespace = false;
+                        }
+                    }
                     while !is_breakz(self.look_ch()) {
                         self.skip_non_blank();
                     }
@@ -926,6 +971,18 @@ impl<T: Iterator<Item = char>> Scanner<T> {
                     ));
                 }
                 '#' => {
+                    // Drain the lookahead buffer, then skip the rest of the
+                    // line in the reader directly.
+                    while !self.buffer.is_empty() && !is_breakz(self.ch()) {
+                        self.skip_non_blank();
+                    }
+                    if self.buffer.is_empty() {
+                        if let Some(n) = self.rdr.skip_to_line_end() {
+                            self.mark.index += n;
+                            self.mark.col += n;
+                            self.leading_whitespace = false;
+                        }
+                    }
                     while !is_breakz(self.look_ch()) {
                         self.skip_non_blank();
                     }

@@ -251,7 +251,7 @@ impl YamlLoader {
     /// from being returned.
     /// # Errors
     /// Returns `ScanError` when loading fails.
-    pub fn load_from_iter<I: Iterator<Item = char>>(source: I) -> Result<Vec<Yaml>, ScanError> {
+    pub fn load_from_iter<I: crate::scanner::LineSkip>(source: I) -> Result<Vec<Yaml>, ScanError> {
         let mut parser = Parser::new(source);
         Self::load_from_parser(&mut parser)
     }
@@ -262,7 +262,7 @@ impl YamlLoader {
     /// An error in a latter document prevents the former from being returned.
     /// # Errors
     /// Returns `ScanError` when loading fails.
-    pub fn load_from_parser<I: Iterator<Item = char>>(
+    pub fn load_from_parser<I: crate::scanner::LineSkip>(
         parser: &mut Parser<I>,
     ) -> Result<Vec<Yaml>, ScanError> {
         let mut loader = YamlLoader::default();
