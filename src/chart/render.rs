@@ -456,26 +456,15 @@ pub fn render_chart(
     }
     let processed = process_dependencies(chart, user).map_err(RenderError)?;
     let values = coalesce_values_for(&processed, user).map_err(RenderError)?;
-    let files = if opts.skip_schema_validation {
-        render_with_values(&processed, values.clone(), opts)?
+    // Schema checks run beside template execution (after parsing, so they
+    // do not compete with the parser's two threads); their error comes
+    // first, as in Helm, which validates before rendering.
+    let pending = if opts.skip_schema_validation {
+        None
     } else {
-        // Schema checks run beside the templates; their error comes first,
-        // as in Helm, which validates before rendering.
-        let pending = super::schema::PendingValidation::collect(&processed, &values);
-        if pending.is_empty() {
-            render_with_values(&processed, values.clone(), opts)?
-        } else {
-            std::thread::scope(|s| {
-                let check = s.spawn(move || pending.run());
-                let rendered = render_with_values(&processed, values.clone(), opts);
-                check
-                    .join()
-                    .unwrap_or_else(|_| Err("internal error validating values".into()))
-                    .map_err(RenderError)?;
-                rendered
-            })?
-        }
+        Some(super::schema::PendingValidation::collect(&processed, &values))
     };
+    let files = render_checked(&processed, values.clone(), opts, pending)?;
     Ok(Rendered {
         files,
         chart: processed,
@@ -488,6 +477,17 @@ pub fn render_with_values(
     chart: &Chart,
     values: Map,
     opts: &RenderOptions,
+) -> Result<BTreeMap<String, String>, RenderError> {
+    render_checked(chart, values, opts, None)
+}
+
+/// `render_with_values`, with schema validation run on a second thread
+/// while templates execute; a validation error wins over a render error.
+fn render_checked(
+    chart: &Chart,
+    values: Map,
+    opts: &RenderOptions,
+    pending: Option<super::schema::PendingValidation>,
 ) -> Result<BTreeMap<String, String>, RenderError> {
     let mut release = Map::new();
     release.insert("Name".into(), Value::str(&opts.release.name));
@@ -513,13 +513,34 @@ pub fn render_with_values(
         .iter()
         .map(|n| (n.as_str(), tpls[n].text.clone()))
         .collect();
-    set.parse_shared_files(&sources)
-        .map_err(|e| RenderError(e.helm_message()))?;
-    let mut exec = Exec::new(&set);
+    let parsed = set.parse_shared_files(&sources);
+    let pending = pending.filter(|p| !p.is_empty());
+    std::thread::scope(|s| {
+        let check = pending.map(|p| s.spawn(move || p.run()));
+        let rendered = parsed
+            .map_err(|e| RenderError(e.helm_message()))
+            .and_then(|_| execute(&set, &order, &tpls, opts));
+        if let Some(check) = check {
+            check
+                .join()
+                .unwrap_or_else(|_| Err("internal error validating values".into()))
+                .map_err(RenderError)?;
+        }
+        rendered
+    })
+}
+
+fn execute(
+    set: &TemplateSet,
+    order: &[String],
+    tpls: &BTreeMap<String, Renderable>,
+    opts: &RenderOptions,
+) -> Result<BTreeMap<String, String>, RenderError> {
+    let mut exec = Exec::new(set);
     exec.lookup = opts.lookup;
     exec.options.strict = opts.strict;
     let mut out = BTreeMap::new();
-    for name in &order {
+    for name in order {
         if name
             .rsplit('/')
             .next()
