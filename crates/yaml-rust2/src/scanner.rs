@@ -55,7 +55,7 @@ pub trait LineSkip: Iterator<Item = char> {
 impl LineSkip for std::str::Chars<'_> {
     fn skip_to_line_end(&mut self) -> Option<usize> {
         let rest = self.as_str();
-        let end = rest.bytes().position(|b| b == b'\n' || b == b'\r' || b == 0).unwrap_or(rest.len());
+        let end = memchr::memchr3(b'\n', b'\r', 0, rest.as_bytes()).unwrap_or(rest.len());
         let n = rest[..end].chars().count();
         *self = rest[end..].chars();
         Some(n)
