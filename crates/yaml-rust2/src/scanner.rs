@@ -2225,9 +2225,10 @@ impl<T: LineSkip> Scanner<T> {
         }
 
         let mut string = String::with_capacity(32);
-        let mut leading_break = String::with_capacity(32);
-        let mut trailing_breaks = String::with_capacity(32);
-        let mut whitespaces = String::with_capacity(32);
+        // Rarely used: allocated on first use (Navique patch, speed).
+        let mut leading_break = String::new();
+        let mut trailing_breaks = String::new();
+        let mut whitespaces = String::new();
 
         loop {
             self.lookahead(4);
