@@ -50,6 +50,18 @@ pub trait LineSkip: Iterator<Item = char> {
     fn skip_to_line_end(&mut self) -> Option<usize> {
         None
     }
+
+    /// Consumes a run of spaces; returns how many (0 if the source cannot).
+    fn skip_spaces(&mut self) -> usize {
+        0
+    }
+
+    /// Appends to `out` and consumes the characters that continue a plain
+    /// scalar whatever follows them: everything but blanks, breaks, NUL,
+    /// `:` and (in flow context) flow indicators. Returns how many.
+    fn take_plain(&mut self, _flow: bool, _out: &mut String) -> usize {
+        0
+    }
 }
 
 impl LineSkip for std::str::Chars<'_> {
@@ -59,6 +71,30 @@ impl LineSkip for std::str::Chars<'_> {
         let n = rest[..end].chars().count();
         *self = rest[end..].chars();
         Some(n)
+    }
+
+    fn skip_spaces(&mut self) -> usize {
+        let rest = self.as_str();
+        let n = rest.bytes().take_while(|b| *b == b' ').count();
+        *self = rest[n..].chars();
+        n
+    }
+
+    fn take_plain(&mut self, flow: bool, out: &mut String) -> usize {
+        let rest = self.as_str();
+        let end = rest
+            .bytes()
+            .position(|b| {
+                matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0 | b':')
+                    || (flow && matches!(b, b',' | b'[' | b']' | b'{' | b'}'))
+            })
+            .unwrap_or(rest.len());
+        // Every delimiter is ASCII, so `end` is a character boundary.
+        let run = &rest[..end];
+        out.push_str(run);
+        let n = if run.is_ascii() { end } else { run.chars().count() };
+        *self = rest[end..].chars();
+        n
     }
 }
 
@@ -869,7 +905,19 @@ impl<T: LineSkip> Scanner<T> {
                         ));
                     }
                 }
-                '\t' | ' ' => self.skip_blank(),
+                '\t' => self.skip_blank(),
+                ' ' => {
+                    self.skip_blank();
+                    // Navique patch (speed): indentation in one step.
+                    while self.buffer.front() == Some(&' ') {
+                        self.skip_blank();
+                    }
+                    if self.buffer.is_empty() {
+                        let n = self.rdr.skip_spaces();
+                        self.mark.index += n;
+                        self.mark.col += n;
+                    }
+                }
                 '\n' | '\r' => {
                     self.lookahead(2);
                     self.skip_linebreak();
@@ -2278,6 +2326,22 @@ impl<T: LineSkip> Scanner<T> {
 
                     string.push(self.ch());
                     self.skip_non_blank();
+                    // Navique patch (speed): once the lookahead buffer is
+                    // drained of plain characters, take the rest of the run
+                    // straight from the reader.
+                    let flow = self.flow_level > 0;
+                    while let Some(&c) = self.buffer.front() {
+                        if is_blank_or_breakz(c) || c == ':' || (flow && is_flow(c)) {
+                            break;
+                        }
+                        string.push(c);
+                        self.skip_non_blank();
+                    }
+                    if self.buffer.is_empty() {
+                        let n = self.rdr.take_plain(flow, &mut string);
+                        self.mark.index += n;
+                        self.mark.col += n;
+                    }
                     self.lookahead(2);
                 }
             }
