@@ -32,6 +32,20 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
+NOTES = """Reading the memory column: the Helm figure is a whole Python process with
+Helm's Go runtime loaded through helm-python-sdk (see the baseline above); a
+standalone `helm` binary would start lower. Our figure is the whole
+`navique-operator template` process.
+
+Noise: this is a 2-core VM with noisy neighbours. Across the last runs of
+this session the cert-manager median ratio has ranged from 8.5x to 10.0x and
+CloudNativePG's from 10.8x to 11.7x; the load average reads 1.3-1.8 with
+nothing of ours running. `callgrind` instruction counts are the stable
+measure of our own changes (cert-manager, 10 renders: 482M instructions
+before this session's work, 427M after).
+"""
+
+
 def child_maxrss_kb(cmd):
     """Peak RSS of one child process, via a wrapper so children do not mix."""
     code = ("import resource, subprocess, sys\n"
@@ -75,15 +89,23 @@ def main():
             "helm_ms": statistics.median(ht),
             "ours_ms": ours["median_ms"],
             "ratio": statistics.median(ht) / ours["median_ms"],
+            # Fastest run of each side: less sensitive to a noisy machine.
+            "min_ratio": min(ht) / ours["min_ms"],
             "ours_mem_mb": our_mem / 1024,
             "helm_mem_mb": helm_mem / 1024,
         })
         print(f"{name:40s} helm {rows[-1]['helm_ms']:8.2f} ms  ours {rows[-1]['ours_ms']:7.2f} ms  "
-              f"x{rows[-1]['ratio']:5.1f}  mem ours {rows[-1]['ours_mem_mb']:6.1f} MB helm {rows[-1]['helm_mem_mb']:6.1f} MB", flush=True)
+              f"x{rows[-1]['ratio']:5.1f} (min x{rows[-1]['min_ratio']:5.1f})  mem ours {rows[-1]['ours_mem_mb']:6.1f} MB helm {rows[-1]['helm_mem_mb']:6.1f} MB", flush=True)
     baseline = child_maxrss_kb([sys.executable, "-c", HELM_ONE, os.path.join(CHARTS, "metrics-server-3.13.1.tgz"),
                                 os.path.join(CHARTS, "cases", "metrics-server", "defaults.values.json"), "none"]) / 1024
     print(f"python + helm_python loaded, no render: {baseline:.1f} MB")
     if a.out:
+        # Only this script's section is rewritten; later sections stay.
+        tail = ""
+        if os.path.exists(a.out):
+            old = open(a.out).read()
+            i = old.find("\n## Template parse throughput")
+            tail = old[i:] if i >= 0 else ""
         with open(a.out, "w") as f:
             f.write("# Benchmarks\n\n")
             f.write("Reproduce: `cargo build --release && python3 benches/compare_helm.py --out BENCHMARKS.md`\n")
@@ -93,10 +115,12 @@ def main():
                     f"({a.iterations} iterations each). Helm: `helm_python` client dry-run install (what `helm template` runs). "
                     "Peak memory: max RSS of a fresh process rendering the chart once (`navique-operator template` vs a Python process "
                     f"running helm_python; Python + helm_python alone peak at {baseline:.1f} MB).\n\n")
-            f.write("| chart | Helm ms | ours ms | speed-up | ours peak MB | Helm peak MB |\n|---|---:|---:|---:|---:|---:|\n")
+            f.write("| chart | Helm ms | ours ms | speed-up (medians) | speed-up (fastest runs) | ours peak MB | Helm peak MB |\n|---|---:|---:|---:|---:|---:|---:|\n")
             for r in rows:
-                f.write(f"| {r['chart']} | {r['helm_ms']:.1f} | {r['ours_ms']:.2f} | {r['ratio']:.1f}x | {r['ours_mem_mb']:.1f} | {r['helm_mem_mb']:.1f} |\n")
+                f.write(f"| {r['chart']} | {r['helm_ms']:.1f} | {r['ours_ms']:.2f} | {r['ratio']:.1f}x | {r['min_ratio']:.1f}x | {r['ours_mem_mb']:.1f} | {r['helm_mem_mb']:.1f} |\n")
             f.write("\n")
+            f.write(NOTES)
+            f.write(tail)
 
 
 if __name__ == "__main__":
