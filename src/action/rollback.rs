@@ -8,7 +8,7 @@ use crate::release::{Release, Status};
 /// `revision` 0 means the one before the current.
 pub async fn rollback(ctx: &Context, name: &str, revision: i64) -> Result<Release, ActionError> {
     let history = ctx.storage.history(name).await?;
-    let last = history.iter().max_by_key(|r| r.version).cloned().ok_or_else(|| ActionError::Invalid(format!("release: not found")))?;
+    let last = history.iter().max_by_key(|r| r.version).cloned().ok_or_else(|| ActionError::Invalid("release: not found".into()))?;
     let target_version = if revision > 0 { revision } else { last.version - 1 };
     if target_version < 1 {
         return Err(ActionError::Invalid("no revision to roll back to".into()));

@@ -125,7 +125,7 @@ impl Cluster {
             pp.force = opts.force_conflicts;
             api.patch(&o.name, &pp, &Patch::Apply(&body))
                 .await
-                .map_err(|e| ApiErrorContext::wrap(o, e))?;
+                .map_err(|e| kube_error(o, e))?;
         }
         Ok(())
     }
@@ -148,7 +148,7 @@ impl Cluster {
             match api.delete(&o.name, &dp).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(s)) if s.code == 404 => {}
-                Err(e) => return Err(ApiErrorContext::wrap(o, e)),
+                Err(e) => return Err(kube_error(o, e)),
             }
         }
         Ok(kept)
@@ -161,7 +161,7 @@ impl Cluster {
             let mut waiting = Vec::new();
             for o in objects {
                 let api = self.api_for(o).await?;
-                let current = api.get_opt(&o.name).await.map_err(|e| ApiErrorContext::wrap(o, e))?;
+                let current = api.get_opt(&o.name).await.map_err(|e| kube_error(o, e))?;
                 let v = current.map(|c| serde_json::to_value(&c).unwrap_or(Value::Null));
                 match readiness::check(&o.kind, v.as_ref()) {
                     readiness::Ready::Yes => {}
@@ -193,7 +193,7 @@ impl Cluster {
                     continue;
                 }
                 let Ok(api) = self.api_for(o).await else { continue };
-                if api.get_opt(&o.name).await.map_err(|e| ApiErrorContext::wrap(o, e))?.is_some() {
+                if api.get_opt(&o.name).await.map_err(|e| kube_error(o, e))?.is_some() {
                     left.push(o.describe());
                 }
             }
@@ -208,10 +208,6 @@ impl Cluster {
     }
 }
 
-struct ApiErrorContext;
-
-impl ApiErrorContext {
-    fn wrap(o: &Object, e: kube::Error) -> ApplyError {
-        ApplyError::Kube { object: o.describe(), error: e }
-    }
+fn kube_error(o: &Object, e: kube::Error) -> ApplyError {
+    ApplyError::Kube { object: o.describe(), error: e }
 }

@@ -996,10 +996,9 @@ fn check_kind(t: &ResourceType, obj: &Value, api_version: &str) -> Result<(), Ap
     if let Some(k) = obj.get("kind").and_then(Value::as_str) {
         if k != t.kind {
             return Err(ApiError::bad_request(format!(
-                "the API version in the data ({}) does not match the expected API version ({api_version})",
-                obj.get("apiVersion").and_then(Value::as_str).unwrap_or_default()
-            ))
-            .with_kind_message(k, &t.kind));
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                t.kind
+            )));
         }
     }
     if let Some(av) = obj.get("apiVersion").and_then(Value::as_str) {
@@ -1010,13 +1009,6 @@ fn check_kind(t: &ResourceType, obj: &Value, api_version: &str) -> Result<(), Ap
         }
     }
     Ok(())
-}
-
-impl ApiError {
-    fn with_kind_message(mut self, got: &str, want: &str) -> ApiError {
-        self.message = format!("the kind in the data ({got}) does not match the expected kind ({want})");
-        self
-    }
 }
 
 fn validate_name(t: &ResourceType, name: &str) -> Result<(), ApiError> {
