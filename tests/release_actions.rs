@@ -350,3 +350,38 @@ async fn releases_in_helms_configmap_driver_are_read() {
     assert_eq!(list[0]["status"], "deployed");
     assert_eq!(e.ok(&ns, &["get", "values", "viacm", "-o", "json"]).trim(), r#"{"mode":"z"}"#);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provenance_label_and_annotation_ride_on_the_release_secret() {
+    use navique_ai_core_operator::action::{self, Context};
+    let e = env();
+    let ns = e.namespace("provenance").await;
+    let chart_dir = e.chart("prov", &[("templates/cm.yaml", CONFIGMAP)]);
+    let chart = navique_ai_core_operator::chart::load_chart(Path::new(&chart_dir)).unwrap();
+    let mut ctx = Context::new(e.client().await, &ns);
+    ctx.labels.insert("app.kubernetes.io/managed-by".into(), "navique-ai-core-operator".into());
+    ctx.storage.annotations.insert("core.navique.com/provenance".into(), "owned".into());
+    action::install::install(&ctx, "ours", &chart, &Default::default()).await.unwrap();
+    let mut values = navique_ai_core_operator::gotmpl::value::Map::new();
+    values.insert("mode".into(), navique_ai_core_operator::gotmpl::value::Value::str("b"));
+    action::upgrade::upgrade(&ctx, "ours", &chart, &values, false).await.unwrap();
+
+    let secrets: Api<Secret> = Api::namespaced(e.client().await, &ns);
+    for v in [1, 2] {
+        let s = secrets.get(&storage::key("ours", v)).await.unwrap();
+        assert_eq!(s.metadata.labels.as_ref().unwrap()["app.kubernetes.io/managed-by"], "navique-ai-core-operator");
+        assert_eq!(s.metadata.annotations.as_ref().unwrap()["core.navique.com/provenance"], "owned");
+        assert_eq!(s.metadata.labels.as_ref().unwrap()["owner"], "helm");
+    }
+    // Reading it back keeps the custom label on the release, not the system ones.
+    let rel = ctx.storage.deployed("ours").await.unwrap().unwrap();
+    assert_eq!(rel.labels.get("app.kubernetes.io/managed-by").map(String::as_str), Some("navique-ai-core-operator"));
+    assert!(!rel.labels.contains_key("owner") && !rel.labels.contains_key("status"));
+    if helm_available() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm_client.py");
+        let out = Command::new("python3").arg(script).arg(&e.kubeconfig).arg(&ns).args(["list"]).output().unwrap();
+        let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(list[0]["labels"]["app.kubernetes.io/managed-by"], "navique-ai-core-operator", "Helm sees our label");
+        assert_eq!(list[0]["revision"], 2);
+    }
+}
