@@ -11,4 +11,5 @@ pub mod chart;
 pub mod cli;
 pub mod gotmpl;
 pub mod goyaml;
+pub mod par;
 pub mod release;

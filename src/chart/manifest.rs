@@ -528,15 +528,12 @@ fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, String>> {
         }
     }
     let (a, b) = docs.split_at(mid);
-    std::thread::scope(|s| {
-        let hb = s.spawn(|| b.iter().map(|(p, d)| head_of(d, p)).collect::<Vec<_>>());
-        let mut ha: Vec<Result<Head, String>> = a.iter().map(|(p, d)| head_of(d, p)).collect();
-        ha.extend(
-            hb.join()
-                .unwrap_or_else(|_| vec![Err("internal error parsing manifests".into())]),
-        );
-        ha
-    })
+    let (hb, mut ha) = crate::par::beside(
+        || b.iter().map(|(p, d)| head_of(d, p)).collect::<Vec<_>>(),
+        || a.iter().map(|(p, d)| head_of(d, p)).collect::<Vec<Result<Head, String>>>(),
+    );
+    ha.extend(hb);
+    ha
 }
 
 /// The release manifest string.

@@ -515,19 +515,16 @@ fn render_checked(
         .collect();
     let parsed = set.parse_shared_files(&sources);
     let pending = pending.filter(|p| !p.is_empty());
-    std::thread::scope(|s| {
-        let check = pending.map(|p| s.spawn(move || p.run()));
-        let rendered = parsed
+    let run_checks = move || pending.map(|p| p.run());
+    let (checked, rendered) = crate::par::beside(run_checks, || {
+        parsed
             .map_err(|e| RenderError(e.helm_message()))
-            .and_then(|_| execute(&set, &order, &tpls, opts));
-        if let Some(check) = check {
-            check
-                .join()
-                .unwrap_or_else(|_| Err("internal error validating values".into()))
-                .map_err(RenderError)?;
-        }
-        rendered
-    })
+            .and_then(|_| execute(&set, &order, &tpls, opts))
+    });
+    if let Some(check) = checked {
+        check.map_err(RenderError)?;
+    }
+    rendered
 }
 
 fn execute(

@@ -91,19 +91,12 @@ impl TemplateSet {
                     }
                 }
                 let (a, b) = files.split_at(mid);
-                std::thread::scope(|s| {
-                    let hb = s.spawn(|| b.iter().map(parse_one).collect::<Vec<_>>());
-                    let mut ra: Vec<_> = a.iter().map(parse_one).collect();
-                    match hb.join() {
-                        Ok(rb) => ra.extend(rb),
-                        Err(_) => ra.push(Err(super::parse::ParseError {
-                            parse_name: "parser".into(),
-                            line: 0,
-                            msg: "internal error".into(),
-                        })),
-                    }
-                    ra
-                })
+                let (rb, mut ra) = crate::par::beside(
+                    || b.iter().map(parse_one).collect::<Vec<_>>(),
+                    || a.iter().map(parse_one).collect::<Vec<_>>(),
+                );
+                ra.extend(rb);
+                ra
             };
         for r in results {
             for t in r.map_err(Error::Parse)? {
