@@ -37,12 +37,14 @@ Helm's Go runtime loaded through helm-python-sdk (see the baseline above); a
 standalone `helm` binary would start lower. Our figure is the whole
 `navique-operator template` process.
 
-Noise: this is a 2-core VM with noisy neighbours. Across the last runs of
-this session the cert-manager median ratio has ranged from 8.5x to 10.0x and
-CloudNativePG's from 10.8x to 11.7x; the load average reads 1.3-1.8 with
-nothing of ours running. `callgrind` instruction counts are the stable
-measure of our own changes (cert-manager, 10 renders: 482M instructions
-before this session's work, 427M after).
+Noise: this is a 2-core VM with noisy neighbours (load average 1.3-1.8 with
+nothing of ours running), so single runs move by several percent. Three
+consecutive runs of this script on the build of 2026-11-29 gave cert-manager
+10.6x, 10.2x and 10.5x (fastest-run ratios 9.9x, 9.5x, 10.3x) and
+CloudNativePG 11.5x, 11.9x and 11.7x; earlier builds of the same day ranged
+from 8.5x to 10.0x on cert-manager. `callgrind` instruction counts are the
+stable measure of our own changes (cert-manager, 10 warm renders: 482M
+instructions at the start of the day, 427M at the end).
 """
 
 
