@@ -68,17 +68,16 @@ pub fn user_values(a: &Args) -> Result<Map, String> {
     Ok(base)
 }
 
+/// Puts `v` at the single path a one-key `--set-file` expression made.
 fn set_leaf(m: &mut Map, v: Value) {
-    for (_, val) in m.iter_mut() {
-        match val {
-            Value::Map(inner, _) => {
-                let mut i = inner.borrow().clone();
-                set_leaf(&mut i, v.clone());
-                *val = Value::map(i);
-            }
-            other => *other = v.clone(),
+    let Some((_, val)) = m.iter_mut().next() else { return };
+    match val {
+        Value::Map(inner, _) => {
+            let mut i = inner.borrow().clone();
+            set_leaf(&mut i, v);
+            *val = Value::map(i);
         }
-        return;
+        other => *other = v,
     }
 }
 

@@ -41,6 +41,11 @@ pub enum TScalarStyle {
     Folded,
 }
 
+/// Navique patch (PATCHES.md items 2 and 3): libyaml, which Helm's go-yaml
+/// ports, does not check these indentations; upstream yaml-rust2 does.
+const LIBYAML_CHECKS_QUOTED_INDENTATION: bool = false;
+const LIBYAML_CHECKS_FLOW_INDENTATION: bool = false;
+
 /// A source of characters that can skip the rest of a line at once.
 /// (Navique patch: comment lines are skipped without going through the
 /// lookahead buffer one character at a time.)
@@ -2020,7 +2025,7 @@ impl<T: LineSkip> Scanner<T> {
                 ));
             }
 
-            if self.flow_level == 0 && (self.mark.col as isize) < self.indent && false {
+            if LIBYAML_CHECKS_QUOTED_INDENTATION && self.flow_level == 0 && (self.mark.col as isize) < self.indent {
                 return Err(ScanError::new(
                     start_mark,
                     "invalid indentation in quoted scalar",
@@ -2265,7 +2270,7 @@ impl<T: LineSkip> Scanner<T> {
         let indent = self.indent + 1;
         let start_mark = self.mark;
 
-        if self.flow_level > 0 && (start_mark.col as isize) < indent && false {
+        if LIBYAML_CHECKS_FLOW_INDENTATION && self.flow_level > 0 && (start_mark.col as isize) < indent {
             return Err(ScanError::new(
                 start_mark,
                 "invalid indentation in flow construct",

@@ -356,7 +356,9 @@ pub fn register(r: &mut Registry) {
 /// Sprig's `empty`.
 pub fn is_empty(v: &Value) -> bool {
     match v {
-        Value::Object(o) => o.is_pointer() && false,
+        // Objects (certificates, .Files, ...) are structs or pointers to
+        // them in Go: never empty.
+        Value::Object(_) => false,
         other => !other.truthy(),
     }
 }
