@@ -9,5 +9,8 @@ pub fn beside<A: Send, B>(side: impl FnOnce() -> A + Send, here: impl FnOnce() -
         s.spawn(|_| side_result = Some(side()));
         here()
     });
-    (side_result.expect("the scope waited for the side job"), here_result)
+    (
+        side_result.expect("the scope waited for the side job"),
+        here_result,
+    )
 }

@@ -246,11 +246,21 @@ fn errors_go_to_stderr_with_helm_wording_and_fail() {
 
 #[test]
 fn demo_renders_then_runs_a_release_on_the_embedded_api_server() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator")).arg("demo").output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+        .arg("demo")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("# Source: navique-demo/templates/deployment.yaml"));
-    assert!(text.contains("demo revision 1: deployed (Install complete)"), "{text}");
+    assert!(
+        text.contains("demo revision 1: deployed (Install complete)"),
+        "{text}"
+    );
     assert!(text.contains("demo revision 2: deployed (Upgrade complete)"));
     assert!(text.contains("demo revision 3: deployed (Rollback to 1)"));
     assert!(text.contains("uninstalled; 0 release records left"));

@@ -16,17 +16,28 @@ struct Env {
 }
 
 fn env() -> Env {
-    let dir = std::env::temp_dir().join(format!("navique-release-actions-{:08x}", rand::random::<u32>()));
+    let dir = std::env::temp_dir().join(format!(
+        "navique-release-actions-{:08x}",
+        rand::random::<u32>()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     match std::env::var("NAVIQUE_TEST_KUBECONFIG") {
-        Ok(p) if !p.is_empty() => Env { kubeconfig: PathBuf::from(p), dir, _sandbox: None },
+        Ok(p) if !p.is_empty() => Env {
+            kubeconfig: PathBuf::from(p),
+            dir,
+            _sandbox: None,
+        },
         _ => {
             let sb = navique_sandbox::Sandbox::start(navique_sandbox::Options {
                 ready_delay: std::time::Duration::from_millis(50),
                 ..Default::default()
             })
             .unwrap();
-            Env { kubeconfig: sb.kubeconfig_path().to_path_buf(), dir, _sandbox: Some(sb) }
+            Env {
+                kubeconfig: sb.kubeconfig_path().to_path_buf(),
+                dir,
+                _sandbox: Some(sb),
+            }
         }
     }
 }
@@ -55,20 +66,31 @@ impl Env {
 
     fn ok(&self, ns: &str, args: &[&str]) -> String {
         let out = self.run(ns, args);
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     async fn client(&self) -> kube::Client {
         let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).unwrap();
-        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
         kube::Client::try_from(cfg).unwrap()
     }
 
     async fn namespace(&self, prefix: &str) -> String {
         let ns = unique(prefix);
         let api: Api<Namespace> = Api::all(self.client().await);
-        api.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap()).await.unwrap();
+        api.create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
+        )
+        .await
+        .unwrap();
         ns
     }
 
@@ -76,7 +98,11 @@ impl Env {
     fn chart(&self, name: &str, files: &[(&str, &str)]) -> String {
         let root = self.dir.join(name);
         std::fs::create_dir_all(root.join("templates")).unwrap();
-        std::fs::write(root.join("Chart.yaml"), format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\nappVersion: \"1.0\"\n")).unwrap();
+        std::fs::write(
+            root.join("Chart.yaml"),
+            format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\nappVersion: \"1.0\"\n"),
+        )
+        .unwrap();
         for (p, content) in files {
             let path = root.join(p);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -87,7 +113,10 @@ impl Env {
 }
 
 fn helm_available() -> bool {
-    let ok = Command::new("python3").args(["-c", "import helm_python"]).status().is_ok_and(|s| s.success());
+    let ok = Command::new("python3")
+        .args(["-c", "import helm_python"])
+        .status()
+        .is_ok_and(|s| s.success());
     if !ok && std::env::var("CI").as_deref() == Ok("true") {
         panic!("helm-python-sdk is not installed and CI=true");
     }
@@ -102,9 +131,15 @@ async fn existing_object_of_another_owner_is_refused_with_helms_words() {
     let ns = e.namespace("owner").await;
     let chart = e.chart("owned", &[("templates/cm.yaml", CONFIGMAP)]);
     let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
-    cms.create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": "rel-settings"}, "data": {"mode": "theirs"}})).unwrap())
-        .await
-        .unwrap();
+    cms.create(
+        &PostParams::default(),
+        &serde_json::from_value(
+            json!({"metadata": {"name": "rel-settings"}, "data": {"mode": "theirs"}}),
+        )
+        .unwrap(),
+    )
+    .await
+    .unwrap();
     let out = e.run(&ns, &["install", "rel", &chart]);
     assert!(!out.status.success());
     let ours = String::from_utf8_lossy(&out.stderr).to_string();
@@ -114,12 +149,26 @@ async fn existing_object_of_another_owner_is_refused_with_helms_words() {
     assert!(ours.contains(&expected), "{ours}");
     // Nothing was written: no release record, the object is untouched.
     let secrets: Api<Secret> = Api::namespaced(e.client().await, &ns);
-    assert!(secrets.list(&ListParams::default().labels("owner=helm")).await.unwrap().items.is_empty());
-    assert_eq!(cms.get("rel-settings").await.unwrap().data.unwrap()["mode"], "theirs");
+    assert!(secrets
+        .list(&ListParams::default().labels("owner=helm"))
+        .await
+        .unwrap()
+        .items
+        .is_empty());
+    assert_eq!(
+        cms.get("rel-settings").await.unwrap().data.unwrap()["mode"],
+        "theirs"
+    );
 
     if helm_available() {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm_client.py");
-        let helm = Command::new("python3").arg(script).arg(&e.kubeconfig).arg(&ns).args(["install", "rel", &chart, "{}"]).output().unwrap();
+        let helm = Command::new("python3")
+            .arg(script)
+            .arg(&e.kubeconfig)
+            .arg(&ns)
+            .args(["install", "rel", &chart, "{}"])
+            .output()
+            .unwrap();
         assert!(!helm.status.success());
         let theirs = String::from_utf8_lossy(&helm.stderr);
         assert!(theirs.contains(&expected), "real Helm says:\n{theirs}");
@@ -155,13 +204,27 @@ data: {}
 async fn hooks_run_in_order_and_are_recorded() {
     let e = env();
     let ns = e.namespace("hooks").await;
-    let chart = e.chart("hooked", &[("templates/cm.yaml", CONFIGMAP), ("templates/job.yaml", HOOK_JOB), ("templates/post.yaml", HOOK_CM)]);
+    let chart = e.chart(
+        "hooked",
+        &[
+            ("templates/cm.yaml", CONFIGMAP),
+            ("templates/job.yaml", HOOK_JOB),
+            ("templates/post.yaml", HOOK_CM),
+        ],
+    );
     e.ok(&ns, &["install", "h", &chart, "--wait", "--timeout", "60s"]);
     let jobs: Api<Job> = Api::namespaced(e.client().await, &ns);
     let job = jobs.get("h-migrate").await.unwrap();
-    assert_eq!(job.status.unwrap().succeeded, Some(1), "the pre-install Job ran to completion");
+    assert_eq!(
+        job.status.unwrap().succeeded,
+        Some(1),
+        "the pre-install Job ran to completion"
+    );
     let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
-    assert!(cms.get_opt("h-post").await.unwrap().is_none(), "hook-succeeded deletes the hook");
+    assert!(
+        cms.get_opt("h-post").await.unwrap().is_none(),
+        "hook-succeeded deletes the hook"
+    );
     assert!(cms.get_opt("h-settings").await.unwrap().is_some());
 
     let secrets: Api<Secret> = Api::namespaced(e.client().await, &ns);
@@ -173,7 +236,10 @@ async fn hooks_run_in_order_and_are_recorded() {
     assert_eq!(job_hook.weight, -5);
     assert_eq!(job_hook.last_run.phase, "Succeeded");
     assert!(!job_hook.last_run.started_at.is_empty() && !job_hook.last_run.completed_at.is_empty());
-    assert!(!rel.manifest.contains("kind: Job"), "hooks are not part of the manifest");
+    assert!(
+        !rel.manifest.contains("kind: Job"),
+        "hooks are not part of the manifest"
+    );
     let hooks = e.ok(&ns, &["get", "hooks", "h"]);
     assert!(hooks.contains("# Source: hooked/templates/job.yaml"));
 }
@@ -186,24 +252,73 @@ async fn interrupted_upgrade_is_recovered_and_history_is_bounded() {
     e.ok(&ns, &["install", "p", &chart]);
     // Simulate a crash mid-upgrade: revision 2 left pending-upgrade.
     let secrets: Api<Secret> = Api::namespaced(e.client().await, &ns);
-    let mut rel = storage::release_from_secret(&secrets.get(&storage::key("p", 1)).await.unwrap()).unwrap();
+    let mut rel =
+        storage::release_from_secret(&secrets.get(&storage::key("p", 1)).await.unwrap()).unwrap();
     rel.version = 2;
     rel.info.status = Status::PendingUpgrade;
-    secrets.create(&PostParams::default(), &storage::secret_for(&rel, true, &Default::default()).unwrap()).await.unwrap();
+    secrets
+        .create(
+            &PostParams::default(),
+            &storage::secret_for(&rel, true, &Default::default()).unwrap(),
+        )
+        .await
+        .unwrap();
 
-    e.ok(&ns, &["upgrade", "p", &chart, "--set", "mode=b", "--max-history", "3"]);
-    let history: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["history", "p", "-o", "json"])).unwrap();
-    let states: Vec<(i64, &str)> = history.as_array().unwrap().iter().map(|h| (h["revision"].as_i64().unwrap(), h["status"].as_str().unwrap())).collect();
+    e.ok(
+        &ns,
+        &[
+            "upgrade",
+            "p",
+            &chart,
+            "--set",
+            "mode=b",
+            "--max-history",
+            "3",
+        ],
+    );
+    let history: serde_json::Value =
+        serde_json::from_str(&e.ok(&ns, &["history", "p", "-o", "json"])).unwrap();
+    let states: Vec<(i64, &str)> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["revision"].as_i64().unwrap(),
+                h["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
     assert_eq!(states, [(1, "superseded"), (2, "failed"), (3, "deployed")]);
 
     for mode in ["c", "d", "e"] {
-        e.ok(&ns, &["upgrade", "p", &chart, "--set", &format!("mode={mode}"), "--max-history", "3"]);
+        e.ok(
+            &ns,
+            &[
+                "upgrade",
+                "p",
+                &chart,
+                "--set",
+                &format!("mode={mode}"),
+                "--max-history",
+                "3",
+            ],
+        );
     }
-    let history: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["history", "p", "-o", "json"])).unwrap();
-    let revs: Vec<i64> = history.as_array().unwrap().iter().map(|h| h["revision"].as_i64().unwrap()).collect();
+    let history: serde_json::Value =
+        serde_json::from_str(&e.ok(&ns, &["history", "p", "-o", "json"])).unwrap();
+    let revs: Vec<i64> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["revision"].as_i64().unwrap())
+        .collect();
     assert_eq!(revs, [4, 5, 6], "--max-history keeps the newest revisions");
     let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
-    assert_eq!(cms.get("p-settings").await.unwrap().data.unwrap()["mode"], "e");
+    assert_eq!(
+        cms.get("p-settings").await.unwrap().data.unwrap()["mode"],
+        "e"
+    );
     let values = e.ok(&ns, &["get", "values", "p"]);
     assert_eq!(values, "USER-SUPPLIED VALUES:\nmode: e\n");
     e.ok(&ns, &["uninstall", "p"]);
@@ -215,12 +330,20 @@ async fn release_too_large_for_a_secret_fails_before_anything_is_applied() {
     let e = env();
     let ns = e.namespace("large").await;
     // ~3 MB of incompressible text in a chart file: the release record keeps chart files.
-    let noise: String = (0..3_000_000).map(|_| char::from(b'a' + (rand::random::<u8>() % 26))).collect();
-    let chart = e.chart("huge", &[("templates/cm.yaml", CONFIGMAP), ("files/blob.txt", &noise)]);
+    let noise: String = (0..3_000_000)
+        .map(|_| char::from(b'a' + (rand::random::<u8>() % 26)))
+        .collect();
+    let chart = e.chart(
+        "huge",
+        &[("templates/cm.yaml", CONFIGMAP), ("files/blob.txt", &noise)],
+    );
     let out = e.run(&ns, &["install", "big", &chart]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("more than a Secret can hold") && err.contains("nothing was applied"), "{err}");
+    assert!(
+        err.contains("more than a Secret can hold") && err.contains("nothing was applied"),
+        "{err}"
+    );
     let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
     assert!(cms.get_opt("big-settings").await.unwrap().is_none());
     // And the codec itself round-trips what it refused to store.
@@ -270,21 +393,51 @@ async fn wait_names_what_is_not_ready_and_atomic_uninstalls() {
         return;
     }
     let ns = e.namespace("atomic").await;
-    let chart = e.chart("stuck", &[("templates/cm.yaml", CONFIGMAP), ("templates/deploy.yaml", HELD_DEPLOYMENT)]);
-    let out = e.run(&ns, &["install", "s", &chart, "--wait", "--timeout", "2s", "--atomic"]);
+    let chart = e.chart(
+        "stuck",
+        &[
+            ("templates/cm.yaml", CONFIGMAP),
+            ("templates/deploy.yaml", HELD_DEPLOYMENT),
+        ],
+    );
+    let out = e.run(
+        &ns,
+        &[
+            "install",
+            "s",
+            &chart,
+            "--wait",
+            "--timeout",
+            "2s",
+            "--atomic",
+        ],
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("has been uninstalled due to rollback-on-failure"), "{err}");
-    assert!(err.contains(&format!("Deployment \"s-web\" in namespace \"{ns}\"")), "the message names what is not ready: {err}");
+    assert!(
+        err.contains("has been uninstalled due to rollback-on-failure"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("Deployment \"s-web\" in namespace \"{ns}\"")),
+        "the message names what is not ready: {err}"
+    );
     let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
-    assert!(cms.get_opt("s-settings").await.unwrap().is_none(), "rolled back: nothing left");
+    assert!(
+        cms.get_opt("s-settings").await.unwrap().is_none(),
+        "rolled back: nothing left"
+    );
 
     // Without --atomic the release stays, marked failed.
     let out = e.run(&ns, &["install", "t", &chart, "--wait", "--timeout", "1s"]);
     assert!(!out.status.success());
-    let history: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["history", "t", "-o", "json"])).unwrap();
+    let history: serde_json::Value =
+        serde_json::from_str(&e.ok(&ns, &["history", "t", "-o", "json"])).unwrap();
     assert_eq!(history[0]["status"], "failed");
-    assert!(history[0]["description"].as_str().unwrap().contains("context deadline exceeded"));
+    assert!(history[0]["description"]
+        .as_str()
+        .unwrap()
+        .contains("context deadline exceeded"));
 }
 
 const KEPT: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-kept\n  annotations:\n    helm.sh/resource-policy: keep\ndata: {}\n";
@@ -310,25 +463,59 @@ const GADGET: &str = "apiVersion: navique.test/v1\nkind: Gadget\nmetadata:\n  na
 async fn crds_first_keep_policy_and_reverse_uninstall() {
     let e = env();
     let ns = e.namespace("crds").await;
-    let chart = e.chart("gadgets", &[("crds/gadget.yaml", CRD), ("templates/gadget.yaml", GADGET), ("templates/kept.yaml", KEPT), ("templates/cm.yaml", CONFIGMAP)]);
+    let chart = e.chart(
+        "gadgets",
+        &[
+            ("crds/gadget.yaml", CRD),
+            ("templates/gadget.yaml", GADGET),
+            ("templates/kept.yaml", KEPT),
+            ("templates/cm.yaml", CONFIGMAP),
+        ],
+    );
     e.ok(&ns, &["install", "g", &chart, "--wait"]);
     let manifest = e.ok(&ns, &["get", "manifest", "g"]);
-    assert!(manifest.contains("kind: Gadget") && !manifest.contains("CustomResourceDefinition"), "crds/ is not in the manifest");
+    assert!(
+        manifest.contains("kind: Gadget") && !manifest.contains("CustomResourceDefinition"),
+        "crds/ is not in the manifest"
+    );
     // An upgrade that drops an object deletes it, unless it is kept.
-    let slim = e.chart("gadgets", &[("crds/gadget.yaml", CRD), ("templates/kept.yaml", KEPT), ("templates/cm.yaml", "")]);
+    let slim = e.chart(
+        "gadgets",
+        &[
+            ("crds/gadget.yaml", CRD),
+            ("templates/kept.yaml", KEPT),
+            ("templates/cm.yaml", ""),
+        ],
+    );
     e.ok(&ns, &["upgrade", "g", &slim]);
     let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
-    assert!(cms.get_opt("g-settings").await.unwrap().is_none(), "dropped by the upgrade");
+    assert!(
+        cms.get_opt("g-settings").await.unwrap().is_none(),
+        "dropped by the upgrade"
+    );
     let gadgets = e.ok(&ns, &["get", "manifest", "g"]);
     assert!(!gadgets.contains("g-settings"));
     let out = e.ok(&ns, &["uninstall", "g", "--keep-history"]);
-    assert!(out.contains("These resources were kept due to the resource policy:"), "{out}");
+    assert!(
+        out.contains("These resources were kept due to the resource policy:"),
+        "{out}"
+    );
     let cms: Api<ConfigMap> = Api::namespaced(e.client().await, &ns);
     assert!(cms.get_opt("g-kept").await.unwrap().is_some());
-    let history: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["history", "g", "-o", "json"])).unwrap();
-    assert_eq!(history[1]["status"], "uninstalled", "--keep-history keeps the record");
+    let history: serde_json::Value =
+        serde_json::from_str(&e.ok(&ns, &["history", "g", "-o", "json"])).unwrap();
+    assert_eq!(
+        history[1]["status"], "uninstalled",
+        "--keep-history keeps the record"
+    );
     let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = Api::all(e.client().await);
-    assert!(crds.get_opt("gadgets.navique.test").await.unwrap().is_some(), "CRDs from crds/ are never deleted");
+    assert!(
+        crds.get_opt("gadgets.navique.test")
+            .await
+            .unwrap()
+            .is_some(),
+        "CRDs from crds/ are never deleted"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -343,12 +530,23 @@ async fn releases_in_helms_configmap_driver_are_read() {
         "import helm_python\ncfg = helm_python.Config(kubeconfig_path={:?}, namespace={ns:?}, storage_driver='configmap')\ncfg.install({chart:?}, 'viacm', {{'mode': 'z'}}, namespace={ns:?})\n",
         e.kubeconfig.to_string_lossy()
     );
-    let out = Command::new("python3").args(["-c", &code]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let list: serde_json::Value = serde_json::from_str(&e.ok(&ns, &["list", "-o", "json"])).unwrap();
+    let out = Command::new("python3")
+        .args(["-c", &code])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: serde_json::Value =
+        serde_json::from_str(&e.ok(&ns, &["list", "-o", "json"])).unwrap();
     assert_eq!(list[0]["name"], "viacm");
     assert_eq!(list[0]["status"], "deployed");
-    assert_eq!(e.ok(&ns, &["get", "values", "viacm", "-o", "json"]).trim(), r#"{"mode":"z"}"#);
+    assert_eq!(
+        e.ok(&ns, &["get", "values", "viacm", "-o", "json"]).trim(),
+        r#"{"mode":"z"}"#
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -359,29 +557,61 @@ async fn provenance_label_and_annotation_ride_on_the_release_secret() {
     let chart_dir = e.chart("prov", &[("templates/cm.yaml", CONFIGMAP)]);
     let chart = navique_ai_core_operator::chart::load_chart(Path::new(&chart_dir)).unwrap();
     let mut ctx = Context::new(e.client().await, &ns);
-    ctx.labels.insert("app.kubernetes.io/managed-by".into(), "navique-ai-core-operator".into());
-    ctx.storage.annotations.insert("core.navique.com/provenance".into(), "owned".into());
-    action::install::install(&ctx, "ours", &chart, &Default::default()).await.unwrap();
+    ctx.labels.insert(
+        "app.kubernetes.io/managed-by".into(),
+        "navique-ai-core-operator".into(),
+    );
+    ctx.storage
+        .annotations
+        .insert("core.navique.com/provenance".into(), "owned".into());
+    action::install::install(&ctx, "ours", &chart, &Default::default())
+        .await
+        .unwrap();
     let mut values = navique_ai_core_operator::gotmpl::value::Map::new();
-    values.insert("mode".into(), navique_ai_core_operator::gotmpl::value::Value::str("b"));
-    action::upgrade::upgrade(&ctx, "ours", &chart, &values, false).await.unwrap();
+    values.insert(
+        "mode".into(),
+        navique_ai_core_operator::gotmpl::value::Value::str("b"),
+    );
+    action::upgrade::upgrade(&ctx, "ours", &chart, &values, false)
+        .await
+        .unwrap();
 
     let secrets: Api<Secret> = Api::namespaced(e.client().await, &ns);
     for v in [1, 2] {
         let s = secrets.get(&storage::key("ours", v)).await.unwrap();
-        assert_eq!(s.metadata.labels.as_ref().unwrap()["app.kubernetes.io/managed-by"], "navique-ai-core-operator");
-        assert_eq!(s.metadata.annotations.as_ref().unwrap()["core.navique.com/provenance"], "owned");
+        assert_eq!(
+            s.metadata.labels.as_ref().unwrap()["app.kubernetes.io/managed-by"],
+            "navique-ai-core-operator"
+        );
+        assert_eq!(
+            s.metadata.annotations.as_ref().unwrap()["core.navique.com/provenance"],
+            "owned"
+        );
         assert_eq!(s.metadata.labels.as_ref().unwrap()["owner"], "helm");
     }
     // Reading it back keeps the custom label on the release, not the system ones.
     let rel = ctx.storage.deployed("ours").await.unwrap().unwrap();
-    assert_eq!(rel.labels.get("app.kubernetes.io/managed-by").map(String::as_str), Some("navique-ai-core-operator"));
+    assert_eq!(
+        rel.labels
+            .get("app.kubernetes.io/managed-by")
+            .map(String::as_str),
+        Some("navique-ai-core-operator")
+    );
     assert!(!rel.labels.contains_key("owner") && !rel.labels.contains_key("status"));
     if helm_available() {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm_client.py");
-        let out = Command::new("python3").arg(script).arg(&e.kubeconfig).arg(&ns).args(["list"]).output().unwrap();
+        let out = Command::new("python3")
+            .arg(script)
+            .arg(&e.kubeconfig)
+            .arg(&ns)
+            .args(["list"])
+            .output()
+            .unwrap();
         let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(list[0]["labels"]["app.kubernetes.io/managed-by"], "navique-ai-core-operator", "Helm sees our label");
+        assert_eq!(
+            list[0]["labels"]["app.kubernetes.io/managed-by"], "navique-ai-core-operator",
+            "Helm sees our label"
+        );
         assert_eq!(list[0]["revision"], 2);
     }
 }

@@ -17,14 +17,20 @@ struct Cluster {
 
 fn cluster() -> Cluster {
     match std::env::var("NAVIQUE_TEST_KUBECONFIG") {
-        Ok(p) if !p.is_empty() => Cluster { kubeconfig: PathBuf::from(p), _sandbox: None },
+        Ok(p) if !p.is_empty() => Cluster {
+            kubeconfig: PathBuf::from(p),
+            _sandbox: None,
+        },
         _ => {
             let sb = navique_sandbox::Sandbox::start(navique_sandbox::Options {
                 ready_delay: std::time::Duration::from_millis(50),
                 ..Default::default()
             })
             .expect("sandbox");
-            Cluster { kubeconfig: sb.kubeconfig_path().to_path_buf(), _sandbox: Some(sb) }
+            Cluster {
+                kubeconfig: sb.kubeconfig_path().to_path_buf(),
+                _sandbox: Some(sb),
+            }
         }
     }
 }
@@ -34,7 +40,9 @@ fn unique(prefix: &str) -> String {
 }
 
 fn shared_chart(name: &str) -> Option<String> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts").join(name);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/charts")
+        .join(name);
     if p.exists() {
         return Some(p.to_string_lossy().into_owned());
     }
@@ -46,7 +54,10 @@ fn shared_chart(name: &str) -> Option<String> {
 }
 
 fn helm_available() -> bool {
-    let ok = Command::new("python3").args(["-c", "import helm_python"]).status().is_ok_and(|s| s.success());
+    let ok = Command::new("python3")
+        .args(["-c", "import helm_python"])
+        .status()
+        .is_ok_and(|s| s.success());
     if !ok {
         if std::env::var("CI").as_deref() == Ok("true") {
             panic!("helm-python-sdk is not installed and CI=true");
@@ -58,8 +69,18 @@ fn helm_available() -> bool {
 
 fn helm(c: &Cluster, ns: &str, args: &[&str]) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm_client.py");
-    let out = Command::new("python3").arg(script).arg(&c.kubeconfig).arg(ns).args(args).output().expect("python3");
-    assert!(out.status.success(), "helm {args:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(&c.kubeconfig)
+        .arg(ns)
+        .args(args)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "helm {args:?}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("JSON from helm_client.py")
 }
 
@@ -92,13 +113,20 @@ fn revisions(history: &Value) -> Vec<(i64, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|h| (h["revision"].as_i64().unwrap(), h["status"].as_str().unwrap().to_string()))
+        .map(|h| {
+            (
+                h["revision"].as_i64().unwrap(),
+                h["status"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
 async fn client(c: &Cluster) -> kube::Client {
     let kc = kube::config::Kubeconfig::read_from(&c.kubeconfig).unwrap();
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.unwrap();
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
     kube::Client::try_from(cfg).unwrap()
 }
 
@@ -107,7 +135,12 @@ async fn all_deployments_ready(c: &Cluster, ns: &str) -> usize {
     let ds = api.list(&ListParams::default()).await.unwrap().items;
     for d in &ds {
         let want = d.spec.replicas.unwrap_or(1);
-        assert_eq!(d.status.as_ref().and_then(|s| s.ready_replicas), Some(want), "{:?}", d.metadata.name);
+        assert_eq!(
+            d.status.as_ref().and_then(|s| s.ready_replicas),
+            Some(want),
+            "{:?}",
+            d.metadata.name
+        );
     }
     ds.len()
 }
@@ -116,25 +149,83 @@ async fn all_deployments_ready(c: &Cluster, ns: &str) -> usize {
 /// and uninstalled by real Helm.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_release_is_helms_release() {
-    let Some(chart) = shared_chart("cert-manager-v1.21.1.tgz") else { return };
+    let Some(chart) = shared_chart("cert-manager-v1.21.1.tgz") else {
+        return;
+    };
     if !helm_available() {
         return;
     }
     let c = cluster();
     let ns = unique("ours");
-    ours(&c, &ns, &["install", "cm", &chart, "--create-namespace", "--wait", "--timeout", "120s", "--set", "crds.enabled=true"]);
+    ours(
+        &c,
+        &ns,
+        &[
+            "install",
+            "cm",
+            &chart,
+            "--create-namespace",
+            "--wait",
+            "--timeout",
+            "120s",
+            "--set",
+            "crds.enabled=true",
+        ],
+    );
     assert!(all_deployments_ready(&c, &ns).await >= 3);
-    ours(&c, &ns, &["upgrade", "cm", &chart, "--wait", "--set", "crds.enabled=true", "--set", "replicaCount=2"]);
+    ours(
+        &c,
+        &ns,
+        &[
+            "upgrade",
+            "cm",
+            &chart,
+            "--wait",
+            "--set",
+            "crds.enabled=true",
+            "--set",
+            "replicaCount=2",
+        ],
+    );
 
     let list = helm(&c, &ns, &["list"]);
     assert_eq!(list.as_array().unwrap().len(), 1);
     let r = &list[0];
-    assert_eq!((r["name"].as_str(), r["revision"].as_i64(), r["status"].as_str()), (Some("cm"), Some(2), Some("deployed")));
-    assert_eq!((r["chart_name"].as_str(), r["chart_version"].as_str(), r["app_version"].as_str()), (Some("cert-manager"), Some("v1.21.1"), Some("v1.21.1")));
-    assert_eq!(helm(&c, &ns, &["values", "cm"]), json!({"crds": {"enabled": true}, "replicaCount": 2}));
-    assert_eq!(revisions(&helm(&c, &ns, &["history", "cm"])), [(1, "superseded".into()), (2, "deployed".into())]);
+    assert_eq!(
+        (
+            r["name"].as_str(),
+            r["revision"].as_i64(),
+            r["status"].as_str()
+        ),
+        (Some("cm"), Some(2), Some("deployed"))
+    );
+    assert_eq!(
+        (
+            r["chart_name"].as_str(),
+            r["chart_version"].as_str(),
+            r["app_version"].as_str()
+        ),
+        (Some("cert-manager"), Some("v1.21.1"), Some("v1.21.1"))
+    );
+    assert_eq!(
+        helm(&c, &ns, &["values", "cm"]),
+        json!({"crds": {"enabled": true}, "replicaCount": 2})
+    );
+    assert_eq!(
+        revisions(&helm(&c, &ns, &["history", "cm"])),
+        [(1, "superseded".into()), (2, "deployed".into())]
+    );
 
-    let up = helm(&c, &ns, &["upgrade", "cm", &chart, r#"{"crds": {"enabled": true}, "replicaCount": 3}"#]);
+    let up = helm(
+        &c,
+        &ns,
+        &[
+            "upgrade",
+            "cm",
+            &chart,
+            r#"{"crds": {"enabled": true}, "replicaCount": 3}"#,
+        ],
+    );
     assert_eq!(up["revision"], 3);
     let deployments: Api<Deployment> = Api::namespaced(client(&c).await, &ns);
     let controller = deployments.get("cm-cert-manager").await.unwrap();
@@ -142,22 +233,42 @@ async fn our_release_is_helms_release() {
     helm(&c, &ns, &["rollback", "cm", "1"]);
     assert_eq!(
         revisions(&helm(&c, &ns, &["history", "cm"])),
-        [(1, "superseded".into()), (2, "superseded".into()), (3, "superseded".into()), (4, "deployed".into())]
+        [
+            (1, "superseded".into()),
+            (2, "superseded".into()),
+            (3, "superseded".into()),
+            (4, "deployed".into())
+        ]
     );
-    assert_eq!(deployments.get("cm-cert-manager").await.unwrap().spec.replicas, Some(1));
+    assert_eq!(
+        deployments
+            .get("cm-cert-manager")
+            .await
+            .unwrap()
+            .spec
+            .replicas,
+        Some(1)
+    );
     // Our side reads what Helm wrote on top of ours.
     let hist = ours_json(&c, &ns, &["history", "cm"]);
     assert_eq!(hist[3]["description"], "Rollback to 1");
     helm(&c, &ns, &["uninstall", "cm"]);
     assert_eq!(helm(&c, &ns, &["list"]), json!([]));
-    assert!(deployments.list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert!(deployments
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .is_empty());
 }
 
 /// Proof 2: installed by real Helm, then listed, upgraded, rolled back and
 /// uninstalled by us, with Helm reading the result at each step.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn helms_release_is_our_release() {
-    let Some(chart) = shared_chart("cloudnative-pg-0.29.0.tgz") else { return };
+    let Some(chart) = shared_chart("cloudnative-pg-0.29.0.tgz") else {
+        return;
+    };
     if !helm_available() {
         return;
     }
@@ -173,46 +284,114 @@ async fn helms_release_is_our_release() {
     // Helm's field manager owns the fields we change: refused without
     // --force-conflicts, as Helm refuses, and nothing is recorded as deployed.
     let refused = Command::new(env!("CARGO_BIN_EXE_navique-operator"))
-        .args(["upgrade", "pg", &chart, "--set", "replicaCount=2", "-n", &ns, "--kubeconfig"])
+        .args([
+            "upgrade",
+            "pg",
+            &chart,
+            "--set",
+            "replicaCount=2",
+            "-n",
+            &ns,
+            "--kubeconfig",
+        ])
         .arg(&c.kubeconfig)
         .output()
         .unwrap();
     assert!(!refused.status.success());
     let err = String::from_utf8_lossy(&refused.stderr);
-    assert!(err.contains("Apply failed with") && err.contains(".spec.replicas"), "{err}");
-    ours(&c, &ns, &["upgrade", "pg", &chart, "--wait", "--force-conflicts", "--set", "replicaCount=2"]);
+    assert!(
+        err.contains("Apply failed with") && err.contains(".spec.replicas"),
+        "{err}"
+    );
+    ours(
+        &c,
+        &ns,
+        &[
+            "upgrade",
+            "pg",
+            &chart,
+            "--wait",
+            "--force-conflicts",
+            "--set",
+            "replicaCount=2",
+        ],
+    );
     assert_eq!(helm(&c, &ns, &["values", "pg"]), json!({"replicaCount": 2}));
     let deployments: Api<Deployment> = Api::namespaced(client(&c).await, &ns);
-    assert_eq!(deployments.get("pg-cloudnative-pg").await.unwrap().spec.replicas, Some(2));
+    assert_eq!(
+        deployments
+            .get("pg-cloudnative-pg")
+            .await
+            .unwrap()
+            .spec
+            .replicas,
+        Some(2)
+    );
     all_deployments_ready(&c, &ns).await;
 
-    ours(&c, &ns, &["rollback", "pg", "1", "--wait", "--force-conflicts"]);
+    ours(
+        &c,
+        &ns,
+        &["rollback", "pg", "1", "--wait", "--force-conflicts"],
+    );
     assert_eq!(ours_json(&c, &ns, &["status", "pg"])["version"], 4);
     assert_eq!(
         revisions(&helm(&c, &ns, &["history", "pg"])),
-        [(1, "superseded".into()), (2, "failed".into()), (3, "superseded".into()), (4, "deployed".into())]
+        [
+            (1, "superseded".into()),
+            (2, "failed".into()),
+            (3, "superseded".into()),
+            (4, "deployed".into())
+        ]
     );
-    assert_eq!(deployments.get("pg-cloudnative-pg").await.unwrap().spec.replicas, Some(1));
+    assert_eq!(
+        deployments
+            .get("pg-cloudnative-pg")
+            .await
+            .unwrap()
+            .spec
+            .replicas,
+        Some(1)
+    );
     let status = helm(&c, &ns, &["get", "pg"]);
     assert_eq!(status["info"]["description"], "Rollback to 1");
-    assert!(status["summary"]["manifest"].as_str().unwrap().contains("kind: Deployment"));
+    assert!(status["summary"]["manifest"]
+        .as_str()
+        .unwrap()
+        .contains("kind: Deployment"));
 
     ours(&c, &ns, &["uninstall", "pg", "--wait"]);
     assert_eq!(helm(&c, &ns, &["list"]), json!([]));
-    assert!(deployments.list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert!(deployments
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .is_empty());
 }
 
 /// Proof 3: a Helm-written release, decoded and encoded again by us, reads
 /// back identically in Helm.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn helm_release_round_trips_through_our_codec() {
-    let Some(chart) = shared_chart("cert-manager-v1.21.1.tgz") else { return };
+    let Some(chart) = shared_chart("cert-manager-v1.21.1.tgz") else {
+        return;
+    };
     if !helm_available() {
         return;
     }
     let c = cluster();
     let ns = unique("codec");
-    helm(&c, &ns, &["install", "rt", &chart, r#"{"crds": {"enabled": true}, "prometheus": {"enabled": false}}"#]);
+    helm(
+        &c,
+        &ns,
+        &[
+            "install",
+            "rt",
+            &chart,
+            r#"{"crds": {"enabled": true}, "prometheus": {"enabled": false}}"#,
+        ],
+    );
     let before = helm(&c, &ns, &["get", "rt"]);
     let values_before = helm(&c, &ns, &["values", "rt"]);
 
@@ -225,9 +404,19 @@ async fn helm_release_round_trips_through_our_codec() {
     assert_eq!(release.version, 1);
     assert_eq!(release.apply_method, "ssa");
     let reencoded = codec::encode(&release);
-    assert_eq!(codec::decode(&reencoded).unwrap(), release, "our own round trip is lossless");
-    secret.data.as_mut().unwrap().insert("release".into(), k8s_openapi::ByteString(reencoded.into_bytes()));
-    secrets.replace(&key, &PostParams::default(), &secret).await.unwrap();
+    assert_eq!(
+        codec::decode(&reencoded).unwrap(),
+        release,
+        "our own round trip is lossless"
+    );
+    secret.data.as_mut().unwrap().insert(
+        "release".into(),
+        k8s_openapi::ByteString(reencoded.into_bytes()),
+    );
+    secrets
+        .replace(&key, &PostParams::default(), &secret)
+        .await
+        .unwrap();
 
     let mut after = helm(&c, &ns, &["get", "rt"]);
     // The Secret was rewritten: only its storage labels' modification time may differ.

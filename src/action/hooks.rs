@@ -29,22 +29,37 @@ fn has_policy(h: &Hook, p: &str) -> bool {
 }
 
 /// Runs the hooks of `event` (e.g. "pre-install"), recording each run.
-pub async fn run(ctx: &Context, release: &str, hooks: &mut [Hook], event: &str, timeout: Duration) -> Result<(), ActionError> {
+pub async fn run(
+    ctx: &Context,
+    release: &str,
+    hooks: &mut [Hook],
+    event: &str,
+    timeout: Duration,
+) -> Result<(), ActionError> {
     if ctx.no_hooks {
         return Ok(());
     }
-    let mut order: Vec<usize> = (0..hooks.len()).filter(|i| hooks[*i].events.iter().any(|e| e == event)).collect();
-    order.sort_by(|a, b| (hooks[*a].weight, &hooks[*a].name).cmp(&(hooks[*b].weight, &hooks[*b].name)));
+    let mut order: Vec<usize> = (0..hooks.len())
+        .filter(|i| hooks[*i].events.iter().any(|e| e == event))
+        .collect();
+    order.sort_by(|a, b| {
+        (hooks[*a].weight, &hooks[*a].name).cmp(&(hooks[*b].weight, &hooks[*b].name))
+    });
     let opts = ctx.apply_options(release);
     for i in order {
-        let mut objects = parse_manifest(&hooks[i].manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+        let mut objects =
+            parse_manifest(&hooks[i].manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
         ctx.cluster.resolve_scopes(&mut objects).await?;
         // before-hook-creation is the default policy.
         if hooks[i].delete_policies.is_empty() || has_policy(&hooks[i], "before-hook-creation") {
             ctx.cluster.delete_all(&objects).await?;
             ctx.cluster.wait_deleted(&objects, timeout).await?;
         }
-        hooks[i].last_run = HookExecution { started_at: now_text(), completed_at: String::new(), phase: "Running".into() };
+        hooks[i].last_run = HookExecution {
+            started_at: now_text(),
+            completed_at: String::new(),
+            phase: "Running".into(),
+        };
         ctx.cluster.apply_all(&objects, &opts).await?;
         let waited = if matches!(hooks[i].kind.as_str(), "Job" | "Pod") {
             ctx.cluster.wait_ready(&objects, timeout).await

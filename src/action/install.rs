@@ -17,11 +17,26 @@ pub async fn install_crds(ctx: &Context, crds: &[Object]) -> Result<(), ActionEr
     }
     for crd in crds {
         let api = ctx.cluster.api_for(crd).await?;
-        if api.get_opt(&crd.name).await.map_err(|e| kube_err(crd, e))?.is_some() {
+        if api
+            .get_opt(&crd.name)
+            .await
+            .map_err(|e| kube_err(crd, e))?
+            .is_some()
+        {
             continue;
         }
-        let obj: kube::api::DynamicObject = serde_json::from_value(crd.body.clone()).map_err(|e| ActionError::Invalid(e.to_string()))?;
-        match api.create(&PostParams { field_manager: Some(ctx.field_manager.clone()), ..Default::default() }, &obj).await {
+        let obj: kube::api::DynamicObject = serde_json::from_value(crd.body.clone())
+            .map_err(|e| ActionError::Invalid(e.to_string()))?;
+        match api
+            .create(
+                &PostParams {
+                    field_manager: Some(ctx.field_manager.clone()),
+                    ..Default::default()
+                },
+                &obj,
+            )
+            .await
+        {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 409 => {}
             Err(e) => return Err(kube_err(crd, e)),
@@ -33,18 +48,39 @@ pub async fn install_crds(ctx: &Context, crds: &[Object]) -> Result<(), ActionEr
 }
 
 fn kube_err(o: &Object, e: kube::Error) -> ActionError {
-    ActionError::Apply(crate::apply::ApplyError::Kube { object: o.describe(), error: e })
+    ActionError::Apply(crate::apply::ApplyError::Kube {
+        object: o.describe(),
+        error: e,
+    })
 }
 
-pub async fn install(ctx: &Context, name: &str, chart: &Chart, values: &Map) -> Result<Release, ActionError> {
+pub async fn install(
+    ctx: &Context,
+    name: &str,
+    chart: &Chart,
+    values: &Map,
+) -> Result<Release, ActionError> {
     validate_name(name)?;
     let history = ctx.storage.history(name).await?;
-    if history.iter().any(|r| !matches!(r.info.status, Status::Uninstalled | Status::Failed)) {
-        return Err(ActionError::Invalid("cannot re-use a name that is still in use".into()));
+    if history
+        .iter()
+        .any(|r| !matches!(r.info.status, Status::Uninstalled | Status::Failed))
+    {
+        return Err(ActionError::Invalid(
+            "cannot re-use a name that is still in use".into(),
+        ));
     }
     let revision = history.iter().map(|r| r.version).max().unwrap_or(0) + 1;
     let caps = capabilities(&ctx.cluster.client).await?;
-    let rendered = render(Request { chart, values, name, namespace: &ctx.namespace, revision, is_upgrade: false, capabilities: caps })?;
+    let rendered = render(Request {
+        chart,
+        values,
+        name,
+        namespace: &ctx.namespace,
+        revision,
+        is_upgrade: false,
+        capabilities: caps,
+    })?;
     let now = now_text();
     let mut rel = Release {
         name: name.to_string(),
@@ -70,7 +106,9 @@ pub async fn install(ctx: &Context, name: &str, chart: &Chart, values: &Map) -> 
     install_crds(ctx, &rendered.crds).await?;
     let mut objects = rendered.objects;
     ctx.cluster.resolve_scopes(&mut objects).await?;
-    ctx.cluster.check_ownership(&objects, &ctx.apply_options(name), "install").await?;
+    ctx.cluster
+        .check_ownership(&objects, &ctx.apply_options(name), "install")
+        .await?;
     ctx.storage.create(&rel).await?;
     let outcome = deploy(ctx, &mut rel, &objects).await;
     match outcome {
@@ -95,9 +133,13 @@ async fn deploy(ctx: &Context, rel: &mut Release, objects: &[Object]) -> Result<
     let timeout = ctx.timeout;
     let name = rel.name.clone();
     hooks::run(ctx, &name, &mut rel.hooks, "pre-install", timeout).await?;
-    ctx.cluster.apply_all(objects, &ctx.apply_options(&name)).await?;
+    ctx.cluster
+        .apply_all(objects, &ctx.apply_options(&name))
+        .await?;
     if ctx.wait {
-        ctx.cluster.wait_ready(&super::to_wait_for(ctx, objects), timeout).await?;
+        ctx.cluster
+            .wait_ready(&super::to_wait_for(ctx, objects), timeout)
+            .await?;
     }
     hooks::run(ctx, &name, &mut rel.hooks, "post-install", timeout).await?;
     Ok(())

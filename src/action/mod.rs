@@ -97,8 +97,15 @@ impl Context {
 }
 
 /// What `--wait` waits for: everything but Jobs, unless `--wait-for-jobs`.
-pub fn to_wait_for(ctx: &Context, objects: &[crate::apply::objects::Object]) -> Vec<crate::apply::objects::Object> {
-    objects.iter().filter(|o| ctx.wait_for_jobs || o.kind != "Job").cloned().collect()
+pub fn to_wait_for(
+    ctx: &Context,
+    objects: &[crate::apply::objects::Object],
+) -> Vec<crate::apply::objects::Object> {
+    objects
+        .iter()
+        .filter(|o| ctx.wait_for_jobs || o.kind != "Job")
+        .cloned()
+        .collect()
 }
 
 pub fn now_text() -> String {
@@ -109,7 +116,9 @@ pub fn now_text() -> String {
 pub fn validate_name(name: &str) -> Result<(), ActionError> {
     let ok = !name.is_empty()
         && name.len() <= 53
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric());
     if ok {

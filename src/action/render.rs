@@ -4,7 +4,9 @@
 use super::ActionError;
 use crate::apply::objects::{parse_manifest, Object};
 use crate::chart::manifest::{manifest_string, sort_manifests, Hook};
-use crate::chart::render::{render_chart, Capabilities, KubeVersion, ReleaseOptions, RenderOptions};
+use crate::chart::render::{
+    render_chart, Capabilities, KubeVersion, ReleaseOptions, RenderOptions,
+};
 use crate::chart::Chart;
 use crate::gotmpl::value::Map;
 
@@ -21,16 +23,24 @@ pub struct Rendered {
 /// and group/version/kind it serves.
 pub async fn capabilities(client: &kube::Client) -> Result<Capabilities, ActionError> {
     let mut caps = Capabilities::default();
-    let info = client.apiserver_version().await.map_err(|e| ActionError::Invalid(format!("could not get server version from Kubernetes: {e}")))?;
+    let info = client.apiserver_version().await.map_err(|e| {
+        ActionError::Invalid(format!("could not get server version from Kubernetes: {e}"))
+    })?;
     caps.kube_version = KubeVersion::parse(&info.git_version).unwrap_or_default();
     let discovery = kube::discovery::Discovery::new(client.clone())
         .run()
         .await
-        .map_err(|e| ActionError::Invalid(format!("could not get apiVersions from Kubernetes: {e}")))?;
+        .map_err(|e| {
+            ActionError::Invalid(format!("could not get apiVersions from Kubernetes: {e}"))
+        })?;
     let mut versions = Vec::new();
     for group in discovery.groups() {
         for v in group.versions() {
-            let gv = if group.name().is_empty() { v.to_string() } else { format!("{}/{v}", group.name()) };
+            let gv = if group.name().is_empty() {
+                v.to_string()
+            } else {
+                format!("{}/{v}", group.name())
+            };
             versions.push(gv.clone());
             for (ar, _) in group.versioned_resources(v) {
                 versions.push(format!("{gv}/{}", ar.kind));
@@ -49,7 +59,10 @@ fn crd_sources(c: &Chart, parent: Option<&str>, out: &mut Vec<(String, String)>)
         Some(p) => format!("{p}/charts/{}", c.name()),
     };
     for f in c.crd_files() {
-        out.push((format!("{full}/{}", f.name), String::from_utf8_lossy(&f.data).into_owned()));
+        out.push((
+            format!("{full}/{}", f.name),
+            String::from_utf8_lossy(&f.data).into_owned(),
+        ));
     }
     for d in &c.dependencies {
         crd_sources(d, Some(&full), out);
@@ -68,7 +81,9 @@ pub struct Request<'a> {
 
 pub fn render(req: Request) -> Result<Rendered, ActionError> {
     if req.chart.is_library() {
-        return Err(ActionError::Invalid("library charts are not installable".into()));
+        return Err(ActionError::Invalid(
+            "library charts are not installable".into(),
+        ));
     }
     let opts = RenderOptions {
         release: ReleaseOptions {
@@ -83,8 +98,10 @@ pub fn render(req: Request) -> Result<Rendered, ActionError> {
         strict: false,
         skip_schema_validation: false,
     };
-    let rendered = render_chart(req.chart, req.values, &opts).map_err(|e| ActionError::Invalid(e.0))?;
-    let sorted = sort_manifests(&rendered.files, rendered.chart.name()).map_err(ActionError::Invalid)?;
+    let rendered =
+        render_chart(req.chart, req.values, &opts).map_err(|e| ActionError::Invalid(e.0))?;
+    let sorted =
+        sort_manifests(&rendered.files, rendered.chart.name()).map_err(ActionError::Invalid)?;
     let manifest = manifest_string(&sorted.manifests);
     let objects = parse_manifest(&manifest, req.namespace).map_err(ActionError::Invalid)?;
     let mut crd_src = Vec::new();

@@ -8,8 +8,16 @@ use crate::release::{Release, Status};
 /// `revision` 0 means the one before the current.
 pub async fn rollback(ctx: &Context, name: &str, revision: i64) -> Result<Release, ActionError> {
     let history = ctx.storage.history(name).await?;
-    let last = history.iter().max_by_key(|r| r.version).cloned().ok_or_else(|| ActionError::Invalid("release: not found".into()))?;
-    let target_version = if revision > 0 { revision } else { last.version - 1 };
+    let last = history
+        .iter()
+        .max_by_key(|r| r.version)
+        .cloned()
+        .ok_or_else(|| ActionError::Invalid("release: not found".into()))?;
+    let target_version = if revision > 0 {
+        revision
+    } else {
+        last.version - 1
+    };
     if target_version < 1 {
         return Err(ActionError::Invalid("no revision to roll back to".into()));
     }
@@ -32,9 +40,11 @@ pub async fn rollback(ctx: &Context, name: &str, revision: i64) -> Result<Releas
     rel.info.first_deployed = current.info.first_deployed.clone();
     rel.info.deleted.clear();
     rel.apply_method = "ssa".into();
-    let mut objects = parse_manifest(&target.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let mut objects =
+        parse_manifest(&target.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
     ctx.cluster.resolve_scopes(&mut objects).await?;
-    let mut old = parse_manifest(&current.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let mut old =
+        parse_manifest(&current.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
     let _ = ctx.cluster.resolve_scopes(&mut old).await;
     ctx.storage.create(&rel).await?;
     match super::upgrade::deploy(ctx, &mut rel, &objects, &old, "rollback").await {

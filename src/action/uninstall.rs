@@ -12,10 +12,16 @@ pub struct Uninstalled {
     pub kept: Vec<String>,
 }
 
-pub async fn uninstall(ctx: &Context, name: &str, keep_history: bool) -> Result<Uninstalled, ActionError> {
+pub async fn uninstall(
+    ctx: &Context,
+    name: &str,
+    keep_history: bool,
+) -> Result<Uninstalled, ActionError> {
     let history = ctx.storage.history(name).await?;
     let Some(mut rel) = history.iter().max_by_key(|r| r.version).cloned() else {
-        return Err(ActionError::Invalid(format!("uninstall: Release not loaded: {name}: release: not found")));
+        return Err(ActionError::Invalid(format!(
+            "uninstall: Release not loaded: {name}: release: not found"
+        )));
     };
     if rel.info.status == Status::Uninstalled {
         if !keep_history {
@@ -23,14 +29,18 @@ pub async fn uninstall(ctx: &Context, name: &str, keep_history: bool) -> Result<
                 ctx.storage.delete(&r.name, r.version).await?;
             }
         }
-        return Ok(Uninstalled { release: rel, kept: Vec::new() });
+        return Ok(Uninstalled {
+            release: rel,
+            kept: Vec::new(),
+        });
     }
     rel.info.status = Status::Uninstalling;
     rel.info.deleted = now_text();
     ctx.storage.update(&rel).await?;
     let timeout = ctx.timeout;
     hooks::run(ctx, name, &mut rel.hooks, "pre-delete", timeout).await?;
-    let mut objects = parse_manifest(&rel.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let mut objects =
+        parse_manifest(&rel.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
     let mut known = Vec::new();
     for o in objects.drain(..) {
         // Kinds the cluster no longer serves have nothing left to delete.
@@ -39,7 +49,11 @@ pub async fn uninstall(ctx: &Context, name: &str, keep_history: bool) -> Result<
         }
     }
     ctx.cluster.resolve_scopes(&mut known).await?;
-    crate::chart::manifest::sort_by_kind(&mut known, |o| o.kind.as_str(), crate::chart::manifest::UNINSTALL_ORDER);
+    crate::chart::manifest::sort_by_kind(
+        &mut known,
+        |o| o.kind.as_str(),
+        crate::chart::manifest::UNINSTALL_ORDER,
+    );
     let kept = ctx.cluster.delete_all(&known).await?;
     if ctx.wait {
         ctx.cluster.wait_deleted(&known, timeout).await?;

@@ -8,14 +8,22 @@ use crate::chart::Chart;
 use crate::gotmpl::value::Map;
 use crate::release::{Info, Release, Status};
 
-pub async fn upgrade(ctx: &Context, name: &str, chart: &Chart, values: &Map, install: bool) -> Result<Release, ActionError> {
+pub async fn upgrade(
+    ctx: &Context,
+    name: &str,
+    chart: &Chart,
+    values: &Map,
+    install: bool,
+) -> Result<Release, ActionError> {
     super::validate_name(name)?;
     let mut history = ctx.storage.history(name).await?;
     if history.is_empty() || history.iter().all(|r| r.info.status == Status::Uninstalled) {
         if install {
             return super::install::install(ctx, name, chart, values).await;
         }
-        return Err(ActionError::Invalid(format!("{name:?} has no deployed releases")));
+        return Err(ActionError::Invalid(format!(
+            "{name:?} has no deployed releases"
+        )));
     }
     // An interrupted operation left a pending revision: it failed.
     for r in history.iter_mut().filter(|r| r.info.status.is_pending()) {
@@ -32,7 +40,15 @@ pub async fn upgrade(ctx: &Context, name: &str, chart: &Chart, values: &Map, ins
         .expect("history is not empty");
     let caps = capabilities(&ctx.cluster.client).await?;
     let revision = last_version + 1;
-    let rendered = render(Request { chart, values, name, namespace: &ctx.namespace, revision, is_upgrade: true, capabilities: caps })?;
+    let rendered = render(Request {
+        chart,
+        values,
+        name,
+        namespace: &ctx.namespace,
+        revision,
+        is_upgrade: true,
+        capabilities: caps,
+    })?;
     let mut rel = Release {
         name: name.to_string(),
         info: Info {
@@ -49,17 +65,28 @@ pub async fn upgrade(ctx: &Context, name: &str, chart: &Chart, values: &Map, ins
         hooks: hooks::records(&rendered.hooks),
         version: revision,
         namespace: ctx.namespace.clone(),
-        labels: if ctx.labels.is_empty() { current.labels.clone() } else { ctx.labels.clone() },
+        labels: if ctx.labels.is_empty() {
+            current.labels.clone()
+        } else {
+            ctx.labels.clone()
+        },
         apply_method: "ssa".into(),
     };
     crate::release::storage::secret_for(&rel, true, &ctx.storage.annotations)?;
     super::install::install_crds(ctx, &rendered.crds).await?;
     let mut objects = rendered.objects;
     ctx.cluster.resolve_scopes(&mut objects).await?;
-    let mut old = parse_manifest(&current.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let mut old =
+        parse_manifest(&current.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
     let _ = ctx.cluster.resolve_scopes(&mut old).await;
-    let fresh: Vec<Object> = objects.iter().filter(|o| !old.iter().any(|x| x.key() == o.key())).cloned().collect();
-    ctx.cluster.check_ownership(&fresh, &ctx.apply_options(name), "update").await?;
+    let fresh: Vec<Object> = objects
+        .iter()
+        .filter(|o| !old.iter().any(|x| x.key() == o.key()))
+        .cloned()
+        .collect();
+    ctx.cluster
+        .check_ownership(&fresh, &ctx.apply_options(name), "update")
+        .await?;
     ctx.storage.create(&rel).await?;
     match deploy(ctx, &mut rel, &objects, &old, "upgrade").await {
         Ok(()) => {
@@ -88,17 +115,38 @@ pub async fn upgrade(ctx: &Context, name: &str, chart: &Chart, values: &Map, ins
 
 /// Applies `objects`, removes what `old` had and they do not, with hooks of
 /// `event` ("upgrade" or "rollback") around it.
-pub async fn deploy(ctx: &Context, rel: &mut Release, objects: &[Object], old: &[Object], event: &str) -> Result<(), ActionError> {
+pub async fn deploy(
+    ctx: &Context,
+    rel: &mut Release,
+    objects: &[Object],
+    old: &[Object],
+    event: &str,
+) -> Result<(), ActionError> {
     let name = rel.name.clone();
     let timeout = ctx.timeout;
     hooks::run(ctx, &name, &mut rel.hooks, &format!("pre-{event}"), timeout).await?;
-    ctx.cluster.apply_all(objects, &ctx.apply_options(&name)).await?;
+    ctx.cluster
+        .apply_all(objects, &ctx.apply_options(&name))
+        .await?;
     let mut gone: Vec<Object> = removed(old, objects).into_iter().cloned().collect();
-    crate::chart::manifest::sort_by_kind(&mut gone, |o| o.kind.as_str(), crate::chart::manifest::UNINSTALL_ORDER);
+    crate::chart::manifest::sort_by_kind(
+        &mut gone,
+        |o| o.kind.as_str(),
+        crate::chart::manifest::UNINSTALL_ORDER,
+    );
     ctx.cluster.delete_all(&gone).await?;
     if ctx.wait {
-        ctx.cluster.wait_ready(&super::to_wait_for(ctx, objects), timeout).await?;
+        ctx.cluster
+            .wait_ready(&super::to_wait_for(ctx, objects), timeout)
+            .await?;
     }
-    hooks::run(ctx, &name, &mut rel.hooks, &format!("post-{event}"), timeout).await?;
+    hooks::run(
+        ctx,
+        &name,
+        &mut rel.hooks,
+        &format!("post-{event}"),
+        timeout,
+    )
+    .await?;
     Ok(())
 }

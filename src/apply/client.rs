@@ -15,21 +15,35 @@ pub struct Cluster {
 }
 
 /// Client from an explicit kubeconfig (or KUBECONFIG / ~/.kube/config) and context.
-pub async fn connect(kubeconfig: Option<&Path>, context: Option<&str>) -> Result<kube::Client, String> {
-    let options = kube::config::KubeConfigOptions { context: context.map(str::to_string), ..Default::default() };
+pub async fn connect(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+) -> Result<kube::Client, String> {
+    let options = kube::config::KubeConfigOptions {
+        context: context.map(str::to_string),
+        ..Default::default()
+    };
     let config = match kubeconfig {
         Some(p) => {
-            let kc = kube::config::Kubeconfig::read_from(p).map_err(|e| format!("kubeconfig {}: {e}", p.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(|e| e.to_string())?
+            let kc = kube::config::Kubeconfig::read_from(p)
+                .map_err(|e| format!("kubeconfig {}: {e}", p.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &options)
+                .await
+                .map_err(|e| e.to_string())?
         }
-        None => kube::Config::from_kubeconfig(&options).await.map_err(|e| e.to_string())?,
+        None => kube::Config::from_kubeconfig(&options)
+            .await
+            .map_err(|e| e.to_string())?,
     };
     kube::Client::try_from(config).map_err(|e| e.to_string())
 }
 
 impl Cluster {
     pub fn new(client: kube::Client) -> Cluster {
-        Cluster { client, cache: Mutex::new(HashMap::new()) }
+        Cluster {
+            client,
+            cache: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Forgets discovery, after CRDs were installed.
@@ -37,7 +51,11 @@ impl Cluster {
         self.cache.lock().expect("lock").clear();
     }
 
-    pub async fn resource(&self, api_version: &str, kind: &str) -> Result<(ApiResource, bool), ApplyError> {
+    pub async fn resource(
+        &self,
+        api_version: &str,
+        kind: &str,
+    ) -> Result<(ApiResource, bool), ApplyError> {
         let key = (api_version.to_string(), kind.to_string());
         if let Some(r) = self.cache.lock().expect("lock").get(&key) {
             return Ok(r.clone());
@@ -52,7 +70,10 @@ impl Cluster {
                 ))
             })?;
         let namespaced = caps.scope == Scope::Namespaced;
-        self.cache.lock().expect("lock").insert(key, (ar.clone(), namespaced));
+        self.cache
+            .lock()
+            .expect("lock")
+            .insert(key, (ar.clone(), namespaced));
         Ok((ar, namespaced))
     }
 
@@ -77,7 +98,10 @@ impl Cluster {
                     m.remove("namespace");
                 }
             } else if let Some(m) = o.body.get_mut("metadata").and_then(|m| m.as_object_mut()) {
-                m.insert("namespace".into(), serde_json::Value::String(o.namespace.clone()));
+                m.insert(
+                    "namespace".into(),
+                    serde_json::Value::String(o.namespace.clone()),
+                );
             }
         }
         Ok(())

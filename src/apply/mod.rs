@@ -29,9 +29,15 @@ pub enum ApplyError {
 impl std::fmt::Display for ApplyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ApplyError::Kube { object, error: kube::Error::Api(s) } => write!(f, "{object}: {}", s.message),
+            ApplyError::Kube {
+                object,
+                error: kube::Error::Api(s),
+            } => write!(f, "{object}: {}", s.message),
             ApplyError::Kube { object, error } => write!(f, "{object}: {error}"),
-            ApplyError::Ownership(m) | ApplyError::Unknown(m) | ApplyError::Timeout(m) | ApplyError::Failed(m) => {
+            ApplyError::Ownership(m)
+            | ApplyError::Unknown(m)
+            | ApplyError::Timeout(m)
+            | ApplyError::Failed(m) => {
                 write!(f, "{m}")
             }
         }
@@ -56,12 +62,20 @@ pub fn set_ownership(obj: &mut Value, release: &str, namespace: &str) {
         .expect("object")
         .entry("metadata")
         .or_insert_with(|| serde_json::json!({}));
-    let labels = meta.as_object_mut().expect("metadata").entry("labels").or_insert_with(|| serde_json::json!({}));
+    let labels = meta
+        .as_object_mut()
+        .expect("metadata")
+        .entry("labels")
+        .or_insert_with(|| serde_json::json!({}));
     if labels.is_null() {
         *labels = serde_json::json!({});
     }
     labels[MANAGED_BY_LABEL] = Value::String("Helm".into());
-    let ann = meta.as_object_mut().expect("metadata").entry("annotations").or_insert_with(|| serde_json::json!({}));
+    let ann = meta
+        .as_object_mut()
+        .expect("metadata")
+        .entry("annotations")
+        .or_insert_with(|| serde_json::json!({}));
     if ann.is_null() {
         *ann = serde_json::json!({});
     }
@@ -73,33 +87,65 @@ pub fn set_ownership(obj: &mut Value, release: &str, namespace: &str) {
 /// ownership metadata to be taken over.
 pub fn ownership_problems(existing: &Value, release: &str, namespace: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let label = |k: &str| existing.pointer("/metadata/labels").and_then(|l| l.get(k)).and_then(Value::as_str);
-    let ann = |k: &str| existing.pointer("/metadata/annotations").and_then(|a| a.get(k)).and_then(Value::as_str);
+    let label = |k: &str| {
+        existing
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get(k))
+            .and_then(Value::as_str)
+    };
+    let ann = |k: &str| {
+        existing
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(k))
+            .and_then(Value::as_str)
+    };
     let mut check = |kind: &str, key: &str, actual: Option<&str>, want: &str| match actual {
-        None => out.push(format!("{kind} validation error: missing key {key:?}: must be set to {want:?}")),
-        Some(v) if v != want => {
-            out.push(format!("{kind} validation error: key {key:?} must equal {want:?}: current value is {v:?}"))
-        }
+        None => out.push(format!(
+            "{kind} validation error: missing key {key:?}: must be set to {want:?}"
+        )),
+        Some(v) if v != want => out.push(format!(
+            "{kind} validation error: key {key:?} must equal {want:?}: current value is {v:?}"
+        )),
         _ => {}
     };
     check("label", MANAGED_BY_LABEL, label(MANAGED_BY_LABEL), "Helm");
-    check("annotation", RELEASE_NAME_ANNOTATION, ann(RELEASE_NAME_ANNOTATION), release);
-    check("annotation", RELEASE_NAMESPACE_ANNOTATION, ann(RELEASE_NAMESPACE_ANNOTATION), namespace);
+    check(
+        "annotation",
+        RELEASE_NAME_ANNOTATION,
+        ann(RELEASE_NAME_ANNOTATION),
+        release,
+    );
+    check(
+        "annotation",
+        RELEASE_NAMESPACE_ANNOTATION,
+        ann(RELEASE_NAMESPACE_ANNOTATION),
+        namespace,
+    );
     out
 }
 
 impl Cluster {
     /// Refuses, before anything is written, objects that exist and belong
     /// to something else (Helm's "exists and cannot be imported").
-    pub async fn check_ownership(&self, objects: &[Object], opts: &ApplyOptions, verb: &str) -> Result<(), ApplyError> {
+    pub async fn check_ownership(
+        &self,
+        objects: &[Object],
+        opts: &ApplyOptions,
+        verb: &str,
+    ) -> Result<(), ApplyError> {
         for o in objects {
             let api = self.api_for(o).await?;
             match api.get_opt(&o.name).await {
                 Ok(Some(existing)) => {
                     let v = serde_json::to_value(&existing).unwrap_or(Value::Null);
-                    let problems = ownership_problems(&v, &opts.release_name, &opts.release_namespace);
+                    let problems =
+                        ownership_problems(&v, &opts.release_name, &opts.release_namespace);
                     if !problems.is_empty() {
-                        let where_ = if o.namespace.is_empty() { String::new() } else { format!(" in namespace {:?}", o.namespace) };
+                        let where_ = if o.namespace.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" in namespace {:?}", o.namespace)
+                        };
                         return Err(ApplyError::Ownership(format!(
                             "unable to continue with {verb}: {} {:?}{where_} exists and cannot be imported into the current release: invalid ownership metadata; {}",
                             o.kind,
@@ -109,14 +155,23 @@ impl Cluster {
                     }
                 }
                 Ok(None) => {}
-                Err(e) => return Err(ApplyError::Kube { object: o.describe(), error: e }),
+                Err(e) => {
+                    return Err(ApplyError::Kube {
+                        object: o.describe(),
+                        error: e,
+                    })
+                }
             }
         }
         Ok(())
     }
 
     /// Server-side applies every object in order.
-    pub async fn apply_all(&self, objects: &[Object], opts: &ApplyOptions) -> Result<(), ApplyError> {
+    pub async fn apply_all(
+        &self,
+        objects: &[Object],
+        opts: &ApplyOptions,
+    ) -> Result<(), ApplyError> {
         for o in objects {
             let mut body = o.body.clone();
             set_ownership(&mut body, &opts.release_name, &opts.release_namespace);
@@ -144,7 +199,10 @@ impl Cluster {
                 Err(ApplyError::Unknown(_)) => continue,
                 Err(e) => return Err(e),
             };
-            let dp = DeleteParams { propagation_policy: Some(PropagationPolicy::Background), ..Default::default() };
+            let dp = DeleteParams {
+                propagation_policy: Some(PropagationPolicy::Background),
+                ..Default::default()
+            };
             match api.delete(&o.name, &dp).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(s)) if s.code == 404 => {}
@@ -155,7 +213,11 @@ impl Cluster {
     }
 
     /// Waits until every object is ready (see `readiness`), or the timeout.
-    pub async fn wait_ready(&self, objects: &[Object], timeout: Duration) -> Result<(), ApplyError> {
+    pub async fn wait_ready(
+        &self,
+        objects: &[Object],
+        timeout: Duration,
+    ) -> Result<(), ApplyError> {
         let deadline = Instant::now() + timeout;
         loop {
             let mut waiting = Vec::new();
@@ -166,7 +228,9 @@ impl Cluster {
                 match readiness::check(&o.kind, v.as_ref()) {
                     readiness::Ready::Yes => {}
                     readiness::Ready::No(why) => waiting.push(format!("{}: {why}", o.describe())),
-                    readiness::Ready::Failed(why) => return Err(ApplyError::Failed(format!("{}: {why}", o.describe()))),
+                    readiness::Ready::Failed(why) => {
+                        return Err(ApplyError::Failed(format!("{}: {why}", o.describe())))
+                    }
                 }
             }
             if waiting.is_empty() {
@@ -184,7 +248,11 @@ impl Cluster {
     }
 
     /// Waits until deleted objects are gone.
-    pub async fn wait_deleted(&self, objects: &[Object], timeout: Duration) -> Result<(), ApplyError> {
+    pub async fn wait_deleted(
+        &self,
+        objects: &[Object],
+        timeout: Duration,
+    ) -> Result<(), ApplyError> {
         let deadline = Instant::now() + timeout;
         loop {
             let mut left = Vec::new();
@@ -192,8 +260,15 @@ impl Cluster {
                 if o.annotation(RESOURCE_POLICY_ANNOTATION) == Some("keep") {
                     continue;
                 }
-                let Ok(api) = self.api_for(o).await else { continue };
-                if api.get_opt(&o.name).await.map_err(|e| kube_error(o, e))?.is_some() {
+                let Ok(api) = self.api_for(o).await else {
+                    continue;
+                };
+                if api
+                    .get_opt(&o.name)
+                    .await
+                    .map_err(|e| kube_error(o, e))?
+                    .is_some()
+                {
                     left.push(o.describe());
                 }
             }
@@ -201,7 +276,10 @@ impl Cluster {
                 return Ok(());
             }
             if Instant::now() >= deadline {
-                return Err(ApplyError::Timeout(format!("timed out waiting for deletion of: {}", left.join(", "))));
+                return Err(ApplyError::Timeout(format!(
+                    "timed out waiting for deletion of: {}",
+                    left.join(", ")
+                )));
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
@@ -209,5 +287,8 @@ impl Cluster {
 }
 
 fn kube_error(o: &Object, e: kube::Error) -> ApplyError {
-    ApplyError::Kube { object: o.describe(), error: e }
+    ApplyError::Kube {
+        object: o.describe(),
+        error: e,
+    }
 }

@@ -18,17 +18,33 @@ impl Object {
         if self.namespace.is_empty() {
             format!("{} {:?}", self.kind, self.name)
         } else {
-            format!("{} {:?} in namespace {:?}", self.kind, self.name, self.namespace)
+            format!(
+                "{} {:?} in namespace {:?}",
+                self.kind, self.name, self.namespace
+            )
         }
     }
 
     pub fn annotation(&self, key: &str) -> Option<&str> {
-        self.body.pointer("/metadata/annotations").and_then(|a| a.get(key)).and_then(Value::as_str)
+        self.body
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
     }
 
     pub fn key(&self) -> (String, String, String, String) {
-        let group = self.api_version.rsplit_once('/').map(|(g, _)| g).unwrap_or("").to_string();
-        (group, self.kind.clone(), self.namespace.clone(), self.name.clone())
+        let group = self
+            .api_version
+            .rsplit_once('/')
+            .map(|(g, _)| g)
+            .unwrap_or("")
+            .to_string();
+        (
+            group,
+            self.kind.clone(),
+            self.namespace.clone(),
+            self.name.clone(),
+        )
     }
 }
 
@@ -38,22 +54,34 @@ impl Object {
 pub fn parse_manifest(manifest: &str, namespace: &str) -> Result<Vec<Object>, String> {
     let mut out = Vec::new();
     for doc in split_documents(manifest) {
-        let map = crate::goyaml::parse_values(&doc).map_err(|e| format!("error parsing manifest: {}", e.msg))?;
+        let map = crate::goyaml::parse_values(&doc)
+            .map_err(|e| format!("error parsing manifest: {}", e.msg))?;
         if map.is_empty() {
             continue;
         }
         let body = crate::release::record::values_to_json(&map);
-        let s = |p: &str| body.pointer(p).and_then(Value::as_str).unwrap_or_default().to_string();
+        let s = |p: &str| {
+            body.pointer(p)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         let (api_version, kind, name) = (s("/apiVersion"), s("/kind"), s("/metadata/name"));
         if kind.is_empty() || api_version.is_empty() {
-            return Err(format!("error validating data: apiVersion and kind must be set in:\n{doc}"));
+            return Err(format!(
+                "error validating data: apiVersion and kind must be set in:\n{doc}"
+            ));
         }
         let ns = s("/metadata/namespace");
         out.push(Object {
             api_version,
             kind,
             name,
-            namespace: if ns.is_empty() { namespace.to_string() } else { ns },
+            namespace: if ns.is_empty() {
+                namespace.to_string()
+            } else {
+                ns
+            },
             body,
         });
     }
@@ -62,5 +90,7 @@ pub fn parse_manifest(manifest: &str, namespace: &str) -> Result<Vec<Object>, St
 
 /// Objects of `old` that `new` no longer has (what an upgrade deletes).
 pub fn removed<'a>(old: &'a [Object], new: &[Object]) -> Vec<&'a Object> {
-    old.iter().filter(|o| !new.iter().any(|n| n.key() == o.key())).collect()
+    old.iter()
+        .filter(|o| !new.iter().any(|n| n.key() == o.key()))
+        .collect()
 }

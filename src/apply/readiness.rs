@@ -15,18 +15,27 @@ fn i(v: &Value, p: &str) -> Option<i64> {
 fn condition<'a>(v: &'a Value, t: &str) -> Option<&'a Value> {
     v.pointer("/status/conditions")
         .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().find(|c| c.get("type").and_then(Value::as_str) == Some(t)))
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some(t))
+        })
 }
 
 fn condition_true(v: &Value, t: &str) -> bool {
-    condition(v, t).and_then(|c| c.get("status")).and_then(Value::as_str) == Some("True")
+    condition(v, t)
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_str)
+        == Some("True")
 }
 
 pub fn check(kind: &str, obj: Option<&Value>) -> Ready {
-    let Some(o) = obj else { return Ready::No("not found".into()) };
+    let Some(o) = obj else {
+        return Ready::No("not found".into());
+    };
     let generation = i(o, "/metadata/generation").unwrap_or(0);
     let observed = i(o, "/status/observedGeneration");
-    let stale = || matches!(observed, Some(g) if g < generation) || (observed.is_none() && generation > 0);
+    let stale =
+        || matches!(observed, Some(g) if g < generation) || (observed.is_none() && generation > 0);
     match kind {
         "Deployment" => {
             if stale() {
@@ -37,7 +46,9 @@ pub fn check(kind: &str, obj: Option<&Value>) -> Ready {
             let available = i(o, "/status/availableReplicas").unwrap_or(0);
             let ready = i(o, "/status/readyReplicas").unwrap_or(0);
             if updated < want || available < want || ready < want {
-                return Ready::No(format!("{ready}/{want} replicas ready, {available} available, {updated} updated"));
+                return Ready::No(format!(
+                    "{ready}/{want} replicas ready, {available} available, {updated} updated"
+                ));
             }
             if condition(o, "Available").is_some() && !condition_true(o, "Available") {
                 return Ready::No("condition Available is not True".into());
@@ -53,8 +64,14 @@ pub fn check(kind: &str, obj: Option<&Value>) -> Ready {
             if ready < want {
                 return Ready::No(format!("{ready}/{want} replicas ready"));
             }
-            let rolling = o.pointer("/spec/updateStrategy/type").and_then(Value::as_str) != Some("OnDelete");
-            let (cur, upd) = (o.pointer("/status/currentRevision"), o.pointer("/status/updateRevision"));
+            let rolling = o
+                .pointer("/spec/updateStrategy/type")
+                .and_then(Value::as_str)
+                != Some("OnDelete");
+            let (cur, upd) = (
+                o.pointer("/status/currentRevision"),
+                o.pointer("/status/updateRevision"),
+            );
             if rolling && upd.is_some() && cur != upd {
                 return Ready::No("partitioned roll out in progress".into());
             }
@@ -82,7 +99,10 @@ pub fn check(kind: &str, obj: Option<&Value>) -> Ready {
         }
         "Job" => {
             if condition_true(o, "Failed") {
-                let msg = condition(o, "Failed").and_then(|c| c.get("message")).and_then(Value::as_str).unwrap_or("job failed");
+                let msg = condition(o, "Failed")
+                    .and_then(|c| c.get("message"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("job failed");
                 return Ready::Failed(msg.to_string());
             }
             if condition_true(o, "Complete") {
@@ -96,7 +116,10 @@ pub fn check(kind: &str, obj: Option<&Value>) -> Ready {
             other => Ready::No(format!("phase {}", other.unwrap_or("Pending"))),
         },
         "Pod" => {
-            let phase = o.pointer("/status/phase").and_then(Value::as_str).unwrap_or("Pending");
+            let phase = o
+                .pointer("/status/phase")
+                .and_then(Value::as_str)
+                .unwrap_or("Pending");
             match phase {
                 "Succeeded" => Ready::Yes,
                 "Failed" => Ready::Failed("pod failed".into()),
@@ -106,7 +129,9 @@ pub fn check(kind: &str, obj: Option<&Value>) -> Ready {
         }
         "Service" => {
             if o.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer")
-                && o.pointer("/status/loadBalancer/ingress").and_then(Value::as_array).is_none_or(|a| a.is_empty())
+                && o.pointer("/status/loadBalancer/ingress")
+                    .and_then(Value::as_array)
+                    .is_none_or(|a| a.is_empty())
             {
                 return Ready::No("no load balancer ingress yet".into());
             }
@@ -149,6 +174,8 @@ mod tests {
         d["status"]["availableReplicas"] = json!(1);
         assert!(matches!(check("Deployment", Some(&d)), Ready::No(_)));
         let job = json!({"status": {"conditions": [{"type": "Failed", "status": "True", "message": "BackoffLimitExceeded"}]}});
-        assert!(matches!(check("Job", Some(&job)), Ready::Failed(m) if m == "BackoffLimitExceeded"));
+        assert!(
+            matches!(check("Job", Some(&job)), Ready::Failed(m) if m == "BackoffLimitExceeded")
+        );
     }
 }

@@ -530,7 +530,11 @@ fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, String>> {
     let (a, b) = docs.split_at(mid);
     let (hb, mut ha) = crate::par::beside(
         || b.iter().map(|(p, d)| head_of(d, p)).collect::<Vec<_>>(),
-        || a.iter().map(|(p, d)| head_of(d, p)).collect::<Vec<Result<Head, String>>>(),
+        || {
+            a.iter()
+                .map(|(p, d)| head_of(d, p))
+                .collect::<Vec<Result<Head, String>>>()
+        },
     );
     ha.extend(hb);
     ha

@@ -462,7 +462,9 @@ pub fn render_chart(
     let pending = if opts.skip_schema_validation {
         None
     } else {
-        Some(super::schema::PendingValidation::collect(&processed, &values))
+        Some(super::schema::PendingValidation::collect(
+            &processed, &values,
+        ))
     };
     let files = render_checked(&processed, values.clone(), opts, pending)?;
     Ok(Rendered {

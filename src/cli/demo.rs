@@ -75,8 +75,14 @@ fn release_on_embedded_server(chart: &crate::chart::Chart) -> Result<(), String>
         ..Default::default()
     })
     .map_err(|e| format!("starting the embedded API server: {e}"))?;
-    println!("# 2. a Helm release on the embedded Kubernetes API server at {}", sandbox.url());
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
+    println!(
+        "# 2. a Helm release on the embedded Kubernetes API server at {}",
+        sandbox.url()
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
     let kubeconfig = sandbox.kubeconfig_path().to_path_buf();
     let result = rt.block_on(async {
         let client = crate::apply::client::connect(Some(&kubeconfig), None).await?;
@@ -95,23 +101,45 @@ fn release_on_embedded_server(chart: &crate::chart::Chart) -> Result<(), String>
             )
         };
         println!("$ navique-operator install demo --wait");
-        let r = action::install::install(&ctx, "demo", chart, &Map::new()).await.map_err(|e| e.to_string())?;
+        let r = action::install::install(&ctx, "demo", chart, &Map::new())
+            .await
+            .map_err(|e| e.to_string())?;
         show(&r);
         println!("$ navique-operator upgrade demo --set replicaCount=3 --wait");
         let mut values = Map::new();
         values.insert("replicaCount".into(), Value::Int(3));
-        let r = action::upgrade::upgrade(&ctx, "demo", chart, &values, false).await.map_err(|e| e.to_string())?;
+        let r = action::upgrade::upgrade(&ctx, "demo", chart, &values, false)
+            .await
+            .map_err(|e| e.to_string())?;
         show(&r);
         println!("$ navique-operator rollback demo 1 --wait");
-        let r = action::rollback::rollback(&ctx, "demo", 1).await.map_err(|e| e.to_string())?;
+        let r = action::rollback::rollback(&ctx, "demo", 1)
+            .await
+            .map_err(|e| e.to_string())?;
         show(&r);
         println!("$ navique-operator history demo   (the Secrets `helm history` reads)");
-        for h in ctx.storage.history("demo").await.map_err(|e| e.to_string())? {
-            println!("   {}  {:<11} {}", h.version, h.info.status.as_str(), h.info.description);
+        for h in ctx
+            .storage
+            .history("demo")
+            .await
+            .map_err(|e| e.to_string())?
+        {
+            println!(
+                "   {}  {:<11} {}",
+                h.version,
+                h.info.status.as_str(),
+                h.info.description
+            );
         }
         println!("$ navique-operator uninstall demo");
-        action::uninstall::uninstall(&ctx, "demo", false).await.map_err(|e| e.to_string())?;
-        let left = ctx.storage.history("demo").await.map_err(|e| e.to_string())?;
+        action::uninstall::uninstall(&ctx, "demo", false)
+            .await
+            .map_err(|e| e.to_string())?;
+        let left = ctx
+            .storage
+            .history("demo")
+            .await
+            .map_err(|e| e.to_string())?;
         println!("   uninstalled; {} release records left", left.len());
         Ok::<(), String>(())
     });

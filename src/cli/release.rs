@@ -9,7 +9,10 @@ use std::path::Path;
 use std::time::Duration;
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime")
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
 }
 
 /// Go durations as Helm's --timeout takes them: 300s, 5m, 1m30s, 1h.
@@ -29,7 +32,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         if c == 'm' && chars.peek() == Some(&'s') {
             unit.push(chars.next().unwrap());
         }
-        let n: f64 = num.parse().map_err(|_| format!("time: invalid duration {s:?}"))?;
+        let n: f64 = num
+            .parse()
+            .map_err(|_| format!("time: invalid duration {s:?}"))?;
         total += n * match unit.as_str() {
             "h" => 3600.0,
             "m" => 60.0,
@@ -49,7 +54,9 @@ fn labels(a: &Args) -> Result<std::collections::BTreeMap<String, String>, String
     let mut out = std::collections::BTreeMap::new();
     for spec in a.all(&["--labels", "-l"]) {
         for pair in spec.split(',').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').ok_or_else(|| format!("invalid label {pair:?}: expected key=value"))?;
+            let (k, v) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("invalid label {pair:?}: expected key=value"))?;
             out.insert(k.trim().to_string(), v.trim().to_string());
         }
     }
@@ -59,8 +66,14 @@ fn labels(a: &Args) -> Result<std::collections::BTreeMap<String, String>, String
 async fn context(a: &Args) -> Result<Context, String> {
     let kubeconfig = a.one(&["--kubeconfig"]);
     let kube_context = a.one(&["--kube-context", "--context"]);
-    let client = crate::apply::client::connect(kubeconfig.as_deref().map(Path::new), kube_context.as_deref()).await?;
-    let namespace = a.one(&["-n", "--namespace"]).unwrap_or_else(|| client.default_namespace().to_string());
+    let client = crate::apply::client::connect(
+        kubeconfig.as_deref().map(Path::new),
+        kube_context.as_deref(),
+    )
+    .await?;
+    let namespace = a
+        .one(&["-n", "--namespace"])
+        .unwrap_or_else(|| client.default_namespace().to_string());
     let mut ctx = Context::new(client, &namespace);
     if let Some(m) = a.one(&["--field-manager"]) {
         ctx.field_manager = m;
@@ -73,7 +86,9 @@ async fn context(a: &Args) -> Result<Context, String> {
     }
     ctx.labels = labels(a)?;
     ctx.max_history = match a.one(&["--max-history"]) {
-        Some(m) => m.parse().map_err(|_| format!("invalid --max-history {m:?}"))?,
+        Some(m) => m
+            .parse()
+            .map_err(|_| format!("invalid --max-history {m:?}"))?,
         None => 10,
     };
     ctx.atomic = a.flag("--atomic") || a.flag("--rollback-on-failure");
@@ -84,10 +99,16 @@ async fn context(a: &Args) -> Result<Context, String> {
 async fn ensure_namespace(ctx: &Context) -> Result<(), String> {
     use k8s_openapi::api::core::v1::Namespace;
     let api: kube::Api<Namespace> = kube::Api::all(ctx.cluster.client.clone());
-    if api.get_opt(&ctx.namespace).await.map_err(|e| e.to_string())?.is_some() {
+    if api
+        .get_opt(&ctx.namespace)
+        .await
+        .map_err(|e| e.to_string())?
+        .is_some()
+    {
         return Ok(());
     }
-    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": ctx.namespace}})).expect("namespace");
+    let ns: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": ctx.namespace}})).expect("namespace");
     match api.create(&Default::default(), &ns).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
@@ -110,7 +131,11 @@ fn print_release_summary(r: &Release) {
 /// Go's ANSIC layout ("Mon Jan _2 15:04:05 2006"), Helm's table time format.
 fn ansic(t: &str) -> String {
     chrono::DateTime::parse_from_rfc3339(t)
-        .map(|d| d.with_timezone(&chrono::Utc).format("%a %b %e %H:%M:%S %Y").to_string())
+        .map(|d| {
+            d.with_timezone(&chrono::Utc)
+                .format("%a %b %e %H:%M:%S %Y")
+                .to_string()
+        })
         .unwrap_or_else(|_| "-".into())
 }
 
@@ -120,7 +145,11 @@ fn go_time_string(t: &str) -> String {
         Ok(d) => {
             let d = d.with_timezone(&chrono::Utc);
             let nanos = d.timestamp_subsec_nanos();
-            let frac = if nanos == 0 { String::new() } else { format!(".{}", format!("{nanos:09}").trim_end_matches('0')) };
+            let frac = if nanos == 0 {
+                String::new()
+            } else {
+                format!(".{}", format!("{nanos:09}").trim_end_matches('0'))
+            };
             format!("{}{} +0000 UTC", d.format("%Y-%m-%d %H:%M:%S"), frac)
         }
         Err(_) => "-".into(),
@@ -133,7 +162,14 @@ fn chart_label(r: &Release) -> String {
 
 fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| r.get(c).map_or(0, |s| s.chars().count())).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
     let mut out = String::new();
     for r in rows {
         let mut line = String::new();
@@ -198,7 +234,9 @@ pub fn install(a: &Args) -> Result<(), String> {
         if a.flag("--create-namespace") {
             ensure_namespace(&ctx).await?;
         }
-        let r = action::install::install(&ctx, &name, &chart, &values).await.map_err(|e| format!("INSTALLATION FAILED: {e}"))?;
+        let r = action::install::install(&ctx, &name, &chart, &values)
+            .await
+            .map_err(|e| format!("INSTALLATION FAILED: {e}"))?;
         print_release_summary(&r);
         Ok(())
     })
@@ -230,7 +268,9 @@ pub fn rollback(a: &Args) -> Result<(), String> {
     };
     runtime().block_on(async {
         let ctx = context(a).await?;
-        action::rollback::rollback(&ctx, &name, revision).await.map_err(|e| format!("ROLLBACK FAILED: {e}"))?;
+        action::rollback::rollback(&ctx, &name, revision)
+            .await
+            .map_err(|e| format!("ROLLBACK FAILED: {e}"))?;
         println!("Rollback was a success! Happy Helming!");
         Ok(())
     })
@@ -240,7 +280,9 @@ pub fn uninstall(a: &Args) -> Result<(), String> {
     let name = one_name(a, "uninstall")?;
     runtime().block_on(async {
         let ctx = context(a).await?;
-        let out = action::uninstall::uninstall(&ctx, &name, a.flag("--keep-history")).await.map_err(|e| e.to_string())?;
+        let out = action::uninstall::uninstall(&ctx, &name, a.flag("--keep-history"))
+            .await
+            .map_err(|e| e.to_string())?;
         if !out.kept.is_empty() {
             println!("These resources were kept due to the resource policy:");
             for k in &out.kept {
@@ -338,7 +380,12 @@ pub fn history(a: &Args) -> Result<(), String> {
 async fn pick(ctx: &Context, name: &str, a: &Args) -> Result<Release, String> {
     match a.one(&["--revision"]).and_then(|r| r.parse::<i64>().ok()) {
         Some(v) => ctx.storage.get(name, v).await.map_err(|e| e.to_string()),
-        None => ctx.storage.last(name).await.map_err(|e| e.to_string())?.ok_or_else(|| "release: not found".to_string()),
+        None => ctx
+            .storage
+            .last(name)
+            .await
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| "release: not found".to_string()),
     }
 }
 
@@ -359,7 +406,11 @@ pub fn status(a: &Args) -> Result<(), String> {
 
 pub fn get(a: &Args) -> Result<(), String> {
     let what = a.positional.first().cloned().unwrap_or_default();
-    let name = a.positional.get(1).cloned().ok_or("usage: navique-operator get values|manifest|notes|hooks NAME [flags]")?;
+    let name = a
+        .positional
+        .get(1)
+        .cloned()
+        .ok_or("usage: navique-operator get values|manifest|notes|hooks NAME [flags]")?;
     runtime().block_on(async {
         let ctx = context(a).await?;
         let r = pick(&ctx, &name, a).await?;
@@ -367,8 +418,13 @@ pub fn get(a: &Args) -> Result<(), String> {
             "values" => {
                 let format = a.one(&["-o", "--output"]).unwrap_or_default();
                 let values = if a.flag("--all") || a.flag("-a") {
-                    let mut defaults = crate::release::record::values_from_json(r.chart.get("values").unwrap_or(&Value::Null));
-                    crate::chart::values::merge_maps(&mut defaults, crate::release::record::values_from_json(&r.config));
+                    let mut defaults = crate::release::record::values_from_json(
+                        r.chart.get("values").unwrap_or(&Value::Null),
+                    );
+                    crate::chart::values::merge_maps(
+                        &mut defaults,
+                        crate::release::record::values_from_json(&r.config),
+                    );
                     crate::release::record::values_to_json(&defaults)
                 } else {
                     r.config.clone()
@@ -377,7 +433,14 @@ pub fn get(a: &Args) -> Result<(), String> {
                     "json" => println!("{}", serde_json::to_string(&values).expect("json")),
                     "yaml" => print!("{}", values_yaml(&values)?),
                     _ => {
-                        println!("{}", if a.flag("--all") { "COMPUTED VALUES:" } else { "USER-SUPPLIED VALUES:" });
+                        println!(
+                            "{}",
+                            if a.flag("--all") {
+                                "COMPUTED VALUES:"
+                            } else {
+                                "USER-SUPPLIED VALUES:"
+                            }
+                        );
                         print!("{}", values_yaml(&values)?);
                     }
                 }
@@ -397,7 +460,9 @@ pub fn get(a: &Args) -> Result<(), String> {
                 }
                 Ok(())
             }
-            other => Err(format!("unknown get subcommand {other:?}: values, manifest, notes or hooks")),
+            other => Err(format!(
+                "unknown get subcommand {other:?}: values, manifest, notes or hooks"
+            )),
         }
     })
 }

@@ -70,7 +70,9 @@ pub fn user_values(a: &Args) -> Result<Map, String> {
 
 /// Puts `v` at the single path a one-key `--set-file` expression made.
 fn set_leaf(m: &mut Map, v: Value) {
-    let Some((_, val)) = m.iter_mut().next() else { return };
+    let Some((_, val)) = m.iter_mut().next() else {
+        return;
+    };
     match val {
         Value::Map(inner, _) => {
             let mut i = inner.borrow().clone();

@@ -67,12 +67,18 @@ impl TemplateSet {
     /// large sets are parsed on two threads, then added in the same order
     /// (later definitions win) and the first error in order is reported.
     pub fn parse_files(&mut self, files: &[(&str, &str)]) -> Result<(), Error> {
-        let shared: Vec<(&str, std::sync::Arc<str>)> = files.iter().map(|(n, t)| (*n, std::sync::Arc::from(*t))).collect();
+        let shared: Vec<(&str, std::sync::Arc<str>)> = files
+            .iter()
+            .map(|(n, t)| (*n, std::sync::Arc::from(*t)))
+            .collect();
         self.parse_shared_files(&shared)
     }
 
     /// `parse_files` over sources already held as `Arc<str>`.
-    pub fn parse_shared_files(&mut self, files: &[(&str, std::sync::Arc<str>)]) -> Result<(), Error> {
+    pub fn parse_shared_files(
+        &mut self,
+        files: &[(&str, std::sync::Arc<str>)],
+    ) -> Result<(), Error> {
         let parse_one = |(name, text): &(&str, std::sync::Arc<str>)| {
             super::parse::parse_shared(name, name, text.clone(), &funcs::exists)
         };

@@ -28,7 +28,8 @@ pub fn decode(data: &str) -> Result<Release, String> {
     } else {
         raw
     };
-    let v: serde_json::Value = serde_json::from_slice(&json).map_err(|e| format!("release payload is not JSON: {e}"))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&json).map_err(|e| format!("release payload is not JSON: {e}"))?;
     Release::from_json(&v)
 }
 
@@ -74,6 +75,9 @@ mod tests {
     fn json_field_order_and_escaping_follow_helm() {
         let j = sample().to_json();
         assert!(j.starts_with(r#"{"name":"r","info":{"first_deployed":"2026-01-01T00:00:00.5Z","last_deployed":"2026-01-01T00:00:00.5Z","description":"Install complete","status":"deployed","notes":"\u003cb\u003ehi\u003c/b\u003e"},"chart":{"metadata":{"name":"c","version":"1.0.0","apiVersion":"v2"},"lock":null,"templates":"#), "{j}");
-        assert!(j.ends_with(r#""version":3,"namespace":"ns","apply_method":"ssa"}"#), "{j}");
+        assert!(
+            j.ends_with(r#""version":3,"namespace":"ns","apply_method":"ssa"}"#),
+            "{j}"
+        );
     }
 }

@@ -83,7 +83,9 @@ pub fn value(out: &mut String, v: &Value) {
             } else if let Some(u) = n.as_u64() {
                 out.push_str(&u.to_string());
             } else {
-                out.push_str(&crate::goyaml::json::format_float(n.as_f64().unwrap_or(0.0)));
+                out.push_str(&crate::goyaml::json::format_float(
+                    n.as_f64().unwrap_or(0.0),
+                ));
             }
         }
         Value::String(s) => string(out, s),
@@ -141,7 +143,9 @@ mod tests {
     #[test]
     fn times_trim_trailing_zeros_like_rfc3339nano() {
         use chrono::TimeZone;
-        let t = chrono::Utc.timestamp_opt(1_700_000_000, 546_700_000).unwrap();
+        let t = chrono::Utc
+            .timestamp_opt(1_700_000_000, 546_700_000)
+            .unwrap();
         assert_eq!(time_text(&t), "2023-11-14T22:13:20.5467Z");
         let t = chrono::Utc.timestamp_opt(1_700_000_000, 0).unwrap();
         assert_eq!(time_text(&t), "2023-11-14T22:13:20Z");
@@ -150,7 +154,10 @@ mod tests {
     #[test]
     fn escapes_html_and_sorts_keys_like_go() {
         let mut out = String::new();
-        value(&mut out, &serde_json::json!({"b": "<&>", "a": 1.5, "c": [true, null]}));
+        value(
+            &mut out,
+            &serde_json::json!({"b": "<&>", "a": 1.5, "c": [true, null]}),
+        );
         assert_eq!(out, r#"{"a":1.5,"b":"\u003c\u0026\u003e","c":[true,null]}"#);
     }
 }

@@ -47,7 +47,10 @@ impl Status {
     }
 
     pub fn is_pending(self) -> bool {
-        matches!(self, Status::PendingInstall | Status::PendingUpgrade | Status::PendingRollback)
+        matches!(
+            self,
+            Status::PendingInstall | Status::PendingUpgrade | Status::PendingRollback
+        )
     }
 }
 
@@ -100,13 +103,20 @@ pub struct Release {
 }
 
 fn s(v: &Value, k: &str) -> String {
-    v.get(k).and_then(Value::as_str).unwrap_or_default().to_string()
+    v.get(k)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn strings(v: &Value, k: &str) -> Vec<String> {
     v.get(k)
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -221,10 +231,14 @@ impl Release {
                         ho.int("weight", h.weight);
                     }
                     if !h.delete_policies.is_empty() {
-                        ho.raw("delete_policies", |out| gojson::strings(out, &h.delete_policies));
+                        ho.raw("delete_policies", |out| {
+                            gojson::strings(out, &h.delete_policies)
+                        });
                     }
                     if !h.output_log_policies.is_empty() {
-                        ho.raw("output_log_policies", |out| gojson::strings(out, &h.output_log_policies));
+                        ho.raw("output_log_policies", |out| {
+                            gojson::strings(out, &h.output_log_policies)
+                        });
                     }
                     ho.end();
                 }
@@ -241,14 +255,26 @@ impl Release {
     }
 
     pub fn chart_name(&self) -> String {
-        self.chart.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default().to_string()
+        self.chart
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
     }
 
     pub fn chart_version(&self) -> String {
-        self.chart.pointer("/metadata/version").and_then(Value::as_str).unwrap_or_default().to_string()
+        self.chart
+            .pointer("/metadata/version")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
     }
 
     pub fn app_version(&self) -> String {
-        self.chart.pointer("/metadata/appVersion").and_then(Value::as_str).unwrap_or_default().to_string()
+        self.chart
+            .pointer("/metadata/appVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
     }
 }

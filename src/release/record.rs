@@ -16,16 +16,28 @@ fn b64(data: &[u8]) -> String {
 /// gotmpl values to JSON values (Go's encoding, as Helm stores them).
 pub fn values_to_json(m: &crate::gotmpl::value::Map) -> Value {
     let v = crate::gotmpl::value::Value::map(m.clone());
-    let text = crate::goyaml::json::encode(&v, crate::goyaml::json::Opts { escape_html: false, indent: None })
-        .unwrap_or_else(|_| "{}".into());
+    let text = crate::goyaml::json::encode(
+        &v,
+        crate::goyaml::json::Opts {
+            escape_html: false,
+            indent: None,
+        },
+    )
+    .unwrap_or_else(|_| "{}".into());
     serde_json::from_str(&text).unwrap_or(Value::Null)
 }
 
 fn value_to_json(v: &crate::gotmpl::value::Value) -> Value {
-    crate::goyaml::json::encode(v, crate::goyaml::json::Opts { escape_html: false, indent: None })
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or(Value::Null)
+    crate::goyaml::json::encode(
+        v,
+        crate::goyaml::json::Opts {
+            escape_html: false,
+            indent: None,
+        },
+    )
+    .ok()
+    .and_then(|t| serde_json::from_str(&t).ok())
+    .unwrap_or(Value::Null)
 }
 
 /// JSON values back to the engine's values (numbers become float64, as Go's
@@ -53,7 +65,12 @@ fn metadata_json(m: &Metadata) -> Value {
     put("keywords", json!(m.keywords));
     put(
         "maintainers",
-        Value::Array(m.maintainers.iter().map(|x| json!({"name": x.name, "email": x.email, "url": x.url})).collect()),
+        Value::Array(
+            m.maintainers
+                .iter()
+                .map(|x| json!({"name": x.name, "email": x.email, "url": x.url}))
+                .collect(),
+        ),
     );
     put("icon", json!(m.icon));
     put("apiVersion", json!(m.api_version));
@@ -91,8 +108,16 @@ pub fn chart_record(chart: &Chart) -> Value {
         .and_then(|raw| crate::goyaml::parse_values(&String::from_utf8_lossy(raw)).ok())
         .map(|m| values_to_json(&m))
         .unwrap_or(Value::Null);
-    let templates: Vec<Value> = chart.templates.iter().map(|f| file_json(&f.name, &f.data)).collect();
-    let files: Vec<Value> = chart.files.iter().map(|f| file_json(&f.name, &f.data)).collect();
+    let templates: Vec<Value> = chart
+        .templates
+        .iter()
+        .map(|f| file_json(&f.name, &f.data))
+        .collect();
+    let files: Vec<Value> = chart
+        .files
+        .iter()
+        .map(|f| file_json(&f.name, &f.data))
+        .collect();
     json!({
         "metadata": metadata_json(&chart.metadata),
         "lock": lock,
@@ -138,8 +163,23 @@ fn ordered(out: &mut String, v: &Value, order: &[&str], omit_empty: bool) {
 }
 
 const METADATA_ORDER: &[&str] = &[
-    "name", "home", "sources", "version", "description", "keywords", "maintainers", "icon", "apiVersion", "condition",
-    "tags", "appVersion", "deprecated", "annotations", "kubeVersion", "dependencies", "type",
+    "name",
+    "home",
+    "sources",
+    "version",
+    "description",
+    "keywords",
+    "maintainers",
+    "icon",
+    "apiVersion",
+    "condition",
+    "tags",
+    "appVersion",
+    "deprecated",
+    "annotations",
+    "kubeVersion",
+    "dependencies",
+    "type",
 ];
 
 /// Writes a chart record in Helm's field order.
@@ -165,7 +205,20 @@ pub fn write_chart(out: &mut String, chart: &Value) {
             match *k {
                 "maintainers" => mo.raw(k, |out| write_list(out, x, &["name", "email", "url"])),
                 "dependencies" => mo.raw(k, |out| {
-                    write_list(out, x, &["name", "version", "repository", "condition", "tags", "enabled", "import-values", "alias"])
+                    write_list(
+                        out,
+                        x,
+                        &[
+                            "name",
+                            "version",
+                            "repository",
+                            "condition",
+                            "tags",
+                            "enabled",
+                            "import-values",
+                            "alias",
+                        ],
+                    )
                 }),
                 _ => mo.value(k, x),
             };
@@ -173,11 +226,18 @@ pub fn write_chart(out: &mut String, chart: &Value) {
         mo.end();
     });
     o.value("lock", m.get("lock").unwrap_or(&null));
-    o.raw("templates", |out| write_files(out, m.get("templates").unwrap_or(&null)));
+    o.raw("templates", |out| {
+        write_files(out, m.get("templates").unwrap_or(&null))
+    });
     o.value("values", m.get("values").unwrap_or(&null));
     o.value("schema", m.get("schema").unwrap_or(&null));
-    o.value("schemamodtime", m.get("schemamodtime").unwrap_or(&json!(ZERO_TIME)));
-    o.raw("files", |out| write_files(out, m.get("files").unwrap_or(&null)));
+    o.value(
+        "schemamodtime",
+        m.get("schemamodtime").unwrap_or(&json!(ZERO_TIME)),
+    );
+    o.raw("files", |out| {
+        write_files(out, m.get("files").unwrap_or(&null))
+    });
     if let Some(t) = m.get("modtime").filter(|t| !is_empty(t)) {
         o.value("modtime", t);
     }

@@ -10,15 +10,29 @@ use std::collections::BTreeMap;
 
 pub const SECRET_TYPE: &str = "helm.sh/release.v1";
 /// Labels the drivers own; everything else on the object is the release's.
-pub const SYSTEM_LABELS: &[&str] = &["name", "owner", "status", "version", "createdAt", "modifiedAt"];
+pub const SYSTEM_LABELS: &[&str] = &[
+    "name",
+    "owner",
+    "status",
+    "version",
+    "createdAt",
+    "modifiedAt",
+];
 /// What etcd and the API server accept for one object.
 pub const MAX_OBJECT_BYTES: usize = 1 << 20;
 
 #[derive(Debug)]
 pub enum StorageError {
     Kube(kube::Error),
-    Corrupt { object: String, reason: String },
-    TooLarge { release: String, version: i64, bytes: usize },
+    Corrupt {
+        object: String,
+        reason: String,
+    },
+    TooLarge {
+        release: String,
+        version: i64,
+        bytes: usize,
+    },
     NotFound(String),
 }
 
@@ -56,8 +70,15 @@ fn custom_labels(labels: &BTreeMap<String, String>) -> BTreeMap<String, String> 
         .collect()
 }
 
-fn from_payload(object: &str, labels: Option<&BTreeMap<String, String>>, payload: &str) -> Result<Release, StorageError> {
-    let mut r = codec::decode(payload).map_err(|reason| StorageError::Corrupt { object: object.to_string(), reason })?;
+fn from_payload(
+    object: &str,
+    labels: Option<&BTreeMap<String, String>>,
+    payload: &str,
+) -> Result<Release, StorageError> {
+    let mut r = codec::decode(payload).map_err(|reason| StorageError::Corrupt {
+        object: object.to_string(),
+        reason,
+    })?;
     if let Some(l) = labels {
         r.labels = custom_labels(l);
     }
@@ -70,7 +91,10 @@ pub fn release_from_secret(s: &Secret) -> Result<Release, StorageError> {
         .data
         .as_ref()
         .and_then(|d| d.get("release"))
-        .ok_or_else(|| StorageError::Corrupt { object: name.clone(), reason: "no release data".into() })?;
+        .ok_or_else(|| StorageError::Corrupt {
+            object: name.clone(),
+            reason: "no release data".into(),
+        })?;
     let text = String::from_utf8_lossy(&data.0);
     from_payload(&name, s.metadata.labels.as_ref(), &text)
 }
@@ -81,16 +105,27 @@ pub fn release_from_configmap(c: &ConfigMap) -> Result<Release, StorageError> {
         .data
         .as_ref()
         .and_then(|d| d.get("release"))
-        .ok_or_else(|| StorageError::Corrupt { object: name.clone(), reason: "no release data".into() })?;
+        .ok_or_else(|| StorageError::Corrupt {
+            object: name.clone(),
+            reason: "no release data".into(),
+        })?;
     from_payload(&name, c.metadata.labels.as_ref(), text)
 }
 
 /// The Secret Helm writes for `r`; `created` picks the createdAt or
 /// modifiedAt label as Helm's Create and Update do.
-pub fn secret_for(r: &Release, created: bool, annotations: &BTreeMap<String, String>) -> Result<Secret, StorageError> {
+pub fn secret_for(
+    r: &Release,
+    created: bool,
+    annotations: &BTreeMap<String, String>,
+) -> Result<Secret, StorageError> {
     let payload = codec::encode(r);
     if payload.len() + 4096 > MAX_OBJECT_BYTES {
-        return Err(StorageError::TooLarge { release: r.name.clone(), version: r.version, bytes: payload.len() });
+        return Err(StorageError::TooLarge {
+            release: r.name.clone(),
+            version: r.version,
+            bytes: payload.len(),
+        });
     }
     let mut labels = custom_labels(&r.labels);
     let now = chrono::Utc::now().timestamp().to_string();
@@ -104,7 +139,11 @@ pub fn secret_for(r: &Release, created: bool, annotations: &BTreeMap<String, Str
             name: Some(key(&r.name, r.version)),
             namespace: Some(r.namespace.clone()),
             labels: Some(labels),
-            annotations: if annotations.is_empty() { None } else { Some(annotations.clone()) },
+            annotations: if annotations.is_empty() {
+                None
+            } else {
+                Some(annotations.clone())
+            },
             ..Default::default()
         },
         type_: Some(SECRET_TYPE.into()),
@@ -123,7 +162,11 @@ pub struct Storage {
 
 impl Storage {
     pub fn new(client: kube::Client, namespace: &str) -> Storage {
-        Storage { client, namespace: namespace.to_string(), annotations: BTreeMap::new() }
+        Storage {
+            client,
+            namespace: namespace.to_string(),
+            annotations: BTreeMap::new(),
+        }
     }
 
     pub fn namespace(&self) -> &str {
@@ -135,13 +178,24 @@ impl Storage {
     }
 
     /// Every release matching `selector` (plus `owner=helm`).
-    pub async fn query(&self, all_namespaces: bool, selector: &str) -> Result<Vec<Release>, StorageError> {
-        let sel = if selector.is_empty() { "owner=helm".to_string() } else { format!("owner=helm,{selector}") };
+    pub async fn query(
+        &self,
+        all_namespaces: bool,
+        selector: &str,
+    ) -> Result<Vec<Release>, StorageError> {
+        let sel = if selector.is_empty() {
+            "owner=helm".to_string()
+        } else {
+            format!("owner=helm,{selector}")
+        };
         let lp = ListParams::default().labels(&sel);
         let (secrets, configmaps): (Api<Secret>, Api<ConfigMap>) = if all_namespaces {
             (Api::all(self.client.clone()), Api::all(self.client.clone()))
         } else {
-            (self.secrets(), Api::namespaced(self.client.clone(), &self.namespace))
+            (
+                self.secrets(),
+                Api::namespaced(self.client.clone(), &self.namespace),
+            )
         };
         let mut out = Vec::new();
         for s in secrets.list(&lp).await?.items {
@@ -152,7 +206,13 @@ impl Storage {
         for c in configmaps.list(&lp).await?.items {
             out.push(release_from_configmap(&c)?);
         }
-        out.sort_by(|a, b| (a.namespace.as_str(), a.name.as_str(), a.version).cmp(&(b.namespace.as_str(), b.name.as_str(), b.version)));
+        out.sort_by(|a, b| {
+            (a.namespace.as_str(), a.name.as_str(), a.version).cmp(&(
+                b.namespace.as_str(),
+                b.name.as_str(),
+                b.version,
+            ))
+        });
         Ok(out)
     }
 
@@ -170,7 +230,11 @@ impl Storage {
     }
 
     pub async fn last(&self, name: &str) -> Result<Option<Release>, StorageError> {
-        Ok(self.history(name).await?.into_iter().max_by_key(|r| r.version))
+        Ok(self
+            .history(name)
+            .await?
+            .into_iter()
+            .max_by_key(|r| r.version))
     }
 
     pub async fn deployed(&self, name: &str) -> Result<Option<Release>, StorageError> {
@@ -190,16 +254,23 @@ impl Storage {
 
     pub async fn update(&self, r: &Release) -> Result<(), StorageError> {
         let s = secret_for(r, false, &self.annotations)?;
-        self.secrets().replace(&key(&r.name, r.version), &PostParams::default(), &s).await?;
+        self.secrets()
+            .replace(&key(&r.name, r.version), &PostParams::default(), &s)
+            .await?;
         Ok(())
     }
 
     pub async fn delete(&self, name: &str, version: i64) -> Result<(), StorageError> {
-        match self.secrets().delete(&key(name, version), &DeleteParams::default()).await {
+        match self
+            .secrets()
+            .delete(&key(name, version), &DeleteParams::default())
+            .await
+        {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(e)) if e.code == 404 => {
                 let cms: Api<ConfigMap> = Api::namespaced(self.client.clone(), &self.namespace);
-                cms.delete(&key(name, version), &DeleteParams::default()).await?;
+                cms.delete(&key(name, version), &DeleteParams::default())
+                    .await?;
                 Ok(())
             }
             Err(e) => Err(e.into()),
@@ -216,8 +287,15 @@ impl Storage {
         if history.len() <= max {
             return Ok(());
         }
-        let last_deployed = history.iter().filter(|r| r.info.status == Status::Deployed).map(|r| r.version).max();
-        let mut removable: Vec<&Release> = history.iter().filter(|r| Some(r.version) != last_deployed).collect();
+        let last_deployed = history
+            .iter()
+            .filter(|r| r.info.status == Status::Deployed)
+            .map(|r| r.version)
+            .max();
+        let mut removable: Vec<&Release> = history
+            .iter()
+            .filter(|r| Some(r.version) != last_deployed)
+            .collect();
         removable.sort_by_key(|r| r.version);
         for r in removable.into_iter().take(history.len() - max) {
             self.delete(&r.name, r.version).await?;

@@ -31,7 +31,9 @@ impl Drop for Server {
 
 async fn client(kubeconfig: &std::path::Path) -> kube::Client {
     let kc = kube::config::Kubeconfig::read_from(kubeconfig).unwrap();
-    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.unwrap();
+    let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
     kube::Client::try_from(cfg).unwrap()
 }
 
@@ -63,11 +65,21 @@ async fn main() {
     let objects: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
     let nclients: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(8);
     let exe = std::env::current_exe().unwrap();
-    let bin = exe.parent().unwrap().parent().unwrap().join("navique-sandbox");
+    let bin = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("navique-sandbox");
     let dir = std::env::temp_dir().join(format!("navique-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
-    let child = Command::new(&bin).arg("--kubeconfig").arg(&kubeconfig).arg("--no-simulate").spawn().expect("navique-sandbox binary (build it with --release)");
+    let child = Command::new(&bin)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--no-simulate")
+        .spawn()
+        .expect("navique-sandbox binary (build it with --release)");
     let server = Server(child);
     let pid = server.0.id();
     while !kubeconfig.exists() {
@@ -80,14 +92,20 @@ async fn main() {
     }
     let ns = "bench";
     Api::<Namespace>::all(clients[0].clone())
-        .create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
+        )
         .await
         .unwrap();
 
     let create = parallel(&clients, objects, move |c, i| async move {
         let api: Api<ConfigMap> = Api::namespaced(c, ns);
-        let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": format!("cm-{i}"), "labels": {"idx": (i % 10).to_string()}},
-            "data": {"payload": "x".repeat(200)}})).unwrap();
+        let cm: ConfigMap = serde_json::from_value(
+            json!({"metadata": {"name": format!("cm-{i}"), "labels": {"idx": (i % 10).to_string()}},
+            "data": {"payload": "x".repeat(200)}}),
+        )
+        .unwrap();
         api.create(&PostParams::default(), &cm).await.unwrap();
     })
     .await;
@@ -117,13 +135,23 @@ async fn main() {
 
     // Watch fan-out: every watcher receives every update.
     let api: Api<ConfigMap> = Api::namespaced(clients[0].clone(), ns);
-    let rv = api.list(&ListParams::default().limit(1)).await.unwrap().metadata.resource_version.unwrap();
+    let rv = api
+        .list(&ListParams::default().limit(1))
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
     let mut watchers = Vec::new();
     for c in &clients {
         let api: Api<ConfigMap> = Api::namespaced(c.clone(), ns);
         let rv = rv.clone();
         watchers.push(tokio::spawn(async move {
-            let mut s = Box::pin(api.watch(&WatchParams::default().timeout(120), &rv).await.unwrap());
+            let mut s = Box::pin(
+                api.watch(&WatchParams::default().timeout(120), &rv)
+                    .await
+                    .unwrap(),
+            );
             let mut n = 0;
             while let Some(e) = s.try_next().await.unwrap() {
                 if let WatchEvent::Modified(_) = e {
@@ -138,7 +166,13 @@ async fn main() {
     let watch_started = Instant::now();
     parallel(&clients, objects, move |c, i| async move {
         let api: Api<ConfigMap> = Api::namespaced(c, ns);
-        api.patch(&format!("cm-{i}"), &PatchParams::default(), &Patch::Merge(json!({"data": {"n": "1"}}))).await.unwrap();
+        api.patch(
+            &format!("cm-{i}"),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"n": "1"}})),
+        )
+        .await
+        .unwrap();
     })
     .await;
     for w in watchers {
@@ -152,11 +186,22 @@ async fn main() {
     println!("|---|---|");
     println!("| create (POST) | {:.0} req/s |", rate(objects, create));
     println!("| get | {:.0} req/s |", rate(objects, get));
-    println!("| server-side apply (PATCH apply-patch+yaml) | {:.0} req/s |", rate(objects, apply));
-    println!("| list of all {objects} objects | {:.1} lists/s |", rate(lists, list));
+    println!(
+        "| server-side apply (PATCH apply-patch+yaml) | {:.0} req/s |",
+        rate(objects, apply)
+    );
+    println!(
+        "| list of all {objects} objects | {:.1} lists/s |",
+        rate(lists, list)
+    );
     println!("| merge patch while {nclients} watchers stream | {:.0} updates/s, {:.0} events/s delivered |", rate(objects, watch), rate(objects * nclients, watch));
     println!();
-    println!("server RSS: {:.1} MiB idle, {:.1} MiB with {objects} objects, {:.1} MiB peak", idle as f64 / 1024.0, loaded as f64 / 1024.0, peak as f64 / 1024.0);
+    println!(
+        "server RSS: {:.1} MiB idle, {:.1} MiB with {objects} objects, {:.1} MiB peak",
+        idle as f64 / 1024.0,
+        loaded as f64 / 1024.0,
+        peak as f64 / 1024.0
+    );
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -41,11 +41,19 @@ pub async fn run(shared: Arc<Shared>, sim: Arc<Simulation>) {
                         pending.entry(k).or_insert_with(|| Instant::now() + delay);
                     }
                 }
-                let due: Vec<ObjKey> = pending.iter().filter(|(_, t)| **t <= Instant::now()).map(|(k, _)| k.clone()).collect();
+                let due: Vec<ObjKey> = pending
+                    .iter()
+                    .filter(|(_, t)| **t <= Instant::now())
+                    .map(|(k, _)| k.clone())
+                    .collect();
                 for k in due {
                     pending.remove(&k);
                     let Some(obj) = st.object(&k) else { continue };
-                    let held = obj.pointer("/metadata/annotations").and_then(|a| a.get(HOLD_ANNOTATION)).and_then(Value::as_str) == Some("true");
+                    let held = obj
+                        .pointer("/metadata/annotations")
+                        .and_then(|a| a.get(HOLD_ANNOTATION))
+                        .and_then(Value::as_str)
+                        == Some("true");
                     if held || obj.pointer("/metadata/deletionTimestamp").is_some() {
                         continue;
                     }
@@ -59,7 +67,11 @@ pub async fn run(shared: Arc<Shared>, sim: Arc<Simulation>) {
                 pending.clear();
             }
         }
-        let wait = pending.values().min().map(|t| t.saturating_duration_since(Instant::now())).unwrap_or(Duration::from_millis(500));
+        let wait = pending
+            .values()
+            .min()
+            .map(|t| t.saturating_duration_since(Instant::now()))
+            .unwrap_or(Duration::from_millis(500));
         tokio::select! {
             _ = shared.wake_controllers.notified() => {}
             _ = tokio::time::sleep(wait.min(Duration::from_millis(500))) => {}
@@ -74,7 +86,10 @@ fn int(v: &Value, p: &str, default: i64) -> i64 {
 fn keep_time(obj: &Value, ctype: &str, field: &str) -> Value {
     obj.pointer("/status/conditions")
         .and_then(Value::as_array)
-        .and_then(|cs| cs.iter().find(|c| c.get("type").and_then(Value::as_str) == Some(ctype)))
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some(ctype))
+        })
         .and_then(|c| c.get(field).cloned())
         .unwrap_or_else(|| json!(now()))
 }
@@ -82,8 +97,14 @@ fn keep_time(obj: &Value, ctype: &str, field: &str) -> Value {
 /// The status a healthy controller would write for this object.
 pub fn ready_status(res: &str, obj: &Value) -> Option<Value> {
     let generation = int(obj, "/metadata/generation", 1);
-    let name = obj.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default();
-    let hash = format!("{:x}", generation * 7919 + 1_000_000_000).chars().take(10).collect::<String>();
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let hash = format!("{:x}", generation * 7919 + 1_000_000_000)
+        .chars()
+        .take(10)
+        .collect::<String>();
     match res {
         "apps/deployments" => {
             let r = int(obj, "/spec/replicas", 1);
@@ -102,7 +123,12 @@ pub fn ready_status(res: &str, obj: &Value) -> Option<Value> {
             });
             if r == 0 {
                 let m = s.as_object_mut().expect("object");
-                for k in ["replicas", "updatedReplicas", "readyReplicas", "availableReplicas"] {
+                for k in [
+                    "replicas",
+                    "updatedReplicas",
+                    "readyReplicas",
+                    "availableReplicas",
+                ] {
                     m.remove(k);
                 }
             }
@@ -124,7 +150,9 @@ pub fn ready_status(res: &str, obj: &Value) -> Option<Value> {
         }
         "apps/replicasets" => {
             let r = int(obj, "/spec/replicas", 1);
-            Some(json!({"observedGeneration": generation, "replicas": r, "fullyLabeledReplicas": r, "readyReplicas": r, "availableReplicas": r}))
+            Some(
+                json!({"observedGeneration": generation, "replicas": r, "fullyLabeledReplicas": r, "readyReplicas": r, "availableReplicas": r}),
+            )
         }
         "apps/daemonsets" => Some(json!({
             "observedGeneration": generation,
@@ -137,7 +165,10 @@ pub fn ready_status(res: &str, obj: &Value) -> Option<Value> {
         })),
         "batch/jobs" => {
             let completions = int(obj, "/spec/completions", 1);
-            let start = obj.pointer("/status/startTime").cloned().unwrap_or_else(|| json!(now()));
+            let start = obj
+                .pointer("/status/startTime")
+                .cloned()
+                .unwrap_or_else(|| json!(now()));
             Some(json!({
                 "startTime": start,
                 "completionTime": obj.pointer("/status/completionTime").cloned().unwrap_or_else(|| json!(now())),

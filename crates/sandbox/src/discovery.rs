@@ -65,9 +65,15 @@ pub fn resource_list(reg: &Registry, group: &str, version: &str) -> Option<Value
     if types.is_empty() {
         return None;
     }
-    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
     let resources: Vec<Value> = types.iter().flat_map(|t| api_resource(t)).collect();
-    Some(json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}))
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
 }
 
 fn gv_path(group: &str, version: &str) -> String {
@@ -83,14 +89,21 @@ pub fn openapi_v3_index(reg: &Registry, generation: u64) -> Value {
     for (g, vs) in reg.groups() {
         for v in vs {
             let p = gv_path(&g, &v);
-            paths.insert(p.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{p}?hash={generation:016X}")}));
+            paths.insert(
+                p.clone(),
+                json!({"serverRelativeURL": format!("/openapi/v3/{p}?hash={generation:016X}")}),
+            );
         }
     }
     json!({"paths": paths})
 }
 
 fn schema_name(t: &ResourceType, version: &str) -> String {
-    let g = if t.group.is_empty() { "core".to_string() } else { t.group.clone() };
+    let g = if t.group.is_empty() {
+        "core".to_string()
+    } else {
+        t.group.clone()
+    };
     format!("io.navique.sandbox.{g}.{version}.{}", t.kind)
 }
 

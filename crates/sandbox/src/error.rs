@@ -21,7 +21,12 @@ fn details(t: &ResourceType, name: &str) -> Value {
 
 impl ApiError {
     pub fn new(code: u16, reason: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { code, reason, message: message.into(), details: None }
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
     }
 
     pub fn bad_request(message: impl Into<String>) -> ApiError {
@@ -31,7 +36,11 @@ impl ApiError {
     pub fn not_found(t: &ResourceType, name: &str) -> ApiError {
         ApiError {
             details: Some(details(t, name)),
-            ..ApiError::new(404, "NotFound", format!("{} {:?} not found", t.qualified(), name))
+            ..ApiError::new(
+                404,
+                "NotFound",
+                format!("{} {:?} not found", t.qualified(), name),
+            )
         }
     }
 
@@ -45,14 +54,27 @@ impl ApiError {
     pub fn already_exists(t: &ResourceType, name: &str) -> ApiError {
         ApiError {
             details: Some(details(t, name)),
-            ..ApiError::new(409, "AlreadyExists", format!("{} {:?} already exists", t.qualified(), name))
+            ..ApiError::new(
+                409,
+                "AlreadyExists",
+                format!("{} {:?} already exists", t.qualified(), name),
+            )
         }
     }
 
     pub fn conflict(t: &ResourceType, name: &str, why: &str) -> ApiError {
         ApiError {
             details: Some(details(t, name)),
-            ..ApiError::new(409, "Conflict", format!("Operation cannot be fulfilled on {} {:?}: {}", t.qualified(), name, why))
+            ..ApiError::new(
+                409,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} {:?}: {}",
+                    t.qualified(),
+                    name,
+                    why
+                ),
+            )
         }
     }
 
@@ -63,7 +85,11 @@ impl ApiError {
     pub fn invalid(t: &ResourceType, name: &str, why: &str) -> ApiError {
         ApiError {
             details: Some(details(t, name)),
-            ..ApiError::new(422, "Invalid", format!("{} {:?} is invalid: {}", t.kind, name, why))
+            ..ApiError::new(
+                422,
+                "Invalid",
+                format!("{} {:?} is invalid: {}", t.kind, name, why),
+            )
         }
     }
 

@@ -80,13 +80,20 @@ pub struct Sandbox {
 }
 
 fn random_token() -> String {
-    (0..32).map(|_| format!("{:x}", rand::random::<u8>() & 15)).collect()
+    (0..32)
+        .map(|_| format!("{:x}", rand::random::<u8>() & 15))
+        .collect()
 }
 
 pub fn kubeconfig_yaml(server: &str, token: &str, ca_pem: Option<&str>) -> String {
     use base64::Engine;
     let ca = ca_pem
-        .map(|p| format!("\n    certificate-authority-data: {}", base64::engine::general_purpose::STANDARD.encode(p)))
+        .map(|p| {
+            format!(
+                "\n    certificate-authority-data: {}",
+                base64::engine::general_purpose::STANDARD.encode(p)
+            )
+        })
         .unwrap_or_default();
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: navique-sandbox\n  cluster:\n    server: {server}{ca}\ncontexts:\n- name: navique-sandbox\n  context:\n    cluster: navique-sandbox\n    user: navique-sandbox\n    namespace: default\ncurrent-context: navique-sandbox\nusers:\n- name: navique-sandbox\n  user:\n    token: {token}\n"
@@ -112,7 +119,11 @@ impl Sandbox {
         let (kubeconfig, temp_dir) = match &opts.kubeconfig {
             Some(p) => (p.clone(), None),
             None => {
-                let dir = std::env::temp_dir().join(format!("navique-sandbox-{}-{}", std::process::id(), random_token()));
+                let dir = std::env::temp_dir().join(format!(
+                    "navique-sandbox-{}-{}",
+                    std::process::id(),
+                    random_token()
+                ));
                 std::fs::create_dir_all(&dir)?;
                 (dir.join("kubeconfig"), Some(dir))
             }
@@ -136,19 +147,32 @@ impl Sandbox {
             .thread_name("navique-sandbox")
             .build()?;
         let (shared2, sim2) = (shared.clone(), sim.clone());
-        let thread = std::thread::Builder::new().name("navique-sandbox".into()).spawn(move || {
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                tokio::spawn(controllers::run(shared2.clone(), sim2));
-                serve(listener, shared2, stop_rx, acceptor).await;
-            });
-            runtime.shutdown_timeout(Duration::from_millis(100));
-        })?;
+        let thread = std::thread::Builder::new()
+            .name("navique-sandbox".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                    tokio::spawn(controllers::run(shared2.clone(), sim2));
+                    serve(listener, shared2, stop_rx, acceptor).await;
+                });
+                runtime.shutdown_timeout(Duration::from_millis(100));
+            })?;
         // Write the kubeconfig atomically, once the socket accepts.
         let tmp = kubeconfig.with_extension("tmp");
         std::fs::write(&tmp, kubeconfig_yaml(&url, &token, ca_pem.as_deref()))?;
         std::fs::rename(&tmp, &kubeconfig)?;
-        Ok(Sandbox { addr, url, token, ca_pem, kubeconfig, temp_dir, shared, sim, shutdown: Some(stop_tx), thread: Some(thread) })
+        Ok(Sandbox {
+            addr,
+            url,
+            token,
+            ca_pem,
+            kubeconfig,
+            temp_dir,
+            shared,
+            sim,
+            shutdown: Some(stop_tx),
+            thread: Some(thread),
+        })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -183,7 +207,9 @@ impl Sandbox {
     }
 
     pub fn set_ready_delay(&self, d: Duration) {
-        self.sim.delay_ms.store(d.as_millis() as u64, Ordering::Relaxed);
+        self.sim
+            .delay_ms
+            .store(d.as_millis() as u64, Ordering::Relaxed);
     }
 
     /// Number of objects stored, for load tests and benchmarks.

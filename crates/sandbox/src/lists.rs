@@ -26,8 +26,15 @@ pub fn list_type(field: &str, items: &[Value], builtin: bool, in_metadata: bool)
         return ListType::Atomic;
     }
     match field {
-        "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "env" | "imagePullSecrets"
-        | "webhooks" | "resourceClaims" | "secrets" => ListType::Map(&["name"]),
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "volumes"
+        | "env"
+        | "imagePullSecrets"
+        | "webhooks"
+        | "resourceClaims"
+        | "secrets" => ListType::Map(&["name"]),
         "volumeMounts" => ListType::Map(&["mountPath"]),
         "volumeDevices" => ListType::Map(&["devicePath"]),
         "hostAliases" => ListType::Map(&["ip"]),

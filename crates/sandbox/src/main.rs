@@ -15,16 +15,22 @@ fn main() {
     let mut opts = Options::default();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let mut value = |name: &str| args.next().unwrap_or_else(|| {
-            eprintln!("navique-sandbox: {name} needs a value");
-            usage()
-        });
+        let mut value = |name: &str| {
+            args.next().unwrap_or_else(|| {
+                eprintln!("navique-sandbox: {name} needs a value");
+                usage()
+            })
+        };
         match a.as_str() {
             "--kubeconfig" => opts.kubeconfig = Some(PathBuf::from(value("--kubeconfig"))),
             "--port" => opts.port = value("--port").parse().unwrap_or_else(|_| usage()),
             "--token" => opts.token = Some(value("--token")),
             "--ready-delay-ms" => {
-                opts.ready_delay = std::time::Duration::from_millis(value("--ready-delay-ms").parse().unwrap_or_else(|_| usage()))
+                opts.ready_delay = std::time::Duration::from_millis(
+                    value("--ready-delay-ms")
+                        .parse()
+                        .unwrap_or_else(|_| usage()),
+                )
             }
             "--no-simulate" => opts.simulate = false,
             "--tls" => opts.tls = true,
@@ -47,10 +53,18 @@ fn main() {
             std::process::exit(1);
         }
     };
-    eprintln!("navique-sandbox: serving {} (kubeconfig {})", sandbox.url(), sandbox.kubeconfig_path().display());
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    eprintln!(
+        "navique-sandbox: serving {} (kubeconfig {})",
+        sandbox.url(),
+        sandbox.kubeconfig_path().display()
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     rt.block_on(async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("signal");
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("signal");
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}

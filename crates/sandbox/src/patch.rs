@@ -30,7 +30,9 @@ fn parent_and_last<'a>(doc: &'a mut Value, path: &str) -> Result<(&'a mut Value,
     if path.is_empty() {
         return Err("cannot address the document root".into());
     }
-    let (parent, last) = path.rsplit_once('/').ok_or_else(|| format!("invalid JSON pointer {path:?}"))?;
+    let (parent, last) = path
+        .rsplit_once('/')
+        .ok_or_else(|| format!("invalid JSON pointer {path:?}"))?;
     let target = doc
         .pointer_mut(parent)
         .ok_or_else(|| format!("doc is missing path: {path:?}"))?;
@@ -53,14 +55,20 @@ fn add(doc: &mut Value, path: &str, value: Value) -> Result<(), String> {
                 a.push(value);
                 return Ok(());
             }
-            let i: usize = last.parse().map_err(|_| format!("invalid array index {last:?}"))?;
+            let i: usize = last
+                .parse()
+                .map_err(|_| format!("invalid array index {last:?}"))?;
             if i > a.len() {
-                return Err(format!("add operation does not apply: doc is missing path: {path:?}"));
+                return Err(format!(
+                    "add operation does not apply: doc is missing path: {path:?}"
+                ));
             }
             a.insert(i, value);
             Ok(())
         }
-        _ => Err(format!("add operation does not apply: doc is missing path: {path:?}")),
+        _ => Err(format!(
+            "add operation does not apply: doc is missing path: {path:?}"
+        )),
     }
 }
 
@@ -81,11 +89,23 @@ fn remove(doc: &mut Value, path: &str) -> Result<Value, String> {
 }
 
 pub fn json_patch(doc: &mut Value, ops: &Value) -> Result<(), String> {
-    let ops = ops.as_array().ok_or("json patch must be an array of operations")?;
+    let ops = ops
+        .as_array()
+        .ok_or("json patch must be an array of operations")?;
     for op in ops {
-        let kind = op.get("op").and_then(Value::as_str).ok_or("operation is missing \"op\"")?;
-        let path = op.get("path").and_then(Value::as_str).ok_or("operation is missing \"path\"")?;
-        let value = || op.get("value").cloned().ok_or_else(|| format!("{kind} operation is missing \"value\""));
+        let kind = op
+            .get("op")
+            .and_then(Value::as_str)
+            .ok_or("operation is missing \"op\"")?;
+        let path = op
+            .get("path")
+            .and_then(Value::as_str)
+            .ok_or("operation is missing \"path\"")?;
+        let value = || {
+            op.get("value")
+                .cloned()
+                .ok_or_else(|| format!("{kind} operation is missing \"value\""))
+        };
         match kind {
             "add" => add(doc, path, value()?)?,
             "remove" => {
@@ -93,17 +113,22 @@ pub fn json_patch(doc: &mut Value, ops: &Value) -> Result<(), String> {
             }
             "replace" => {
                 let v = value()?;
-                let slot = doc
-                    .pointer_mut(path)
-                    .ok_or_else(|| format!("replace operation does not apply: doc is missing key: {path}"))?;
+                let slot = doc.pointer_mut(path).ok_or_else(|| {
+                    format!("replace operation does not apply: doc is missing key: {path}")
+                })?;
                 *slot = v;
             }
             "move" | "copy" => {
-                let from = op.get("from").and_then(Value::as_str).ok_or("operation is missing \"from\"")?;
+                let from = op
+                    .get("from")
+                    .and_then(Value::as_str)
+                    .ok_or("operation is missing \"from\"")?;
                 let v = if kind == "move" {
                     remove(doc, from)?
                 } else {
-                    doc.pointer(from).cloned().ok_or_else(|| format!("copy operation does not apply: doc is missing from path: {from}"))?
+                    doc.pointer(from).cloned().ok_or_else(|| {
+                        format!("copy operation does not apply: doc is missing from path: {from}")
+                    })?
                 };
                 add(doc, path, v)?;
             }
@@ -199,12 +224,19 @@ fn strip_directives(v: Value) -> Value {
     }
 }
 
-fn merge_list(original: Value, items: &[Value], field: &str, in_metadata: bool) -> Result<Value, String> {
+fn merge_list(
+    original: Value,
+    items: &[Value],
+    field: &str,
+    in_metadata: bool,
+) -> Result<Value, String> {
     let mut list = match original {
         Value::Array(a) => a,
         _ => Vec::new(),
     };
-    let replace = items.iter().any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"));
+    let replace = items
+        .iter()
+        .any(|i| i.get("$patch").and_then(Value::as_str) == Some("replace"));
     if replace {
         return Ok(Value::Array(
             items
@@ -215,8 +247,15 @@ fn merge_list(original: Value, items: &[Value], field: &str, in_metadata: bool) 
                 .collect(),
         ));
     }
-    match list_type(field, if list.is_empty() { items } else { &list }, true, in_metadata) {
-        ListType::Atomic => Ok(Value::Array(items.iter().cloned().map(strip_directives).collect())),
+    match list_type(
+        field,
+        if list.is_empty() { items } else { &list },
+        true,
+        in_metadata,
+    ) {
+        ListType::Atomic => Ok(Value::Array(
+            items.iter().cloned().map(strip_directives).collect(),
+        )),
         ListType::Set => {
             for i in items {
                 if !list.contains(i) {
@@ -258,7 +297,10 @@ fn reorder(list: &mut [Value], order: &[Value], field: &str, in_metadata: bool) 
         match list_type(field, order, true, in_metadata) {
             ListType::Map(keys) => {
                 let k = item_key(x, &keys[..1]);
-                order.iter().position(|o| item_key(o, &keys[..1]) == k).unwrap_or(usize::MAX)
+                order
+                    .iter()
+                    .position(|o| item_key(o, &keys[..1]) == k)
+                    .unwrap_or(usize::MAX)
             }
             _ => order.iter().position(|o| o == x).unwrap_or(usize::MAX),
         }
@@ -277,17 +319,27 @@ mod tests {
         let patch = json!({"spec": {"$setElementOrder/containers": [{"name": "b"}, {"name": "a"}],
             "containers": [{"name": "a", "image": "z"}]}});
         strategic_merge_patch(&mut obj, &patch).unwrap();
-        assert_eq!(obj, json!({"spec": {"containers": [{"name": "b", "image": "y"}, {"name": "a", "image": "z"}]}}));
+        assert_eq!(
+            obj,
+            json!({"spec": {"containers": [{"name": "b", "image": "y"}, {"name": "a", "image": "z"}]}})
+        );
         let del = json!({"spec": {"containers": [{"name": "b", "$patch": "delete"}]}});
         strategic_merge_patch(&mut obj, &del).unwrap();
-        assert_eq!(obj, json!({"spec": {"containers": [{"name": "a", "image": "z"}]}}));
+        assert_eq!(
+            obj,
+            json!({"spec": {"containers": [{"name": "a", "image": "z"}]}})
+        );
     }
 
     #[test]
     fn json_patch_ops_and_test_failure() {
         let mut doc = json!({"a": [1, 2], "b": {"c": 1}});
-        json_patch(&mut doc, &json!([{"op": "add", "path": "/a/-", "value": 3}, {"op": "remove", "path": "/b/c"},
-            {"op": "copy", "from": "/a/0", "path": "/d"}])).unwrap();
+        json_patch(
+            &mut doc,
+            &json!([{"op": "add", "path": "/a/-", "value": 3}, {"op": "remove", "path": "/b/c"},
+            {"op": "copy", "from": "/a/0", "path": "/d"}]),
+        )
+        .unwrap();
         assert_eq!(doc, json!({"a": [1, 2, 3], "b": {}, "d": 1}));
         assert!(json_patch(&mut doc, &json!([{"op": "test", "path": "/d", "value": 2}])).is_err());
     }

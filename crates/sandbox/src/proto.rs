@@ -29,11 +29,21 @@ struct Field {
 }
 
 const fn f(num: u64, name: &'static str, kind: Kind) -> Field {
-    Field { num, name, kind, repeated: false }
+    Field {
+        num,
+        name,
+        kind,
+        repeated: false,
+    }
 }
 
 const fn r(num: u64, name: &'static str, kind: Kind) -> Field {
-    Field { num, name, kind, repeated: true }
+    Field {
+        num,
+        name,
+        kind,
+        repeated: true,
+    }
 }
 
 const FIELDS_V1: &[Field] = &[f(1, "raw", Kind::RawJson)];
@@ -84,7 +94,10 @@ const CONFIG_MAP: &[Field] = &[
     f(4, "immutable", Kind::Bool),
 ];
 const NAMESPACE_SPEC: &[Field] = &[r(1, "finalizers", Kind::Str)];
-const NAMESPACE: &[Field] = &[f(1, "metadata", Kind::Msg(OBJECT_META)), f(2, "spec", Kind::Msg(NAMESPACE_SPEC))];
+const NAMESPACE: &[Field] = &[
+    f(1, "metadata", Kind::Msg(OBJECT_META)),
+    f(2, "spec", Kind::Msg(NAMESPACE_SPEC)),
+];
 const LOCAL_REF: &[Field] = &[f(1, "name", Kind::Str)];
 const OBJECT_REF: &[Field] = &[
     f(1, "kind", Kind::Str),
@@ -110,7 +123,10 @@ const DELETE_OPTIONS: &[Field] = &[
     r(5, "dryRun", Kind::Str),
 ];
 const TYPE_META: &[Field] = &[f(1, "apiVersion", Kind::Str), f(2, "kind", Kind::Str)];
-const UNKNOWN: &[Field] = &[f(1, "typeMeta", Kind::Msg(TYPE_META)), f(2, "raw", Kind::Bytes)];
+const UNKNOWN: &[Field] = &[
+    f(1, "typeMeta", Kind::Msg(TYPE_META)),
+    f(2, "raw", Kind::Bytes),
+];
 
 struct Reader<'a> {
     b: &'a [u8],
@@ -133,7 +149,11 @@ impl<'a> Reader<'a> {
 
     fn bytes(&mut self) -> Result<&'a [u8], String> {
         let n = self.varint()? as usize;
-        let end = self.pos.checked_add(n).filter(|e| *e <= self.b.len()).ok_or("truncated field")?;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|e| *e <= self.b.len())
+            .ok_or("truncated field")?;
         let s = &self.b[self.pos..end];
         self.pos = end;
         Ok(s)
@@ -168,7 +188,9 @@ fn decode(b: &[u8], schema: &[Field]) -> Result<Value, String> {
         };
         let value = match field.kind {
             Kind::Str => Value::String(String::from_utf8_lossy(rd.bytes()?).into_owned()),
-            Kind::Bytes => Value::String(base64::engine::general_purpose::STANDARD.encode(rd.bytes()?)),
+            Kind::Bytes => {
+                Value::String(base64::engine::general_purpose::STANDARD.encode(rd.bytes()?))
+            }
             Kind::Int => json!(rd.varint()? as i64),
             Kind::Bool => json!(rd.varint()? != 0),
             Kind::Time => {
@@ -180,9 +202,17 @@ fn decode(b: &[u8], schema: &[Field]) -> Result<Value, String> {
             Kind::Msg(s) => decode(rd.bytes()?, s)?,
             Kind::RawJson => serde_json::from_slice(rd.bytes()?).map_err(|e| e.to_string())?,
             Kind::MapStr | Kind::MapBytes => {
-                let vk = if matches!(field.kind, Kind::MapStr) { Kind::Str } else { Kind::Bytes };
+                let vk = if matches!(field.kind, Kind::MapStr) {
+                    Kind::Str
+                } else {
+                    Kind::Bytes
+                };
                 let entry = decode(rd.bytes()?, &[f(1, "k", Kind::Str), f(2, "v", vk)])?;
-                let k = entry.get("k").and_then(Value::as_str).unwrap_or_default().to_string();
+                let k = entry
+                    .get("k")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
                 let v = entry.get("v").cloned().unwrap_or(json!(""));
                 out.entry(field.name).or_insert_with(|| json!({}))[k] = v;
                 continue;
@@ -192,7 +222,11 @@ fn decode(b: &[u8], schema: &[Field]) -> Result<Value, String> {
             return Ok(value);
         }
         if field.repeated {
-            out.entry(field.name).or_insert_with(|| json!([])).as_array_mut().expect("array").push(value);
+            out.entry(field.name)
+                .or_insert_with(|| json!([]))
+                .as_array_mut()
+                .expect("array")
+                .push(value);
         } else {
             out.insert(field.name.to_string(), value);
         }
@@ -202,7 +236,9 @@ fn decode(b: &[u8], schema: &[Field]) -> Result<Value, String> {
 
 /// Decodes a `k8s\0`-prefixed protobuf body into the JSON form of the object.
 pub fn decode_object(body: &[u8]) -> Result<Value, String> {
-    let rest = body.strip_prefix(b"k8s\0").ok_or("protobuf body lacks the k8s magic prefix")?;
+    let rest = body
+        .strip_prefix(b"k8s\0")
+        .ok_or("protobuf body lacks the k8s magic prefix")?;
     let mut rd = Reader { b: rest, pos: 0 };
     let (mut api_version, mut kind, mut raw) = (String::new(), String::new(), &[][..]);
     while rd.pos < rest.len() {
@@ -210,8 +246,16 @@ pub fn decode_object(body: &[u8]) -> Result<Value, String> {
         match tag {
             0x0a => {
                 let tm = decode(rd.bytes()?, TYPE_META)?;
-                api_version = tm.get("apiVersion").and_then(Value::as_str).unwrap_or_default().into();
-                kind = tm.get("kind").and_then(Value::as_str).unwrap_or_default().into();
+                api_version = tm
+                    .get("apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .into();
+                kind = tm
+                    .get("kind")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .into();
             }
             0x12 => raw = rd.bytes()?,
             t => rd.skip(t & 7)?,
@@ -224,7 +268,11 @@ pub fn decode_object(body: &[u8]) -> Result<Value, String> {
         "Namespace" => NAMESPACE,
         "ServiceAccount" => SERVICE_ACCOUNT,
         "DeleteOptions" => DELETE_OPTIONS,
-        other => return Err(format!("protobuf encoding of {other} is not supported by this server; send JSON")),
+        other => {
+            return Err(format!(
+                "protobuf encoding of {other} is not supported by this server; send JSON"
+            ))
+        }
     };
     let mut v = decode(raw, schema)?;
     if kind != "DeleteOptions" {
@@ -246,8 +294,17 @@ mod tests {
 
     #[test]
     fn decodes_a_secret_envelope() {
-        let meta = [field(1, b"s1"), field(11, &[field(1, b"owner"), field(2, b"helm")].concat())].concat();
-        let secret = [field(1, &meta), field(2, &[field(1, b"release"), field(2, b"\x01\x02")].concat()), field(3, b"helm.sh/release.v1")].concat();
+        let meta = [
+            field(1, b"s1"),
+            field(11, &[field(1, b"owner"), field(2, b"helm")].concat()),
+        ]
+        .concat();
+        let secret = [
+            field(1, &meta),
+            field(2, &[field(1, b"release"), field(2, b"\x01\x02")].concat()),
+            field(3, b"helm.sh/release.v1"),
+        ]
+        .concat();
         let tm = [field(1, b"v1"), field(2, b"Secret")].concat();
         let body = [b"k8s\0".to_vec(), field(1, &tm), field(2, &secret)].concat();
         let v = decode_object(&body).unwrap();

@@ -53,49 +53,231 @@ struct Builtin {
     short: &'static [&'static str],
 }
 
-const fn b(gv: &'static str, kind: &'static str, plural: &'static str, namespaced: bool, status: bool, short: &'static [&'static str]) -> Builtin {
-    Builtin { gv, kind, plural, namespaced, status, short }
+const fn b(
+    gv: &'static str,
+    kind: &'static str,
+    plural: &'static str,
+    namespaced: bool,
+    status: bool,
+    short: &'static [&'static str],
+) -> Builtin {
+    Builtin {
+        gv,
+        kind,
+        plural,
+        namespaced,
+        status,
+        short,
+    }
 }
 
 const BUILTINS: &[Builtin] = &[
     b("v1", "Namespace", "namespaces", false, true, &["ns"]),
     b("v1", "ConfigMap", "configmaps", true, false, &["cm"]),
     b("v1", "Secret", "secrets", true, false, &[]),
-    b("v1", "ServiceAccount", "serviceaccounts", true, false, &["sa"]),
+    b(
+        "v1",
+        "ServiceAccount",
+        "serviceaccounts",
+        true,
+        false,
+        &["sa"],
+    ),
     b("v1", "Service", "services", true, true, &["svc"]),
     b("v1", "Endpoints", "endpoints", true, false, &["ep"]),
     b("v1", "Pod", "pods", true, true, &["po"]),
-    b("v1", "PersistentVolumeClaim", "persistentvolumeclaims", true, true, &["pvc"]),
-    b("v1", "PersistentVolume", "persistentvolumes", false, true, &["pv"]),
+    b(
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        true,
+        true,
+        &["pvc"],
+    ),
+    b(
+        "v1",
+        "PersistentVolume",
+        "persistentvolumes",
+        false,
+        true,
+        &["pv"],
+    ),
     b("v1", "Event", "events", true, false, &["ev"]),
     b("v1", "Node", "nodes", false, true, &["no"]),
-    b("v1", "ResourceQuota", "resourcequotas", true, true, &["quota"]),
+    b(
+        "v1",
+        "ResourceQuota",
+        "resourcequotas",
+        true,
+        true,
+        &["quota"],
+    ),
     b("v1", "LimitRange", "limitranges", true, false, &["limits"]),
-    b("apps/v1", "Deployment", "deployments", true, true, &["deploy"]),
+    b(
+        "apps/v1",
+        "Deployment",
+        "deployments",
+        true,
+        true,
+        &["deploy"],
+    ),
     b("apps/v1", "ReplicaSet", "replicasets", true, true, &["rs"]),
-    b("apps/v1", "StatefulSet", "statefulsets", true, true, &["sts"]),
+    b(
+        "apps/v1",
+        "StatefulSet",
+        "statefulsets",
+        true,
+        true,
+        &["sts"],
+    ),
     b("apps/v1", "DaemonSet", "daemonsets", true, true, &["ds"]),
-    b("apps/v1", "ControllerRevision", "controllerrevisions", true, false, &[]),
+    b(
+        "apps/v1",
+        "ControllerRevision",
+        "controllerrevisions",
+        true,
+        false,
+        &[],
+    ),
     b("batch/v1", "Job", "jobs", true, true, &[]),
     b("batch/v1", "CronJob", "cronjobs", true, true, &["cj"]),
-    b("rbac.authorization.k8s.io/v1", "Role", "roles", true, false, &[]),
-    b("rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", true, false, &[]),
-    b("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", false, false, &[]),
-    b("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", false, false, &[]),
-    b("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", false, true, &["crd", "crds"]),
-    b("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", false, false, &[]),
-    b("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false, false, &[]),
-    b("apiregistration.k8s.io/v1", "APIService", "apiservices", false, true, &[]),
-    b("policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", true, true, &["pdb"]),
-    b("autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", true, true, &["hpa"]),
-    b("networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", true, false, &["netpol"]),
-    b("networking.k8s.io/v1", "Ingress", "ingresses", true, true, &["ing"]),
-    b("networking.k8s.io/v1", "IngressClass", "ingressclasses", false, false, &[]),
-    b("scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", false, false, &["pc"]),
-    b("coordination.k8s.io/v1", "Lease", "leases", true, false, &[]),
+    b(
+        "rbac.authorization.k8s.io/v1",
+        "Role",
+        "roles",
+        true,
+        false,
+        &[],
+    ),
+    b(
+        "rbac.authorization.k8s.io/v1",
+        "RoleBinding",
+        "rolebindings",
+        true,
+        false,
+        &[],
+    ),
+    b(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+        false,
+        &[],
+    ),
+    b(
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+        false,
+        &[],
+    ),
+    b(
+        "apiextensions.k8s.io/v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        false,
+        true,
+        &["crd", "crds"],
+    ),
+    b(
+        "admissionregistration.k8s.io/v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        false,
+        false,
+        &[],
+    ),
+    b(
+        "admissionregistration.k8s.io/v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        false,
+        false,
+        &[],
+    ),
+    b(
+        "apiregistration.k8s.io/v1",
+        "APIService",
+        "apiservices",
+        false,
+        true,
+        &[],
+    ),
+    b(
+        "policy/v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        true,
+        true,
+        &["pdb"],
+    ),
+    b(
+        "autoscaling/v2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        true,
+        &["hpa"],
+    ),
+    b(
+        "networking.k8s.io/v1",
+        "NetworkPolicy",
+        "networkpolicies",
+        true,
+        false,
+        &["netpol"],
+    ),
+    b(
+        "networking.k8s.io/v1",
+        "Ingress",
+        "ingresses",
+        true,
+        true,
+        &["ing"],
+    ),
+    b(
+        "networking.k8s.io/v1",
+        "IngressClass",
+        "ingressclasses",
+        false,
+        false,
+        &[],
+    ),
+    b(
+        "scheduling.k8s.io/v1",
+        "PriorityClass",
+        "priorityclasses",
+        false,
+        false,
+        &["pc"],
+    ),
+    b(
+        "coordination.k8s.io/v1",
+        "Lease",
+        "leases",
+        true,
+        false,
+        &[],
+    ),
     b("events.k8s.io/v1", "Event", "events", true, false, &["ev"]),
-    b("storage.k8s.io/v1", "StorageClass", "storageclasses", false, false, &["sc"]),
-    b("discovery.k8s.io/v1", "EndpointSlice", "endpointslices", true, false, &[]),
+    b(
+        "storage.k8s.io/v1",
+        "StorageClass",
+        "storageclasses",
+        false,
+        false,
+        &["sc"],
+    ),
+    b(
+        "discovery.k8s.io/v1",
+        "EndpointSlice",
+        "endpointslices",
+        true,
+        false,
+        &[],
+    ),
 ];
 
 /// Every resource type, by storage key.
@@ -192,20 +374,44 @@ impl Registry {
 
     /// The type a CRD object describes, or why it cannot be served.
     pub fn from_crd(crd: &Value) -> Result<ResourceType, String> {
-        let name = crd.pointer("/metadata/name").and_then(Value::as_str).unwrap_or("");
+        let name = crd
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
         let spec = crd.get("spec").ok_or("spec: Required value")?;
-        let group = spec.get("group").and_then(Value::as_str).ok_or("spec.group: Required value")?;
+        let group = spec
+            .get("group")
+            .and_then(Value::as_str)
+            .ok_or("spec.group: Required value")?;
         let names = spec.get("names").ok_or("spec.names: Required value")?;
-        let plural = names.get("plural").and_then(Value::as_str).ok_or("spec.names.plural: Required value")?;
-        let kind = names.get("kind").and_then(Value::as_str).ok_or("spec.names.kind: Required value")?;
+        let plural = names
+            .get("plural")
+            .and_then(Value::as_str)
+            .ok_or("spec.names.plural: Required value")?;
+        let kind = names
+            .get("kind")
+            .and_then(Value::as_str)
+            .ok_or("spec.names.kind: Required value")?;
         if name != format!("{plural}.{group}") {
             return Err(format!("metadata.name: Invalid value: \"{name}\": must be spec.names.plural+\".\"+spec.group"));
         }
-        let scope = spec.get("scope").and_then(Value::as_str).unwrap_or("Namespaced");
+        let scope = spec
+            .get("scope")
+            .and_then(Value::as_str)
+            .unwrap_or("Namespaced");
         let mut versions = Vec::new();
         let mut status = false;
-        for v in spec.get("versions").and_then(Value::as_array).into_iter().flatten() {
-            let vname = v.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        for v in spec
+            .get("versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let vname = v
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
             if v.get("served").and_then(Value::as_bool) != Some(true) {
                 continue;
             }
@@ -223,7 +429,11 @@ impl Registry {
         }
         let strings = |v: Option<&Value>| -> Vec<String> {
             v.and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default()
         };
         Ok(ResourceType {
@@ -247,7 +457,9 @@ impl Registry {
 
 /// Kubernetes' version ordering: GA > beta > alpha, higher numbers first.
 pub fn version_priority(v: &str) -> (u8, u32, u32) {
-    let Some(rest) = v.strip_prefix('v') else { return (0, 0, 0) };
+    let Some(rest) = v.strip_prefix('v') else {
+        return (0, 0, 0);
+    };
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     let major = digits.parse().unwrap_or(0);
     let tail = &rest[digits.len()..];
@@ -265,7 +477,16 @@ pub fn version_priority(v: &str) -> (u8, u32, u32) {
 }
 
 pub fn api_resource(t: &ResourceType) -> Vec<Value> {
-    let verbs = json!(["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]);
+    let verbs = json!([
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch"
+    ]);
     let mut main = json!({
         "name": t.plural,
         "singularName": t.singular,

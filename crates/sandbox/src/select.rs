@@ -39,7 +39,11 @@ fn values(s: &str) -> Result<Vec<String>, String> {
         .strip_prefix('(')
         .and_then(|r| r.strip_suffix(')'))
         .ok_or_else(|| format!("found '{s}', expected: '('"))?;
-    Ok(inner.split(',').map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).collect())
+    Ok(inner
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect())
 }
 
 impl LabelSelector {
@@ -100,7 +104,9 @@ impl FieldSelector {
             } else if let Some((k, v)) = part.split_once('=') {
                 (k, true, v)
             } else {
-                return Err(format!("invalid selector: '{part}'; can't understand '{part}'"));
+                return Err(format!(
+                    "invalid selector: '{part}'; can't understand '{part}'"
+                ));
             };
             reqs.push((k.trim().to_string(), eq, v.trim().to_string()));
         }
@@ -133,9 +139,13 @@ mod tests {
     #[test]
     fn set_based_and_equality_requirements() {
         let o = json!({"metadata": {"labels": {"app": "web", "tier": "front"}}});
-        assert!(LabelSelector::parse("app=web,tier in (front, back)").unwrap().matches(&o));
+        assert!(LabelSelector::parse("app=web,tier in (front, back)")
+            .unwrap()
+            .matches(&o));
         assert!(!LabelSelector::parse("app!=web").unwrap().matches(&o));
-        assert!(LabelSelector::parse("env notin (prod),!env,app").unwrap().matches(&o));
+        assert!(LabelSelector::parse("env notin (prod),!env,app")
+            .unwrap()
+            .matches(&o));
         assert!(!LabelSelector::parse("missing").unwrap().matches(&o));
         let f = FieldSelector::parse("metadata.name=x").unwrap();
         assert!(f.matches(&json!({"metadata": {"name": "x"}})));

@@ -83,21 +83,30 @@ fn decode(s: &str) -> String {
 /// the kinds `proto` knows.
 pub fn parse_body(bytes: &[u8]) -> Result<Value, ApiError> {
     if bytes.starts_with(b"k8s\0") {
-        return crate::proto::decode_object(bytes).map_err(|e| ApiError::new(415, "UnsupportedMediaType", e));
+        return crate::proto::decode_object(bytes)
+            .map_err(|e| ApiError::new(415, "UnsupportedMediaType", e));
     }
     if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
         return Ok(v);
     }
-    let text = std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("request body is not UTF-8"))?;
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| ApiError::bad_request("request body is not UTF-8"))?;
     let docs = yaml_rust2::YamlLoader::load_from_str(text)
         .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-    Ok(docs.into_iter().next().map(yaml_to_json).unwrap_or(Value::Null))
+    Ok(docs
+        .into_iter()
+        .next()
+        .map(yaml_to_json)
+        .unwrap_or(Value::Null))
 }
 
 fn yaml_to_json(y: yaml_rust2::Yaml) -> Value {
     use yaml_rust2::Yaml;
     match y {
-        Yaml::Real(s) => s.parse::<f64>().map(|f| json!(f)).unwrap_or(Value::String(s)),
+        Yaml::Real(s) => s
+            .parse::<f64>()
+            .map(|f| json!(f))
+            .unwrap_or(Value::String(s)),
         Yaml::Integer(i) => json!(i),
         Yaml::String(s) => Value::String(s),
         Yaml::Boolean(b) => Value::Bool(b),
@@ -133,7 +142,10 @@ impl Target {
     }
 }
 
-pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+pub async fn handle(
+    shared: Arc<Shared>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
     let res = route(&shared, req).await;
     Ok(res.unwrap_or_else(|e| error_response(&e)))
 }
@@ -142,8 +154,14 @@ pub async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Respo
 /// plain HTTP, so there a request without any is let in, as kube-apiserver's
 /// old insecure port did; with `require_token` it is refused.
 fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
-    match req.headers().get("authorization").and_then(|h| h.to_str().ok()) {
-        Some(h) => h.strip_prefix("Bearer ").is_some_and(|t| t.trim() == shared.token),
+    match req
+        .headers()
+        .get("authorization")
+        .and_then(|h| h.to_str().ok())
+    {
+        Some(h) => h
+            .strip_prefix("Bearer ")
+            .is_some_and(|t| t.trim() == shared.token),
         None => !shared.require_token,
     }
 }
@@ -168,16 +186,28 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     }
     let path = req.uri().path().to_string();
     let q = query_map(req.uri().query());
-    let segs: Vec<String> = path.split('/').filter(|s| !s.is_empty()).map(decode).collect();
+    let segs: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(decode)
+        .collect();
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let method = req.method().clone();
     if method == Method::GET {
         match segs.as_slice() {
             ["version"] => return Ok(json_response(200, &discovery::version())),
             ["healthz" | "livez" | "readyz"] => {
-                return Ok(Response::builder().status(200).body(full("ok")).expect("response"))
+                return Ok(Response::builder()
+                    .status(200)
+                    .body(full("ok"))
+                    .expect("response"))
             }
-            ["api"] => return Ok(json_response(200, &discovery::core_versions(&shared.address))),
+            ["api"] => {
+                return Ok(json_response(
+                    200,
+                    &discovery::core_versions(&shared.address),
+                ))
+            }
             ["apis"] => {
                 let st = shared.state.lock().expect("lock");
                 return Ok(json_response(200, &discovery::group_list(&st.registry)));
@@ -186,23 +216,44 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                 let st = shared.state.lock().expect("lock");
                 return discovery::resource_list(&st.registry, "", v)
                     .map(|d| json_response(200, &d))
-                    .ok_or_else(|| ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+                    .ok_or_else(|| {
+                        ApiError::new(
+                            404,
+                            "NotFound",
+                            "the server could not find the requested resource",
+                        )
+                    });
             }
             ["apis", g] => {
                 let st = shared.state.lock().expect("lock");
                 return discovery::group(&st.registry, g)
                     .map(|d| json_response(200, &d))
-                    .ok_or_else(|| ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+                    .ok_or_else(|| {
+                        ApiError::new(
+                            404,
+                            "NotFound",
+                            "the server could not find the requested resource",
+                        )
+                    });
             }
             ["apis", g, v] => {
                 let st = shared.state.lock().expect("lock");
                 return discovery::resource_list(&st.registry, g, v)
                     .map(|d| json_response(200, &d))
-                    .ok_or_else(|| ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+                    .ok_or_else(|| {
+                        ApiError::new(
+                            404,
+                            "NotFound",
+                            "the server could not find the requested resource",
+                        )
+                    });
             }
             ["openapi", "v3"] => {
                 let st = shared.state.lock().expect("lock");
-                return Ok(json_response(200, &discovery::openapi_v3_index(&st.registry, st.rv)));
+                return Ok(json_response(
+                    200,
+                    &discovery::openapi_v3_index(&st.registry, st.rv),
+                ));
             }
             ["openapi", "v3", rest @ ..] => {
                 let st = shared.state.lock().expect("lock");
@@ -211,9 +262,13 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                     ["apis", g, v] => discovery::openapi_v3_group(&st.registry, g, v),
                     _ => None,
                 };
-                return doc
-                    .map(|d| json_response(200, &d))
-                    .ok_or_else(|| ApiError::new(404, "NotFound", "the server could not find the requested resource"));
+                return doc.map(|d| json_response(200, &d)).ok_or_else(|| {
+                    ApiError::new(
+                        404,
+                        "NotFound",
+                        "the server could not find the requested resource",
+                    )
+                });
             }
             _ => {}
         }
@@ -221,7 +276,13 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     let (group, version, rest) = match segs.as_slice() {
         ["api", v, rest @ ..] if !rest.is_empty() => ("", *v, rest),
         ["apis", g, v, rest @ ..] if !rest.is_empty() => (*g, *v, rest),
-        _ => return Err(ApiError::new(404, "NotFound", "the server could not find the requested resource")),
+        _ => {
+            return Err(ApiError::new(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            ))
+        }
     };
     let (legacy_watch, rest) = match rest {
         ["watch", r @ ..] => (true, r),
@@ -258,9 +319,18 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         .map_err(|e| ApiError::bad_request(format!("reading the body: {e}")))?
         .to_bytes();
     if body.len() > MAX_BODY {
-        return Err(ApiError::new(413, "RequestEntityTooLarge", "the request is too large"));
+        return Err(ApiError::new(
+            413,
+            "RequestEntityTooLarge",
+            "the request is too large",
+        ));
     }
-    let opts = WriteOptions { manager, dry_run, status: target.status, api_version: target.api_version() };
+    let opts = WriteOptions {
+        manager,
+        dry_run,
+        status: target.status,
+        api_version: target.api_version(),
+    };
     let ns = target.ns.clone().unwrap_or_default();
     let t = &target.t;
 
@@ -296,13 +366,18 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             let mut st = shared.state.lock().expect("lock");
             let out = if content_type == "application/apply-patch+yaml" {
                 if opts.manager.is_empty() || !q.contains_key("fieldManager") {
-                    return Err(ApiError::bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be set"));
+                    return Err(ApiError::bad_request(
+                        "PATCH, application/apply-patch+yaml requires fieldManager to be set",
+                    ));
                 }
                 let existed = st.get(t, &ns, &name).is_ok();
                 let out = st.apply(t, &ns, &name, patch, force, &opts)?;
                 drop(st);
                 shared.wake_controllers.notify_one();
-                return Ok(json_response(if existed { 200 } else { 201 }, &present(&out, &target)));
+                return Ok(json_response(
+                    if existed { 200 } else { 201 },
+                    &present(&out, &target),
+                ));
             } else {
                 let current = st.get(t, &ns, &name)?;
                 let mut obj = (*current).clone();
@@ -325,8 +400,11 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                     }
                 }
                 // A patch that does not name a resourceVersion is unconditional.
-                if patch.pointer("/metadata/resourceVersion").is_none() && !content_type.contains("json-patch") {
-                    obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+                if patch.pointer("/metadata/resourceVersion").is_none()
+                    && !content_type.contains("json-patch")
+                {
+                    obj["metadata"]["resourceVersion"] =
+                        current["metadata"]["resourceVersion"].clone();
                 }
                 st.update(t, &ns, &name, obj, &opts)?
             };
@@ -335,7 +413,11 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             Ok(json_response(200, &present(&out, &target)))
         }
         (Method::DELETE, name) => {
-            let opts_body = if body.is_empty() { json!({}) } else { parse_body(&body)? };
+            let opts_body = if body.is_empty() {
+                json!({})
+            } else {
+                parse_body(&body)?
+            };
             let propagation = opts_body
                 .get("propagationPolicy")
                 .and_then(Value::as_str)
@@ -344,18 +426,33 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                     "Foreground" => Ok(Propagation::Foreground),
                     "Orphan" => Ok(Propagation::Orphan),
                     "Background" => Ok(Propagation::Background),
-                    other => Err(ApiError::bad_request(format!("unsupported propagationPolicy {other:?}"))),
+                    other => Err(ApiError::bad_request(format!(
+                        "unsupported propagationPolicy {other:?}"
+                    ))),
                 })
                 .transpose()?
-                .or_else(|| match opts_body.get("orphanDependents").and_then(Value::as_bool) {
-                    Some(true) => Some(Propagation::Orphan),
-                    _ => None,
-                });
-            let dry = dry_run || opts_body.get("dryRun").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x == "All"));
+                .or_else(
+                    || match opts_body.get("orphanDependents").and_then(Value::as_bool) {
+                        Some(true) => Some(Propagation::Orphan),
+                        _ => None,
+                    },
+                );
+            let dry = dry_run
+                || opts_body
+                    .get("dryRun")
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| a.iter().any(|x| x == "All"));
             let mut st = shared.state.lock().expect("lock");
             match name {
                 Some(name) => {
-                    let out = st.delete(t, &ns, &name, propagation, opts_body.get("preconditions"), dry)?;
+                    let out = st.delete(
+                        t,
+                        &ns,
+                        &name,
+                        propagation,
+                        opts_body.get("preconditions"),
+                        dry,
+                    )?;
                     Ok(json_response(200, &present(&out, &target)))
                 }
                 None => {
@@ -368,22 +465,37 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                 }
             }
         }
-        _ => Err(ApiError::new(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")),
+        _ => Err(ApiError::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )),
     }
 }
 
 fn resolve(st: &State, group: &str, version: &str, rest: &[&str]) -> Result<Target, ApiError> {
-    let not_found = || ApiError::new(404, "NotFound", "the server could not find the requested resource");
+    let not_found = || {
+        ApiError::new(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+    };
     let reg = &st.registry;
     let (ns, plural, name, sub) = if rest[0] == "namespaces"
         && rest.len() >= 3
-        && reg.lookup(group, version, rest[2]).is_some_and(|t| t.namespaced)
+        && reg
+            .lookup(group, version, rest[2])
+            .is_some_and(|t| t.namespaced)
     {
         (Some(rest[1]), rest[2], rest.get(3), rest.get(4))
     } else {
         (None, rest[0], rest.get(1), rest.get(2))
     };
-    let t = reg.lookup(group, version, plural).ok_or_else(not_found)?.clone();
+    let t = reg
+        .lookup(group, version, plural)
+        .ok_or_else(not_found)?
+        .clone();
     if t.namespaced && ns.is_none() && name.is_some() {
         return Err(not_found());
     }
@@ -396,7 +508,13 @@ fn resolve(st: &State, group: &str, version: &str, rest: &[&str]) -> Result<Targ
     if rest.len() > if ns.is_some() { 5 } else { 3 } {
         return Err(not_found());
     }
-    Ok(Target { t, version: version.into(), ns: ns.map(|s| s.to_string()), name: name.map(|s| s.to_string()), status })
+    Ok(Target {
+        t,
+        version: version.into(),
+        ns: ns.map(|s| s.to_string()),
+        name: name.map(|s| s.to_string()),
+        status,
+    })
 }
 
 /// The object as the requested version presents it (all versions share storage).
@@ -429,7 +547,13 @@ fn write_object(out: &mut Vec<u8>, obj: &Value, api_version: &str) {
     }
 }
 
-fn list_response(target: &Target, items: Vec<Obj>, rv: u64, cont: Option<String>, remaining: usize) -> Response<Body> {
+fn list_response(
+    target: &Target,
+    items: Vec<Obj>,
+    rv: u64,
+    cont: Option<String>,
+    remaining: usize,
+) -> Response<Body> {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(c) = cont {
         meta["continue"] = json!(c);
@@ -458,7 +582,11 @@ fn list_response(target: &Target, items: Vec<Obj>, rv: u64, cont: Option<String>
         .expect("response")
 }
 
-fn list(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String>) -> Result<Response<Body>, ApiError> {
+fn list(
+    shared: &Arc<Shared>,
+    target: &Target,
+    q: &HashMap<String, String>,
+) -> Result<Response<Body>, ApiError> {
     use base64::Engine;
     let (labels, fields) = selectors(q)?;
     let limit: usize = q.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0);
@@ -469,14 +597,25 @@ fn list(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String>) -> R
                 .ok()
                 .and_then(|b| String::from_utf8(b).ok())
                 .ok_or_else(|| ApiError::bad_request("continue key is not valid"))?;
-            let (ns, name) = raw.split_once('\0').ok_or_else(|| ApiError::bad_request("continue key is not valid"))?;
+            let (ns, name) = raw
+                .split_once('\0')
+                .ok_or_else(|| ApiError::bad_request("continue key is not valid"))?;
             Some((ns.to_string(), name.to_string()))
         }
         None => None,
     };
     let st = shared.state.lock().expect("lock");
-    let (items, next, remaining) = st.list(&target.t, target.ns.as_deref(), &labels, &fields, after, limit);
-    let cont = next.map(|(ns, name)| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ns}\0{name}")));
+    let (items, next, remaining) = st.list(
+        &target.t,
+        target.ns.as_deref(),
+        &labels,
+        &fields,
+        after,
+        limit,
+    );
+    let cont = next.map(|(ns, name)| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ns}\0{name}"))
+    });
     let rv = st.rv;
     drop(st);
     Ok(list_response(target, items, rv, cont, remaining))
@@ -490,7 +629,10 @@ impl http_body::Body for StreamBody {
     type Data = Bytes;
     type Error = Infallible;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         match self.rx.poll_recv(cx) {
             Poll::Ready(Some(b)) => Poll::Ready(Some(Ok(Frame::data(b)))),
             Poll::Ready(None) => Poll::Ready(None),
@@ -502,7 +644,10 @@ impl http_body::Body for StreamBody {
 /// An event line from an object serialized by the store: used as is when the
 /// watch asks for the stored version (serde_json writes `apiVersion` first).
 fn event_line_json(etype: &str, json: &Bytes, api_version: &str) -> Bytes {
-    let prefix = format!("{{\"apiVersion\":{}", serde_json::to_string(api_version).expect("json"));
+    let prefix = format!(
+        "{{\"apiVersion\":{}",
+        serde_json::to_string(api_version).expect("json")
+    );
     if json.starts_with(prefix.as_bytes()) {
         let mut out = Vec::with_capacity(json.len() + 32);
         out.extend_from_slice(b"{\"type\":\"");
@@ -533,15 +678,28 @@ fn event_line_as(etype: &str, object: &Value, api_version: Option<&str>) -> Byte
     Bytes::from(out)
 }
 
-fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String>) -> Result<Response<Body>, ApiError> {
+fn start_watch(
+    shared: &Arc<Shared>,
+    target: &Target,
+    q: &HashMap<String, String>,
+) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = selectors(q)?;
     let (tx, mut events) = mpsc::unbounded_channel::<WatchMsg>();
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Bytes>();
     let bookmarks = q.get("allowWatchBookmarks").is_some_and(|b| b == "true");
     let initial_events = q.get("sendInitialEvents").is_some_and(|b| b == "true");
-    let timeout = q.get("timeoutSeconds").and_then(|t| t.parse::<u64>().ok()).map(Duration::from_secs);
+    let timeout = q
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(Duration::from_secs);
     let rv_param = q.get("resourceVersion").cloned().unwrap_or_default();
-    let watcher = Watcher { res: target.t.key(), ns: target.ns.clone(), labels, fields, tx };
+    let watcher = Watcher {
+        res: target.t.key(),
+        ns: target.ns.clone(),
+        labels,
+        fields,
+        tx,
+    };
     let mut initial: Vec<Bytes> = Vec::new();
     let current_rv;
     {
@@ -549,7 +707,14 @@ fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String
         current_rv = st.rv;
         let replay_all = rv_param.is_empty() || rv_param == "0" || initial_events;
         if replay_all {
-            let (items, _, _) = st.list(&target.t, target.ns.as_deref(), &watcher.labels, &watcher.fields, None, 0);
+            let (items, _, _) = st.list(
+                &target.t,
+                target.ns.as_deref(),
+                &watcher.labels,
+                &watcher.fields,
+                None,
+                0,
+            );
             for o in items {
                 initial.push(event_line_as("ADDED", &o, Some(&target.api_version())));
             }
@@ -561,9 +726,9 @@ fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String
                 ));
             }
         } else {
-            let rv: u64 = rv_param
-                .parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv_param}")))?;
+            let rv: u64 = rv_param.parse().map_err(|_| {
+                ApiError::bad_request(format!("invalid resource version: {rv_param}"))
+            })?;
             match st.events_since(rv, &watcher) {
                 Some(evs) => {
                     for (et, json) in evs {
@@ -572,7 +737,15 @@ fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String
                 }
                 None => {
                     let oldest = st.oldest_rv();
-                    let status = ApiError::new(410, "Expired", format!("too old resource version: {rv} ({})", oldest.saturating_sub(1))).status();
+                    let status = ApiError::new(
+                        410,
+                        "Expired",
+                        format!(
+                            "too old resource version: {rv} ({})",
+                            oldest.saturating_sub(1)
+                        ),
+                    )
+                    .status();
                     let _ = out_tx.send(event_line("ERROR", &status));
                     drop(out_tx);
                     return Ok(watch_response(out_rx));
@@ -594,7 +767,8 @@ fn start_watch(shared: &Arc<Shared>, target: &Target, q: &HashMap<String, String
         let mut tick = tokio::time::interval(interval);
         tick.tick().await;
         loop {
-            let sleep_until = deadline.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86400));
+            let sleep_until = deadline
+                .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86400));
             tokio::select! {
                 msg = events.recv() => match msg {
                     Some(WatchMsg::Event(et, o)) => {

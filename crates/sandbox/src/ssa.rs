@@ -11,15 +11,25 @@ pub type Path = Vec<String>;
 pub type Leaves = BTreeMap<Path, Option<Value>>;
 
 const UNTRACKED_META: &[&str] = &[
-    "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
-    "deletionGracePeriodSeconds", "managedFields", "selfLink",
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
 ];
 
 /// Which part of the object a write may own: the main resource or `status`.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Scope {
     /// Everything but status (or everything when the kind has no status subresource).
-    Main { exclude_status: bool },
+    Main {
+        exclude_status: bool,
+    },
     Status,
 }
 
@@ -32,7 +42,9 @@ pub fn leaves(obj: &Value, builtin: bool, scope: Scope) -> Leaves {
         }
         match scope {
             Scope::Status if k != "status" => continue,
-            Scope::Main { exclude_status: true } if k == "status" => continue,
+            Scope::Main {
+                exclude_status: true,
+            } if k == "status" => continue,
             _ => {}
         }
         let path = vec![format!("f:{k}")];
@@ -63,7 +75,8 @@ fn walk(field: &str, v: &Value, path: Path, builtin: bool, in_meta: bool, out: &
                 walk(k, child, p, builtin, in_meta, out);
             }
         }
-        Value::Array(items) if !items.is_empty() => match list_type(field, items, builtin, in_meta) {
+        Value::Array(items) if !items.is_empty() => match list_type(field, items, builtin, in_meta)
+        {
             ListType::Atomic => {
                 out.insert(path, Some(v.clone()));
             }
@@ -108,7 +121,11 @@ pub struct Entry {
 
 impl Entry {
     fn identity(&self) -> (String, String, String) {
-        (self.manager.clone(), self.operation.clone(), self.subresource.clone())
+        (
+            self.manager.clone(),
+            self.operation.clone(),
+            self.subresource.clone(),
+        )
     }
 
     /// How Kubernetes names this manager in conflict messages.
@@ -125,12 +142,20 @@ impl Entry {
 }
 
 pub fn read_entries(obj: &Value) -> Vec<Entry> {
-    let Some(list) = obj.pointer("/metadata/managedFields").and_then(Value::as_array) else {
+    let Some(list) = obj
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+    else {
         return Vec::new();
     };
     list.iter()
         .map(|e| {
-            let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+            let s = |k: &str| {
+                e.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
             let mut fields = BTreeSet::new();
             if let Some(f) = e.get("fieldsV1") {
                 decode_fields(f, &mut Vec::new(), &mut fields);
@@ -171,7 +196,12 @@ pub fn encode_fields(fields: &BTreeSet<Path>) -> Value {
         for (i, el) in p.iter().enumerate() {
             let child = node.entry(el.clone()).or_insert_with(|| json!({}));
             let child = child.as_object_mut().expect("object");
-            if i + 1 == p.len() && fields.range(p.clone()..).nth(1).is_some_and(|next| next.starts_with(p)) {
+            if i + 1 == p.len()
+                && fields
+                    .range(p.clone()..)
+                    .nth(1)
+                    .is_some_and(|next| next.starts_with(p))
+            {
                 child.insert(".".into(), json!({}));
             }
             node = child;
@@ -252,10 +282,15 @@ pub fn track_update(
         .map(|(p, _)| p.clone())
         .collect();
     for e in entries.iter_mut() {
-        e.fields.retain(|p| new.contains_key(p) && !changed.contains(p));
+        e.fields
+            .retain(|p| new.contains_key(p) && !changed.contains(p));
     }
     if !changed.is_empty() {
-        let id = (manager.to_string(), "Update".to_string(), subresource.to_string());
+        let id = (
+            manager.to_string(),
+            "Update".to_string(),
+            subresource.to_string(),
+        );
         match entries.iter_mut().find(|e| e.identity() == id) {
             Some(e) => {
                 e.fields.extend(changed);
@@ -296,7 +331,11 @@ pub fn apply(
     let mut entries = read_entries(current);
     let cur_leaves = leaves(current, builtin, scope);
     let applied_leaves = leaves(applied, builtin, scope);
-    let me = (manager.to_string(), "Apply".to_string(), subresource.to_string());
+    let me = (
+        manager.to_string(),
+        "Apply".to_string(),
+        subresource.to_string(),
+    );
 
     let mut conflicts = Vec::new();
     let mut forced: Vec<(usize, Path)> = Vec::new();
@@ -313,7 +352,10 @@ pub fn apply(
                     if force {
                         forced.push((i, p.clone()));
                     } else {
-                        conflicts.push(Conflict { manager: e.describe(), path: path_string(p) });
+                        conflicts.push(Conflict {
+                            manager: e.describe(),
+                            path: path_string(p),
+                        });
                     }
                 }
             }
@@ -326,8 +368,16 @@ pub fn apply(
         entries[i].fields.remove(&p);
     }
 
-    let previous: BTreeSet<Path> = entries.iter().find(|e| e.identity() == me).map(|e| e.fields.clone()).unwrap_or_default();
-    let others: BTreeSet<Path> = entries.iter().filter(|e| e.identity() != me).flat_map(|e| e.fields.iter().cloned()).collect();
+    let previous: BTreeSet<Path> = entries
+        .iter()
+        .find(|e| e.identity() == me)
+        .map(|e| e.fields.clone())
+        .unwrap_or_default();
+    let others: BTreeSet<Path> = entries
+        .iter()
+        .filter(|e| e.identity() != me)
+        .flat_map(|e| e.fields.iter().cloned())
+        .collect();
 
     let mut object = current.clone();
     // Fields this manager applied before and no longer does, owned by no one else.
@@ -369,11 +419,15 @@ pub fn apply(
 }
 
 fn merge_applied(object: &mut Value, applied: &Value, builtin: bool, scope: Scope) {
-    let (Some(obj), Some(app)) = (object.as_object_mut(), applied.as_object()) else { return };
+    let (Some(obj), Some(app)) = (object.as_object_mut(), applied.as_object()) else {
+        return;
+    };
     for (k, v) in app {
         match scope {
             Scope::Status if k != "status" => continue,
-            Scope::Main { exclude_status: true } if k == "status" => continue,
+            Scope::Main {
+                exclude_status: true,
+            } if k == "status" => continue,
             _ => {}
         }
         if k == "metadata" {
@@ -383,12 +437,24 @@ fn merge_applied(object: &mut Value, applied: &Value, builtin: bool, scope: Scop
                     if UNTRACKED_META.contains(&mk.as_str()) {
                         continue;
                     }
-                    merge_value(meta.entry(mk.clone()).or_insert(Value::Null), mk, mv, builtin, true);
+                    merge_value(
+                        meta.entry(mk.clone()).or_insert(Value::Null),
+                        mk,
+                        mv,
+                        builtin,
+                        true,
+                    );
                 }
             }
             continue;
         }
-        merge_value(obj.entry(k.clone()).or_insert(Value::Null), k, v, builtin, false);
+        merge_value(
+            obj.entry(k.clone()).or_insert(Value::Null),
+            k,
+            v,
+            builtin,
+            false,
+        );
     }
 }
 
@@ -400,7 +466,13 @@ fn merge_value(target: &mut Value, field: &str, applied: &Value, builtin: bool, 
             }
             let t = target.as_object_mut().expect("object");
             for (k, v) in am {
-                merge_value(t.entry(k.clone()).or_insert(Value::Null), k, v, builtin, in_meta);
+                merge_value(
+                    t.entry(k.clone()).or_insert(Value::Null),
+                    k,
+                    v,
+                    builtin,
+                    in_meta,
+                );
             }
         }
         Value::Array(items) if !items.is_empty() => {
@@ -432,7 +504,13 @@ fn merge_value(target: &mut Value, field: &str, applied: &Value, builtin: bool, 
                                     }
                                     let t = slot.as_object_mut().expect("object");
                                     for (k, v) in m {
-                                        merge_value(t.entry(k.clone()).or_insert(Value::Null), k, v, builtin, in_meta);
+                                        merge_value(
+                                            t.entry(k.clone()).or_insert(Value::Null),
+                                            k,
+                                            v,
+                                            builtin,
+                                            in_meta,
+                                        );
                                     }
                                 }
                                 list[i] = slot;
@@ -452,9 +530,13 @@ fn merge_value(target: &mut Value, field: &str, applied: &Value, builtin: bool, 
 /// Removes the field or list item at `p`, and maps left empty by it.
 pub fn remove_path(object: &mut Value, p: &Path, builtin: bool) {
     fn go(v: &mut Value, field: &str, p: &[String], builtin: bool, in_meta: bool) -> bool {
-        let Some((first, rest)) = p.split_first() else { return false };
+        let Some((first, rest)) = p.split_first() else {
+            return false;
+        };
         if let Some(f) = first.strip_prefix("f:") {
-            let Some(m) = v.as_object_mut() else { return false };
+            let Some(m) = v.as_object_mut() else {
+                return false;
+            };
             if rest.is_empty() {
                 m.remove(f);
             } else if let Some(child) = m.get_mut(f) {
@@ -465,10 +547,15 @@ pub fn remove_path(object: &mut Value, p: &Path, builtin: bool) {
             }
             return m.is_empty();
         }
-        let Some(list) = v.as_array_mut() else { return false };
+        let Some(list) = v.as_array_mut() else {
+            return false;
+        };
         let pos = if let Some(k) = first.strip_prefix("k:") {
             let key: Value = serde_json::from_str(k).unwrap_or(Value::Null);
-            let keys: Vec<String> = key.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+            let keys: Vec<String> = key
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
             list.iter().position(|item| {
                 let mut m = Map::new();
                 for k in &keys {
@@ -513,7 +600,13 @@ mod tests {
 
     #[test]
     fn fields_v1_round_trip_with_item_markers() {
-        let l = leaves(&deploy("x", Some(2)), true, Scope::Main { exclude_status: true });
+        let l = leaves(
+            &deploy("x", Some(2)),
+            true,
+            Scope::Main {
+                exclude_status: true,
+            },
+        );
         let set: BTreeSet<Path> = l.keys().cloned().collect();
         let encoded = encode_fields(&set);
         assert_eq!(
@@ -527,25 +620,82 @@ mod tests {
 
     #[test]
     fn conflict_then_force_then_release() {
-        let scope = Scope::Main { exclude_status: true };
-        let a = apply(&json!({"metadata": {"name": "d"}}), &deploy("x", Some(2)), "alice", "apps/v1", true, scope, false, "t").ok().unwrap();
+        let scope = Scope::Main {
+            exclude_status: true,
+        };
+        let a = apply(
+            &json!({"metadata": {"name": "d"}}),
+            &deploy("x", Some(2)),
+            "alice",
+            "apps/v1",
+            true,
+            scope,
+            false,
+            "t",
+        )
+        .ok()
+        .unwrap();
         let mut cur = a.object.clone();
         write_entries(&mut cur, &a.entries);
-        let err = apply(&cur, &deploy("x", Some(3)), "bob", "apps/v1", true, scope, false, "t").err().unwrap();
+        let err = apply(
+            &cur,
+            &deploy("x", Some(3)),
+            "bob",
+            "apps/v1",
+            true,
+            scope,
+            false,
+            "t",
+        )
+        .err()
+        .unwrap();
         assert_eq!(err.len(), 1);
         assert_eq!(err[0].path, ".spec.replicas");
         assert_eq!(err[0].manager, "\"alice\"");
-        let b = apply(&cur, &deploy("x", Some(3)), "bob", "apps/v1", true, scope, true, "t").ok().unwrap();
+        let b = apply(
+            &cur,
+            &deploy("x", Some(3)),
+            "bob",
+            "apps/v1",
+            true,
+            scope,
+            true,
+            "t",
+        )
+        .ok()
+        .unwrap();
         let mut cur = b.object.clone();
         write_entries(&mut cur, &b.entries);
         assert_eq!(cur["spec"]["replicas"], json!(3));
         // alice stops applying replicas: bob still owns it, so it stays.
-        let c = apply(&cur, &deploy("x", None), "alice", "apps/v1", true, scope, false, "t").ok().unwrap();
+        let c = apply(
+            &cur,
+            &deploy("x", None),
+            "alice",
+            "apps/v1",
+            true,
+            scope,
+            false,
+            "t",
+        )
+        .ok()
+        .unwrap();
         assert_eq!(c.object["spec"]["replicas"], json!(3));
         // bob stops applying replicas: nobody owns it, so it goes.
         let mut cur = c.object.clone();
         write_entries(&mut cur, &c.entries);
-        let d = apply(&cur, &deploy("x", None), "bob", "apps/v1", true, scope, false, "t").ok().unwrap();
+        let d = apply(
+            &cur,
+            &deploy("x", None),
+            "bob",
+            "apps/v1",
+            true,
+            scope,
+            false,
+            "t",
+        )
+        .ok()
+        .unwrap();
         assert!(d.object["spec"].get("replicas").is_none());
     }
 }

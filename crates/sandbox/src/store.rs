@@ -121,22 +121,38 @@ pub fn now() -> String {
 pub fn new_uid() -> String {
     let b: [u8; 16] = rand::random();
     let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-4{}-{}{}-{}", &h[0..8], &h[8..12], &h[13..16], ["8", "9", "a", "b"][(b[8] & 3) as usize], &h[17..20], &h[20..32])
+    format!(
+        "{}-{}-4{}-{}{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[13..16],
+        ["8", "9", "a", "b"][(b[8] & 3) as usize],
+        &h[17..20],
+        &h[20..32]
+    )
 }
 
 fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    (0..5).map(|_| ALPHABET[rand::random::<usize>() % ALPHABET.len()] as char).collect()
+    (0..5)
+        .map(|_| ALPHABET[rand::random::<usize>() % ALPHABET.len()] as char)
+        .collect()
 }
 
 fn meta_str<'a>(obj: &'a Value, field: &str) -> Option<&'a str> {
-    obj.get("metadata").and_then(|m| m.get(field)).and_then(Value::as_str)
+    obj.get("metadata")
+        .and_then(|m| m.get(field))
+        .and_then(Value::as_str)
 }
 
 fn finalizers(obj: &Value) -> Vec<String> {
     obj.pointer("/metadata/finalizers")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -152,7 +168,11 @@ fn set_finalizers(obj: &mut Value, f: &[String]) {
 fn owner_uids(obj: &Value) -> Vec<String> {
     obj.pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(|r| r.get("uid").and_then(Value::as_str).map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|r| r.get("uid").and_then(Value::as_str).map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -204,8 +224,16 @@ impl State {
         let ns_type = s.registry.get("/namespaces").cloned().expect("namespaces");
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}});
-            s.create(&ns_type, "", obj, &WriteOptions { manager: "kube-apiserver".into(), ..Default::default() })
-                .expect("initial namespace");
+            s.create(
+                &ns_type,
+                "",
+                obj,
+                &WriteOptions {
+                    manager: "kube-apiserver".into(),
+                    ..Default::default()
+                },
+            )
+            .expect("initial namespace");
         }
         s
     }
@@ -223,7 +251,10 @@ impl State {
     }
 
     fn get_key(&self, k: &ObjKey) -> Option<Obj> {
-        self.objects.get(&k.0).and_then(|m| m.get(&(k.1.clone(), k.2.clone()))).cloned()
+        self.objects
+            .get(&k.0)
+            .and_then(|m| m.get(&(k.1.clone(), k.2.clone())))
+            .cloned()
     }
 
     /// Objects in key order starting after `after` (a continue token's position).
@@ -236,7 +267,9 @@ impl State {
         after: Option<(String, String)>,
         limit: usize,
     ) -> (Vec<Obj>, Option<(String, String)>, usize) {
-        let Some(map) = self.objects.get(&t.key()) else { return (Vec::new(), None, 0) };
+        let Some(map) = self.objects.get(&t.key()) else {
+            return (Vec::new(), None, 0);
+        };
         let start = match &after {
             Some(k) => std::ops::Bound::Excluded(k.clone()),
             None => match ns {
@@ -293,7 +326,14 @@ impl State {
         self.watchers.push(w);
     }
 
-    fn commit(&mut self, t: &ResourceType, ns: &str, name: &str, old: Option<Obj>, new: Option<Value>) -> Obj {
+    fn commit(
+        &mut self,
+        t: &ResourceType,
+        ns: &str,
+        name: &str,
+        old: Option<Obj>,
+        new: Option<Value>,
+    ) -> Obj {
         self.rv += 1;
         let rv = self.rv;
         let res = t.key();
@@ -302,8 +342,18 @@ impl State {
             Some(mut v) => {
                 v["metadata"]["resourceVersion"] = json!(rv.to_string());
                 let a = Arc::new(v);
-                self.objects.entry(res.clone()).or_default().insert(okey, a.clone());
-                (if old.is_some() { EventType::Modified } else { EventType::Added }, a)
+                self.objects
+                    .entry(res.clone())
+                    .or_default()
+                    .insert(okey, a.clone());
+                (
+                    if old.is_some() {
+                        EventType::Modified
+                    } else {
+                        EventType::Added
+                    },
+                    a,
+                )
             }
             None => {
                 if let Some(m) = self.objects.get_mut(&res) {
@@ -344,7 +394,15 @@ impl State {
         });
         let old = old.as_deref().map(selector_view);
         let view = selector_view(&obj);
-        self.log.push_back(LogEntry { rv, res, ns: ns.to_string(), etype, old, view, json });
+        self.log.push_back(LogEntry {
+            rv,
+            res,
+            ns: ns.to_string(),
+            etype,
+            old,
+            view,
+            json,
+        });
         while self.log.len() > self.log_cap {
             self.log.pop_front();
         }
@@ -356,9 +414,17 @@ impl State {
         obj
     }
 
-    pub fn create(&mut self, t: &ResourceType, ns: &str, mut obj: Value, o: &WriteOptions) -> Result<Obj, ApiError> {
+    pub fn create(
+        &mut self,
+        t: &ResourceType,
+        ns: &str,
+        mut obj: Value,
+        o: &WriteOptions,
+    ) -> Result<Obj, ApiError> {
         if !obj.is_object() {
-            return Err(ApiError::bad_request("the body of the request was in an unknown format"));
+            return Err(ApiError::bad_request(
+                "the body of the request was in an unknown format",
+            ));
         }
         if obj.get("metadata").is_none_or(|m| !m.is_object()) {
             obj["metadata"] = json!({});
@@ -373,7 +439,9 @@ impl State {
                 _ => {}
             }
             let ns_type = self.type_of("/namespaces").expect("namespaces");
-            let nsobj = self.get(&ns_type, "", ns).map_err(|_| ApiError::namespace_not_found(ns))?;
+            let nsobj = self
+                .get(&ns_type, "", ns)
+                .map_err(|_| ApiError::namespace_not_found(ns))?;
             if is_deleting(&nsobj) {
                 return Err(ApiError {
                     details: Some(json!({"name": obj["metadata"].get("name").cloned().unwrap_or(json!("")), "kind": t.plural})),
@@ -396,7 +464,13 @@ impl State {
                     obj["metadata"]["name"] = json!(n);
                     n
                 }
-                None => return Err(ApiError::invalid(t, "", "metadata.name: Required value: name or generateName is required")),
+                None => {
+                    return Err(ApiError::invalid(
+                        t,
+                        "",
+                        "metadata.name: Required value: name or generateName is required",
+                    ))
+                }
             },
         };
         validate_name(t, &name)?;
@@ -404,7 +478,12 @@ impl State {
             return Err(ApiError::already_exists(t, &name));
         }
         let meta = obj["metadata"].as_object_mut().expect("metadata");
-        for k in ["resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"] {
+        for k in [
+            "resourceVersion",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "selfLink",
+        ] {
             meta.remove(k);
         }
         meta.insert("uid".into(), json!(new_uid()));
@@ -417,12 +496,24 @@ impl State {
         if t.crd.is_none() && t.kind == "CustomResourceDefinition" {
             self.prepare_crd(&mut obj, None)?;
         }
-        let explicit_fields = obj.pointer("/metadata/managedFields").is_some_and(|m| m.as_array().is_some_and(|a| !a.is_empty()));
+        let explicit_fields = obj
+            .pointer("/metadata/managedFields")
+            .is_some_and(|m| m.as_array().is_some_and(|a| !a.is_empty()));
         if !explicit_fields && !o.manager.is_empty() {
             let mut entries = Vec::new();
-            let scope = Scope::Main { exclude_status: t.status_subresource };
+            let scope = Scope::Main {
+                exclude_status: t.status_subresource,
+            };
             let new_leaves = ssa::leaves(&obj, t.crd.is_none(), scope);
-            ssa::track_update(&mut entries, &Default::default(), &new_leaves, &o.manager, &api_version_of(t, &obj), "", &now());
+            ssa::track_update(
+                &mut entries,
+                &Default::default(),
+                &new_leaves,
+                &o.manager,
+                &api_version_of(t, &obj),
+                "",
+                &now(),
+            );
             ssa::write_entries(&mut obj, &entries);
         }
         if o.dry_run {
@@ -454,7 +545,13 @@ impl State {
         }
         let mut applied = applied;
         self.default_keys(t, &mut applied);
-        let scope = if o.status { Scope::Status } else { Scope::Main { exclude_status: t.status_subresource } };
+        let scope = if o.status {
+            Scope::Status
+        } else {
+            Scope::Main {
+                exclude_status: t.status_subresource,
+            }
+        };
         let builtin = t.crd.is_none();
         let api_version = api_version_of(t, &applied);
         match self.get(t, ns, name) {
@@ -462,16 +559,43 @@ impl State {
                 if o.status {
                     return Err(ApiError::not_found(t, name));
                 }
-                let skeleton = json!({"apiVersion": api_version, "kind": t.kind, "metadata": {"name": name}});
-                let out = ssa::apply(&skeleton, &applied, &o.manager, &api_version, builtin, scope, force, &now())
-                    .map_err(|c| conflict_error(t, name, c))?;
+                let skeleton =
+                    json!({"apiVersion": api_version, "kind": t.kind, "metadata": {"name": name}});
+                let out = ssa::apply(
+                    &skeleton,
+                    &applied,
+                    &o.manager,
+                    &api_version,
+                    builtin,
+                    scope,
+                    force,
+                    &now(),
+                )
+                .map_err(|c| conflict_error(t, name, c))?;
                 let mut obj = out.object;
                 ssa::write_entries(&mut obj, &out.entries);
-                self.create(t, ns, obj, &WriteOptions { manager: String::new(), ..o.clone() })
+                self.create(
+                    t,
+                    ns,
+                    obj,
+                    &WriteOptions {
+                        manager: String::new(),
+                        ..o.clone()
+                    },
+                )
             }
             Ok(current) => {
-                let out = ssa::apply(&current, &applied, &o.manager, &api_version, builtin, scope, force, &now())
-                    .map_err(|c| conflict_error(t, name, c))?;
+                let out = ssa::apply(
+                    &current,
+                    &applied,
+                    &o.manager,
+                    &api_version,
+                    builtin,
+                    scope,
+                    force,
+                    &now(),
+                )
+                .map_err(|c| conflict_error(t, name, c))?;
                 let mut obj = out.object;
                 ssa::write_entries(&mut obj, &out.entries);
                 self.update_inner(t, ns, name, obj, &current, o, true)
@@ -479,9 +603,18 @@ impl State {
         }
     }
 
-    pub fn update(&mut self, t: &ResourceType, ns: &str, name: &str, obj: Value, o: &WriteOptions) -> Result<Obj, ApiError> {
+    pub fn update(
+        &mut self,
+        t: &ResourceType,
+        ns: &str,
+        name: &str,
+        obj: Value,
+        o: &WriteOptions,
+    ) -> Result<Obj, ApiError> {
         if !obj.is_object() {
-            return Err(ApiError::bad_request("the body of the request was in an unknown format"));
+            return Err(ApiError::bad_request(
+                "the body of the request was in an unknown format",
+            ));
         }
         check_kind(t, &obj, &o.api_version)?;
         if let Some(n) = meta_str(&obj, "name") {
@@ -523,7 +656,10 @@ impl State {
                 }
             }
             if applied {
-                base["metadata"]["managedFields"] = obj["metadata"].get("managedFields").cloned().unwrap_or(json!([]));
+                base["metadata"]["managedFields"] = obj["metadata"]
+                    .get("managedFields")
+                    .cloned()
+                    .unwrap_or(json!([]));
             }
             obj = base;
         } else if t.status_subresource {
@@ -534,7 +670,13 @@ impl State {
                 }
             }
         }
-        for k in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"] {
+        for k in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ] {
             match current["metadata"].get(k) {
                 Some(v) => obj["metadata"][k] = v.clone(),
                 None => {
@@ -546,7 +688,10 @@ impl State {
         if t.namespaced {
             obj["metadata"]["namespace"] = json!(ns);
         } else {
-            obj["metadata"].as_object_mut().expect("metadata").remove("namespace");
+            obj["metadata"]
+                .as_object_mut()
+                .expect("metadata")
+                .remove("namespace");
         }
         if obj.get("apiVersion").is_none() {
             obj["apiVersion"] = current["apiVersion"].clone();
@@ -564,19 +709,40 @@ impl State {
         }
         if !applied {
             let given = obj.pointer("/metadata/managedFields").cloned();
-            let unchanged = given.is_none() || given.as_ref() == current.pointer("/metadata/managedFields");
+            let unchanged =
+                given.is_none() || given.as_ref() == current.pointer("/metadata/managedFields");
             if unchanged && !o.manager.is_empty() {
                 let mut entries = ssa::read_entries(current);
-                let scope = if o.status { Scope::Status } else { Scope::Main { exclude_status: t.status_subresource } };
+                let scope = if o.status {
+                    Scope::Status
+                } else {
+                    Scope::Main {
+                        exclude_status: t.status_subresource,
+                    }
+                };
                 let builtin = t.crd.is_none();
                 let old = ssa::leaves(current, builtin, scope);
                 let new = ssa::leaves(&obj, builtin, scope);
                 let sub = if o.status { "status" } else { "" };
                 // Entries of the other scope are kept as they are.
-                ssa::track_update(&mut entries, &old, &new, &o.manager, &api_version_of(t, &obj), sub, &now());
+                ssa::track_update(
+                    &mut entries,
+                    &old,
+                    &new,
+                    &o.manager,
+                    &api_version_of(t, &obj),
+                    sub,
+                    &now(),
+                );
                 for e in ssa::read_entries(current) {
                     let other_scope = (e.subresource == "status") != o.status;
-                    if other_scope && !entries.iter().any(|x| x.manager == e.manager && x.operation == e.operation && x.subresource == e.subresource) {
+                    if other_scope
+                        && !entries.iter().any(|x| {
+                            x.manager == e.manager
+                                && x.operation == e.operation
+                                && x.subresource == e.subresource
+                        })
+                    {
                         entries.push(e);
                     }
                 }
@@ -585,7 +751,10 @@ impl State {
                 match current.pointer("/metadata/managedFields") {
                     Some(m) => obj["metadata"]["managedFields"] = m.clone(),
                     None => {
-                        obj["metadata"].as_object_mut().expect("metadata").remove("managedFields");
+                        obj["metadata"]
+                            .as_object_mut()
+                            .expect("metadata")
+                            .remove("managedFields");
                     }
                 }
             }
@@ -604,7 +773,8 @@ impl State {
             let out = self.commit(t, ns, name, Some(current.clone()), Some(obj));
             self.after_write(t, &out);
             if is_deleting(&out) {
-                self.work.push_back(Work::Recheck((t.key(), ns.to_string(), name.to_string())));
+                self.work
+                    .push_back(Work::Recheck((t.key(), ns.to_string(), name.to_string())));
             }
             out
         };
@@ -648,17 +818,28 @@ impl State {
         Ok(out.unwrap_or(current))
     }
 
-    fn delete_now(&mut self, t: &ResourceType, ns: &str, name: &str, propagation: Propagation) -> Option<Obj> {
+    fn delete_now(
+        &mut self,
+        t: &ResourceType,
+        ns: &str,
+        name: &str,
+        propagation: Propagation,
+    ) -> Option<Obj> {
         let current = self.get(t, ns, name).ok()?;
         let key = (t.key(), ns.to_string(), name.to_string());
         let mut obj = (*current).clone();
         let mut fins = finalizers(&obj);
-        let has_dependents = meta_str(&obj, "uid").is_some_and(|u| self.dependents.get(u).is_some_and(|d| !d.is_empty()));
+        let has_dependents = meta_str(&obj, "uid")
+            .is_some_and(|u| self.dependents.get(u).is_some_and(|d| !d.is_empty()));
         match propagation {
-            Propagation::Foreground if has_dependents && !fins.iter().any(|f| f == "foregroundDeletion") => {
+            Propagation::Foreground
+                if has_dependents && !fins.iter().any(|f| f == "foregroundDeletion") =>
+            {
                 fins.push("foregroundDeletion".into())
             }
-            Propagation::Orphan if has_dependents && !fins.iter().any(|f| f == "orphan") => fins.push("orphan".into()),
+            Propagation::Orphan if has_dependents && !fins.iter().any(|f| f == "orphan") => {
+                fins.push("orphan".into())
+            }
             _ => {}
         }
         let namespace_pending = t.kind == "Namespace" && t.group.is_empty();
@@ -696,7 +877,12 @@ impl State {
             let name = meta_str(&obj, "name").unwrap_or_default().to_string();
             if dry_run {
                 out.push(obj);
-            } else if let Some(d) = self.delete_now(t, &ons, &name, propagation.unwrap_or(Propagation::Background)) {
+            } else if let Some(d) = self.delete_now(
+                t,
+                &ons,
+                &name,
+                propagation.unwrap_or(Propagation::Background),
+            ) {
                 out.push(d);
             }
         }
@@ -727,10 +913,18 @@ impl State {
                 self.work.push_back(Work::Recheck(k));
             }
         }
-        let Some(uid) = meta_str(obj, "uid") else { return };
-        let deps: Vec<ObjKey> = self.dependents.remove(uid).map(|s| s.into_iter().collect()).unwrap_or_default();
+        let Some(uid) = meta_str(obj, "uid") else {
+            return;
+        };
+        let deps: Vec<ObjKey> = self
+            .dependents
+            .remove(uid)
+            .map(|s| s.into_iter().collect())
+            .unwrap_or_default();
         for d in deps {
-            let Some(dep) = self.get_key(&d) else { continue };
+            let Some(dep) = self.get_key(&d) else {
+                continue;
+            };
             let alive = owner_uids(&dep).iter().any(|u| self.uids.contains_key(u));
             if !alive && !is_deleting(&dep) {
                 if let Some(t) = self.type_of(&d.0) {
@@ -747,19 +941,30 @@ impl State {
         if !is_deleting(&obj) {
             return;
         }
-        let Some(t) = self.type_of(&key.0) else { return };
+        let Some(t) = self.type_of(&key.0) else {
+            return;
+        };
         let uid = meta_str(&obj, "uid").unwrap_or_default().to_string();
         let mut fins = finalizers(&obj);
-        let deps: Vec<ObjKey> = self.dependents.get(&uid).map(|s| s.iter().cloned().collect()).unwrap_or_default();
+        let deps: Vec<ObjKey> = self
+            .dependents
+            .get(&uid)
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default();
         if fins.iter().any(|f| f == "orphan") {
             for d in &deps {
                 let Some(dep) = self.get_key(d) else { continue };
-                let Some(dt) = self.type_of(&d.0) else { continue };
+                let Some(dt) = self.type_of(&d.0) else {
+                    continue;
+                };
                 let mut v = (*dep).clone();
                 if let Some(refs) = v["metadata"]["ownerReferences"].as_array_mut() {
                     refs.retain(|r| r.get("uid").and_then(Value::as_str) != Some(&uid));
                     if refs.is_empty() {
-                        v["metadata"].as_object_mut().expect("metadata").remove("ownerReferences");
+                        v["metadata"]
+                            .as_object_mut()
+                            .expect("metadata")
+                            .remove("ownerReferences");
                     }
                 }
                 self.commit(&dt, &d.1, &d.2, Some(dep), Some(v));
@@ -793,10 +998,16 @@ impl State {
             }
             return;
         }
-        if t.crd.is_none() && t.kind == "CustomResourceDefinition" && fins.iter().any(|f| f == CRD_CLEANUP) {
+        if t.crd.is_none()
+            && t.kind == "CustomResourceDefinition"
+            && fins.iter().any(|f| f == CRD_CLEANUP)
+        {
             if let Ok(rt) = ResourceType::from_crd_value(&obj) {
-                let names: Vec<(String, String)> =
-                    self.objects.get(&rt.key()).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+                let names: Vec<(String, String)> = self
+                    .objects
+                    .get(&rt.key())
+                    .map(|m| m.keys().cloned().collect())
+                    .unwrap_or_default();
                 for (ns, name) in &names {
                     self.delete_now(&rt, ns, name, Propagation::Background);
                 }
@@ -821,12 +1032,22 @@ impl State {
     /// Deletes what a terminating namespace holds; true once it is empty.
     fn clear_namespace(&mut self, ns: &str) -> bool {
         let mut empty = true;
-        let types: Vec<ResourceType> = self.registry.all().filter(|t| t.namespaced).cloned().collect();
+        let types: Vec<ResourceType> = self
+            .registry
+            .all()
+            .filter(|t| t.namespaced)
+            .cloned()
+            .collect();
         for t in types {
             let names: Vec<String> = self
                 .objects
                 .get(&t.key())
-                .map(|m| m.range((ns.to_string(), String::new())..).take_while(|((n, _), _)| n == ns).map(|((_, name), _)| name.clone()).collect())
+                .map(|m| {
+                    m.range((ns.to_string(), String::new())..)
+                        .take_while(|((n, _), _)| n == ns)
+                        .map(|((_, name), _)| name.clone())
+                        .collect()
+                })
                 .unwrap_or_default();
             for name in names {
                 self.delete_now(&t, ns, &name, Propagation::Background);
@@ -864,7 +1085,9 @@ impl State {
                     obj["spec"]["finalizers"] = json!(["kubernetes"]);
                 }
                 if obj.pointer("/status/phase").is_none() {
-                    obj["status"] = current.and_then(|c| c.get("status").cloned()).unwrap_or(json!({"phase": "Active"}));
+                    obj["status"] = current
+                        .and_then(|c| c.get("status").cloned())
+                        .unwrap_or(json!({"phase": "Active"}));
                 }
                 let name = meta_str(obj, "name").unwrap_or_default().to_string();
                 obj["metadata"]["labels"]["kubernetes.io/metadata.name"] = json!(name);
@@ -899,12 +1122,17 @@ impl State {
                         }
                     }
                 }
-                if obj["spec"]["type"] != "ExternalName" && obj.pointer("/spec/clusterIP").is_none() {
+                if obj["spec"]["type"] != "ExternalName" && obj.pointer("/spec/clusterIP").is_none()
+                {
                     let ip = match current.and_then(|c| c.pointer("/spec/clusterIP")) {
                         Some(ip) => ip.clone(),
                         None => {
                             self.next_ip += 1;
-                            json!(format!("10.96.{}.{}", self.next_ip / 250, self.next_ip % 250))
+                            json!(format!(
+                                "10.96.{}.{}",
+                                self.next_ip / 250,
+                                self.next_ip % 250
+                            ))
                         }
                     };
                     obj["spec"]["clusterIP"] = ip.clone();
@@ -919,12 +1147,18 @@ impl State {
     }
 
     fn prepare_crd(&mut self, obj: &mut Value, current: Option<&Value>) -> Result<(), ApiError> {
-        let t = self.type_of("apiextensions.k8s.io/customresourcedefinitions").expect("crd type");
+        let t = self
+            .type_of("apiextensions.k8s.io/customresourcedefinitions")
+            .expect("crd type");
         let name = meta_str(obj, "name").unwrap_or_default().to_string();
         let rt = Registry::from_crd(obj).map_err(|e| ApiError::invalid(&t, &name, &e))?;
         if let Some(existing) = self.registry.get(&rt.key()) {
             if existing.crd.as_deref() != Some(name.as_str()) {
-                return Err(ApiError::invalid(&t, &name, "spec.names.plural: Invalid value: already served by a built-in type"));
+                return Err(ApiError::invalid(
+                    &t,
+                    &name,
+                    "spec.names.plural: Invalid value: already served by a built-in type",
+                ));
             }
         }
         if current.is_none() {
@@ -935,7 +1169,10 @@ impl State {
             set_finalizers(obj, &f);
         }
         let ts = current
-            .and_then(|c| c.pointer("/status/conditions/0/lastTransitionTime").cloned())
+            .and_then(|c| {
+                c.pointer("/status/conditions/0/lastTransitionTime")
+                    .cloned()
+            })
             .unwrap_or_else(|| json!(now()));
         let mut accepted = obj["spec"]["names"].clone();
         if accepted.get("singular").is_none() {
@@ -945,7 +1182,11 @@ impl State {
             accepted["listKind"] = json!(format!("{}List", rt.kind));
         }
         let mut stored: Vec<Value> = current
-            .and_then(|c| c.pointer("/status/storedVersions").and_then(Value::as_array).cloned())
+            .and_then(|c| {
+                c.pointer("/status/storedVersions")
+                    .and_then(Value::as_array)
+                    .cloned()
+            })
             .unwrap_or_default();
         if !stored.contains(&json!(rt.versions[0])) {
             stored.push(json!(rt.versions[0]));
@@ -963,11 +1204,19 @@ impl State {
 
     /// Writes `status` as a controller would (no field manager tracking of the spec).
     pub fn write_status(&mut self, key: &ObjKey, status: Value) {
-        let Some(current) = self.get_key(key) else { return };
-        let Some(t) = self.type_of(&key.0) else { return };
+        let Some(current) = self.get_key(key) else {
+            return;
+        };
+        let Some(t) = self.type_of(&key.0) else {
+            return;
+        };
         let mut obj = (*current).clone();
         obj["status"] = status;
-        let o = WriteOptions { manager: "sandbox-controller".into(), status: true, ..Default::default() };
+        let o = WriteOptions {
+            manager: "sandbox-controller".into(),
+            status: true,
+            ..Default::default()
+        };
         let _ = self.update_inner(&t, &key.1, &key.2, obj, &current, &o, false);
     }
 
@@ -989,7 +1238,10 @@ impl ResourceType {
 }
 
 fn api_version_of(t: &ResourceType, obj: &Value) -> String {
-    obj.get("apiVersion").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| t.api_version(&t.versions[0]))
+    obj.get("apiVersion")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| t.api_version(&t.versions[0]))
 }
 
 fn check_kind(t: &ResourceType, obj: &Value, api_version: &str) -> Result<(), ApiError> {
@@ -1014,7 +1266,13 @@ fn check_kind(t: &ResourceType, obj: &Value, api_version: &str) -> Result<(), Ap
 fn validate_name(t: &ResourceType, name: &str) -> Result<(), ApiError> {
     let ok = name.len() <= 253
         && !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' || (c == ':' && t.group.starts_with("rbac")))
+        && name.chars().all(|c| {
+            c.is_ascii_lowercase()
+                || c.is_ascii_digit()
+                || c == '-'
+                || c == '.'
+                || (c == ':' && t.group.starts_with("rbac"))
+        })
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())
         && name.ends_with(|c: char| c.is_ascii_alphanumeric());
     if ok {
@@ -1036,7 +1294,9 @@ fn default_ports(v: &mut Value) {
                 if k == "ports" {
                     if let Value::Array(items) = child {
                         for p in items.iter_mut() {
-                            if (p.get("containerPort").is_some() || p.get("port").is_some()) && p.get("protocol").is_none() {
+                            if (p.get("containerPort").is_some() || p.get("port").is_some())
+                                && p.get("protocol").is_none()
+                            {
                                 p["protocol"] = json!("TCP");
                             }
                         }
@@ -1054,7 +1314,10 @@ fn default_ports(v: &mut Value) {
 
 fn conflict_error(t: &ResourceType, name: &str, conflicts: Vec<ssa::Conflict>) -> ApiError {
     let message = if conflicts.len() == 1 {
-        format!("Apply failed with 1 conflict: conflict with {}: {}", conflicts[0].manager, conflicts[0].path)
+        format!(
+            "Apply failed with 1 conflict: conflict with {}: {}",
+            conflicts[0].manager, conflicts[0].path
+        )
     } else {
         let mut managers: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for c in &conflicts {
@@ -1067,7 +1330,11 @@ fn conflict_error(t: &ResourceType, name: &str, conflicts: Vec<ssa::Conflict>) -
                 lines.push(format!("- {p}"));
             }
         }
-        format!("Apply failed with {} conflicts: {}", conflicts.len(), lines.join("\n"))
+        format!(
+            "Apply failed with {} conflicts: {}",
+            conflicts.len(),
+            lines.join("\n")
+        )
     };
     let causes: Vec<Value> = conflicts
         .iter()
@@ -1077,11 +1344,21 @@ fn conflict_error(t: &ResourceType, name: &str, conflicts: Vec<ssa::Conflict>) -
     if !t.group.is_empty() {
         d["group"] = json!(t.group);
     }
-    ApiError { details: Some(d), ..ApiError::new(409, "Conflict", message) }
+    ApiError {
+        details: Some(d),
+        ..ApiError::new(409, "Conflict", message)
+    }
 }
 
 /// What a watcher sees of a change, given its selectors.
-fn transition(w: &Watcher, res: &str, ns: &str, etype: EventType, old: Option<&Value>, new: &Value) -> Option<EventType> {
+fn transition(
+    w: &Watcher,
+    res: &str,
+    ns: &str,
+    etype: EventType,
+    old: Option<&Value>,
+    new: &Value,
+) -> Option<EventType> {
     let now = w.matches(res, ns, new);
     let before = old.is_some_and(|o| w.matches(res, ns, o));
     match etype {

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn binary_serves_until_sigterm() {
-    let dir = std::env::temp_dir().join(format!("navique-sandbox-bin-{:08x}", rand::random::<u32>()));
+    let dir =
+        std::env::temp_dir().join(format!("navique-sandbox-bin-{:08x}", rand::random::<u32>()));
     std::fs::create_dir_all(&dir).unwrap();
     let kubeconfig = dir.join("kubeconfig");
     let mut child = Command::new(env!("CARGO_BIN_EXE_navique-sandbox"))
@@ -17,7 +18,10 @@ fn binary_serves_until_sigterm() {
         .unwrap();
     let started = Instant::now();
     while !kubeconfig.exists() {
-        assert!(started.elapsed() < Duration::from_secs(10), "kubeconfig written");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "kubeconfig written"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     let out = Command::new("kubectl")
@@ -25,12 +29,27 @@ fn binary_serves_until_sigterm() {
         .arg(&kubeconfig)
         .arg("--cache-dir")
         .arg(dir.join("cache"))
-        .args(["get", "namespace", "kube-system", "-o", "jsonpath={.status.phase}"])
+        .args([
+            "get",
+            "namespace",
+            "kube-system",
+            "-o",
+            "jsonpath={.status.phase}",
+        ])
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "Active", "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Active",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
-    let status = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    let status = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
     assert!(status.success());
     let deadline = Instant::now() + Duration::from_secs(10);
     let exit = loop {
@@ -46,7 +65,9 @@ fn binary_serves_until_sigterm() {
 
 #[test]
 fn binary_refuses_missing_kubeconfig_flag() {
-    let out = Command::new(env!("CARGO_BIN_EXE_navique-sandbox")).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_navique-sandbox"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--kubeconfig is required"));
 }

@@ -19,7 +19,9 @@ fn helm_available() -> bool {
         .is_ok_and(|s| s.success());
     if !ok {
         if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("helm-python-sdk is not installed and CI=true (pip install helm-python-sdk==0.2.2)");
+            panic!(
+                "helm-python-sdk is not installed and CI=true (pip install helm-python-sdk==0.2.2)"
+            );
         }
         eprintln!("skipping: helm-python-sdk is not installed");
     }
@@ -47,9 +49,13 @@ fn helm(c: &Cluster, ns: &str, args: &[&str]) -> Value {
 fn decode_release(secret: &Secret) -> Value {
     use base64::Engine;
     let raw = &secret.data.as_ref().expect("data")["release"].0;
-    let gz = base64::engine::general_purpose::STANDARD.decode(raw).expect("base64");
+    let gz = base64::engine::general_purpose::STANDARD
+        .decode(raw)
+        .expect("base64");
     let mut json = Vec::new();
-    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut json).expect("gzip");
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut json)
+        .expect("gzip");
     serde_json::from_slice(&json).expect("release JSON")
 }
 
@@ -91,7 +97,10 @@ async fn lifecycle(chart: &str, first: Value, second: Value) {
     let secrets = release_secrets(&c, &ns, rel).await;
     assert_eq!(secrets.len(), 1);
     let s = &secrets[0];
-    assert_eq!(s.metadata.name.as_deref(), Some("sh.helm.release.v1.rel.v1"));
+    assert_eq!(
+        s.metadata.name.as_deref(),
+        Some("sh.helm.release.v1.rel.v1")
+    );
     assert_eq!(s.type_.as_deref(), Some("helm.sh/release.v1"));
     assert_eq!(s.metadata.labels.as_ref().unwrap()["status"], "deployed");
     let r = decode_release(s);
@@ -104,11 +113,20 @@ async fn lifecycle(chart: &str, first: Value, second: Value) {
 
     // Every Deployment of the chart exists and is Ready (Helm waited for it).
     let deployments: Api<Deployment> = Api::namespaced(c.client().await, &ns);
-    let ds = deployments.list(&ListParams::default()).await.unwrap().items;
+    let ds = deployments
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
     assert!(!ds.is_empty());
     for d in &ds {
         let want = d.spec.replicas.unwrap_or(1);
-        assert_eq!(d.status.as_ref().and_then(|s| s.ready_replicas), Some(want), "{:?}", d.metadata.name);
+        assert_eq!(
+            d.status.as_ref().and_then(|s| s.ready_replicas),
+            Some(want),
+            "{:?}",
+            d.metadata.name
+        );
     }
 
     let upgraded = helm(&c, &ns, &["upgrade", rel, chart, &second.to_string()]);
@@ -119,11 +137,24 @@ async fn lifecycle(chart: &str, first: Value, second: Value) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|h| (h["revision"].as_i64().unwrap(), h["status"].as_str().unwrap()))
+        .map(|h| {
+            (
+                h["revision"].as_i64().unwrap(),
+                h["status"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(states, [(1, "superseded"), (2, "deployed")]);
     let secrets = release_secrets(&c, &ns, rel).await;
-    let statuses: Vec<String> = secrets.iter().map(|s| decode_release(s)["info"]["status"].as_str().unwrap().to_string()).collect();
+    let statuses: Vec<String> = secrets
+        .iter()
+        .map(|s| {
+            decode_release(s)["info"]["status"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
     assert_eq!(statuses, ["superseded", "deployed"]);
 
     helm(&c, &ns, &["rollback", rel, "1"]);
@@ -135,7 +166,12 @@ async fn lifecycle(chart: &str, first: Value, second: Value) {
     helm(&c, &ns, &["uninstall", rel]);
     assert_eq!(helm(&c, &ns, &["list"]), json!([]));
     assert!(release_secrets(&c, &ns, rel).await.is_empty());
-    assert!(deployments.list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert!(deployments
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -150,5 +186,10 @@ async fn real_helm_runs_cert_manager_release_lifecycle() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_helm_runs_cloudnative_pg_release_lifecycle() {
-    lifecycle("cloudnative-pg-0.29.0.tgz", json!({}), json!({"replicaCount": 2})).await;
+    lifecycle(
+        "cloudnative-pg-0.29.0.tgz",
+        json!({}),
+        json!({"replicaCount": 2}),
+    )
+    .await;
 }

@@ -43,31 +43,58 @@ fn client_side_and_server_side_apply_with_conflicts() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(common::stdout(&out).contains("deployment.apps/web created"));
     let out = c.apply_stdin(&["apply", "-f", "-"], &deployment(&ns, "nginx:1.26", 2));
-    assert!(common::stdout(&out).contains("deployment.apps/web configured"), "{}", stderr(&out));
+    assert!(
+        common::stdout(&out).contains("deployment.apps/web configured"),
+        "{}",
+        stderr(&out)
+    );
     let d = get_json(&c, &["-n", &ns, "get", "deploy", "web"]);
-    assert_eq!(d["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.26");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.26"
+    );
     assert_eq!(d["metadata"]["generation"], 2);
-    assert!(d["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].is_string());
+    assert!(
+        d["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .is_string()
+    );
 
     // Another manager changing a field kubectl-client-side-apply owns conflicts.
-    let out = c.apply_stdin(&["apply", "--server-side", "-f", "-"], &deployment(&ns, "nginx:1.26", 5));
+    let out = c.apply_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &deployment(&ns, "nginx:1.26", 5),
+    );
     assert!(!out.status.success());
     let err = stderr(&out);
     assert!(
         err.contains(r#"Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1: .spec.replicas"#),
         "{err}"
     );
-    assert_eq!(get_json(&c, &["-n", &ns, "get", "deploy", "web"])["spec"]["replicas"], 2);
+    assert_eq!(
+        get_json(&c, &["-n", &ns, "get", "deploy", "web"])["spec"]["replicas"],
+        2
+    );
 
-    let out = c.apply_stdin(&["apply", "--server-side", "--force-conflicts", "-f", "-"], &deployment(&ns, "nginx:1.26", 5));
+    let out = c.apply_stdin(
+        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        &deployment(&ns, "nginx:1.26", 5),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    let d = get_json(&c, &["-n", &ns, "get", "deploy", "web", "--show-managed-fields"]);
+    let d = get_json(
+        &c,
+        &["-n", &ns, "get", "deploy", "web", "--show-managed-fields"],
+    );
     assert_eq!(d["spec"]["replicas"], 5);
     let managers: Vec<(&str, &str)> = d["metadata"]["managedFields"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["manager"].as_str().unwrap(), e["operation"].as_str().unwrap()))
+        .map(|e| {
+            (
+                e["manager"].as_str().unwrap(),
+                e["operation"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert!(managers.contains(&("kubectl", "Apply")), "{managers:?}");
     let kubectl_fields = d["metadata"]["managedFields"]
@@ -77,39 +104,114 @@ fn client_side_and_server_side_apply_with_conflicts() {
         .find(|e| e["manager"] == "kubectl")
         .unwrap()["fieldsV1"]
         .clone();
-    assert!(kubectl_fields["f:spec"]["f:replicas"].is_object(), "{kubectl_fields}");
-    assert!(kubectl_fields["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"nginx\"}"]["f:image"].is_object());
+    assert!(
+        kubectl_fields["f:spec"]["f:replicas"].is_object(),
+        "{kubectl_fields}"
+    );
+    assert!(
+        kubectl_fields["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"nginx\"}"]
+            ["f:image"]
+            .is_object()
+    );
 
     // Re-applying the same configuration changes nothing (status may move on
     // as the controller works, so compare generation and field ownership).
-    let out = c.apply_stdin(&["apply", "--server-side", "-f", "-"], &deployment(&ns, "nginx:1.26", 5));
+    let out = c.apply_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &deployment(&ns, "nginx:1.26", 5),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    let again = get_json(&c, &["-n", &ns, "get", "deploy", "web", "--show-managed-fields"]);
+    let again = get_json(
+        &c,
+        &["-n", &ns, "get", "deploy", "web", "--show-managed-fields"],
+    );
     assert_eq!(again["metadata"]["generation"], d["metadata"]["generation"]);
-    let apply_entry = |v: &Value| v["metadata"]["managedFields"].as_array().unwrap().iter().find(|e| e["manager"] == "kubectl").cloned();
+    let apply_entry = |v: &Value| {
+        v["metadata"]["managedFields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["manager"] == "kubectl")
+            .cloned()
+    };
     assert_eq!(apply_entry(&again), apply_entry(&d));
 
     // -l selects by label; -o yaml prints the object.
-    assert!(c.ok(&["-n", &ns, "get", "deploy", "-l", "tier=front", "-o", "name"]).contains("deployment.apps/web"));
-    assert!(c.ok(&["-n", &ns, "get", "deploy", "-l", "tier!=front", "-o", "name"]).trim().is_empty());
+    assert!(c
+        .ok(&["-n", &ns, "get", "deploy", "-l", "tier=front", "-o", "name"])
+        .contains("deployment.apps/web"));
+    assert!(c
+        .ok(&[
+            "-n",
+            &ns,
+            "get",
+            "deploy",
+            "-l",
+            "tier!=front",
+            "-o",
+            "name"
+        ])
+        .trim()
+        .is_empty());
     let yaml = c.ok(&["-n", &ns, "get", "deploy", "web", "-o", "yaml"]);
-    assert!(yaml.contains("replicas: 5") && yaml.contains("kind: Deployment"), "{yaml}");
+    assert!(
+        yaml.contains("replicas: 5") && yaml.contains("kind: Deployment"),
+        "{yaml}"
+    );
 
     // The three patch types.
-    c.ok(&["-n", &ns, "patch", "deploy", "web", "--type=merge", "-p", r#"{"metadata":{"labels":{"patched":"merge"}}}"#]);
-    c.ok(&["-n", &ns, "patch", "deploy", "web", "--type=json", "-p", r#"[{"op":"replace","path":"/spec/replicas","value":3}]"#]);
-    c.ok(&["-n", &ns, "patch", "deploy", "web", "-p",
-        r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}}}"#]);
+    c.ok(&[
+        "-n",
+        &ns,
+        "patch",
+        "deploy",
+        "web",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"labels":{"patched":"merge"}}}"#,
+    ]);
+    c.ok(&[
+        "-n",
+        &ns,
+        "patch",
+        "deploy",
+        "web",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/replicas","value":3}]"#,
+    ]);
+    c.ok(&[
+        "-n",
+        &ns,
+        "patch",
+        "deploy",
+        "web",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"}]}}}}"#,
+    ]);
     let d = get_json(&c, &["-n", &ns, "get", "deploy", "web"]);
     assert_eq!(d["metadata"]["labels"]["patched"], "merge");
     assert_eq!(d["spec"]["replicas"], 3);
-    let names: Vec<&str> = d["spec"]["template"]["spec"]["containers"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["nginx", "sidecar"], "strategic merge keeps nginx and adds sidecar by name");
+    let names: Vec<&str> = d["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["nginx", "sidecar"],
+        "strategic merge keeps nginx and adds sidecar by name"
+    );
 
     c.ok(&["-n", &ns, "delete", "deploy", "web", "--wait=true"]);
     let out = c.kubectl(&["-n", &ns, "get", "deploy", "web"]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains(r#"deployments.apps "web" not found"#), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(r#"deployments.apps "web" not found"#),
+        "{}",
+        stderr(&out)
+    );
     c.ok(&["delete", "namespace", &ns, "--wait=true"]);
 }
 
@@ -139,7 +241,12 @@ spec:
     );
     let out = c.apply_stdin(&["apply", "-f", "-"], &crd);
     assert!(out.status.success(), "{}", stderr(&out));
-    c.ok(&["wait", "--for=condition=Established", &format!("crd/widgets.{group}"), "--timeout=30s"]);
+    c.ok(&[
+        "wait",
+        "--for=condition=Established",
+        &format!("crd/widgets.{group}"),
+        "--timeout=30s",
+    ]);
     let ns = unique("kubectl-crd");
     c.ok(&["create", "namespace", &ns]);
     let cr = format!("apiVersion: {group}/v1alpha1\nkind: Widget\nmetadata: {{name: w1, namespace: {ns}}}\nspec: {{size: 3}}\n");
@@ -147,11 +254,17 @@ spec:
     assert!(out.status.success(), "{}", stderr(&out));
     let w = get_json(&c, &["-n", &ns, "get", &format!("widgets.{group}"), "w1"]);
     assert_eq!(w["spec"]["size"], 3);
-    assert!(c.ok(&["-n", &ns, "get", "wd", "-o", "name"]).contains("w1"), "short name from discovery");
+    assert!(
+        c.ok(&["-n", &ns, "get", "wd", "-o", "name"]).contains("w1"),
+        "short name from discovery"
+    );
 
     c.ok(&["delete", "crd", &format!("widgets.{group}"), "--wait=true"]);
     let out = c.kubectl(&["-n", &ns, "get", &format!("widgets.{group}"), "w1"]);
-    assert!(!out.status.success(), "custom resources go with their definition");
+    assert!(
+        !out.status.success(),
+        "custom resources go with their definition"
+    );
     c.ok(&["delete", "namespace", &ns]);
 }
 
@@ -161,17 +274,39 @@ fn generate_name_dry_run_and_delete_collection() {
     let ns = unique("kubectl-misc");
     c.ok(&["create", "namespace", &ns]);
     for i in 0..3 {
-        c.ok(&["-n", &ns, "create", "configmap", &format!("cm{i}"), "--from-literal=k=v"]);
-        c.ok(&["-n", &ns, "label", "configmap", &format!("cm{i}"), &format!("idx={i}")]);
+        c.ok(&[
+            "-n",
+            &ns,
+            "create",
+            "configmap",
+            &format!("cm{i}"),
+            "--from-literal=k=v",
+        ]);
+        c.ok(&[
+            "-n",
+            &ns,
+            "label",
+            "configmap",
+            &format!("cm{i}"),
+            &format!("idx={i}"),
+        ]);
     }
-    let out = c.apply_stdin(&["create", "--dry-run=server", "-o", "json", "-f", "-"],
-        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: dry, namespace: {ns}}}\n"));
+    let out = c.apply_stdin(
+        &["create", "--dry-run=server", "-o", "json", "-f", "-"],
+        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: dry, namespace: {ns}}}\n"),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(!c.kubectl(&["-n", &ns, "get", "cm", "dry"]).status.success(), "dry run stores nothing");
+    assert!(
+        !c.kubectl(&["-n", &ns, "get", "cm", "dry"]).status.success(),
+        "dry run stores nothing"
+    );
     let names = c.ok(&["-n", &ns, "get", "cm", "-l", "idx in (0,2)", "-o", "name"]);
     assert_eq!(names.lines().count(), 2, "{names}");
     c.ok(&["-n", &ns, "delete", "cm", "-l", "idx"]);
-    assert!(c.ok(&["-n", &ns, "get", "cm", "-l", "idx", "-o", "name"]).trim().is_empty());
+    assert!(c
+        .ok(&["-n", &ns, "get", "cm", "-l", "idx", "-o", "name"])
+        .trim()
+        .is_empty());
     c.ok(&["delete", "namespace", &ns]);
 }
 
@@ -181,11 +316,16 @@ fn tls_with_generated_ca_and_bearer_tokens() {
         eprintln!("skipping: the sandbox's own TLS and token");
         return;
     }
-    let c = common::cluster_with(navique_sandbox::Options { tls: true, ..Default::default() });
+    let c = common::cluster_with(navique_sandbox::Options {
+        tls: true,
+        ..Default::default()
+    });
     let kubeconfig = std::fs::read_to_string(&c.kubeconfig).unwrap();
     assert!(kubeconfig.contains("server: https://127.0.0.1:"));
     assert!(kubeconfig.contains("certificate-authority-data: "));
-    assert!(c.ok(&["get", "namespace", "default", "-o", "name"]).contains("namespace/default"));
+    assert!(c
+        .ok(&["get", "namespace", "default", "-o", "name"])
+        .contains("namespace/default"));
     let out = c.kubectl(&["--token", "not-the-token", "get", "namespaces"]);
     assert!(!out.status.success());
     assert!(stderr(&out).contains("Unauthorized"), "{}", stderr(&out));

@@ -5,7 +5,9 @@ mod common;
 use common::{cluster, unique};
 use futures_util::TryStreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use serde_json::json;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -26,14 +28,22 @@ fn expected(name: &str) -> Vec<&'static str> {
     v
 }
 
-async fn watch_all(api: Api<ConfigMap>, from: String, total: usize) -> HashMap<String, Vec<&'static str>> {
+async fn watch_all(
+    api: Api<ConfigMap>,
+    from: String,
+    total: usize,
+) -> HashMap<String, Vec<&'static str>> {
     let mut seen: HashMap<String, Vec<&'static str>> = HashMap::new();
     let mut rv = from;
     let mut count = 0;
     let mut last_rv: u64 = rv.parse().unwrap_or(0);
     while count < total {
         // A watch ends at its timeout; clients resume from the last resourceVersion.
-        let mut stream = Box::pin(api.watch(&WatchParams::default().timeout(30), &rv).await.unwrap());
+        let mut stream = Box::pin(
+            api.watch(&WatchParams::default().timeout(30), &rv)
+                .await
+                .unwrap(),
+        );
         while let Some(ev) = stream.try_next().await.unwrap() {
             let (kind, obj) = match ev {
                 WatchEvent::Added(o) => ("ADDED", o),
@@ -51,7 +61,9 @@ async fn watch_all(api: Api<ConfigMap>, from: String, total: usize) -> HashMap<S
                 last_rv = n;
             }
             rv = this_rv;
-            seen.entry(obj.metadata.name.unwrap()).or_default().push(kind);
+            seen.entry(obj.metadata.name.unwrap())
+                .or_default()
+                .push(kind);
             count += 1;
             if count == total {
                 break;
@@ -67,13 +79,24 @@ async fn ten_thousand_objects_no_lost_or_duplicated_watch_events() {
     let admin = c.client().await;
     let ns = unique("load");
     Api::<Namespace>::all(admin.clone())
-        .create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
+        )
         .await
         .unwrap();
     let api: Api<ConfigMap> = Api::namespaced(admin.clone(), &ns);
-    let start_rv = api.list(&ListParams::default()).await.unwrap().metadata.resource_version.unwrap();
+    let start_rv = api
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
     let total_objects = WRITERS * PER_WRITER;
-    let total_events: usize = (0..total_objects).map(|i| expected(&format!("x-{}", i % PER_WRITER)).len()).sum();
+    let total_events: usize = (0..total_objects)
+        .map(|i| expected(&format!("x-{}", i % PER_WRITER)).len())
+        .sum();
 
     let mut watchers = Vec::new();
     for _ in 0..WATCHERS {
@@ -88,12 +111,21 @@ async fn ten_thousand_objects_no_lost_or_duplicated_watch_events() {
         writers.push(tokio::spawn(async move {
             for i in 0..PER_WRITER {
                 let name = format!("w{w}-{i}");
-                let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": name}, "data": {"i": i.to_string()}})).unwrap();
+                let cm: ConfigMap = serde_json::from_value(
+                    json!({"metadata": {"name": name}, "data": {"i": i.to_string()}}),
+                )
+                .unwrap();
                 api.create(&PostParams::default(), &cm).await.unwrap();
             }
             for i in (0..PER_WRITER).step_by(10) {
                 let name = format!("w{w}-{i}");
-                api.patch(&name, &PatchParams::default(), &Patch::Merge(json!({"data": {"changed": "yes"}}))).await.unwrap();
+                api.patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"data": {"changed": "yes"}})),
+                )
+                .await
+                .unwrap();
                 if i % 20 == 0 {
                     api.delete(&name, &DeleteParams::default()).await.unwrap();
                 }
@@ -105,7 +137,10 @@ async fn ten_thousand_objects_no_lost_or_duplicated_watch_events() {
     }
     let wrote = started.elapsed();
     for (i, w) in watchers.into_iter().enumerate() {
-        let seen = tokio::time::timeout(Duration::from_secs(300), w).await.expect("watchers finish").unwrap();
+        let seen = tokio::time::timeout(Duration::from_secs(300), w)
+            .await
+            .expect("watchers finish")
+            .unwrap();
         assert_eq!(seen.len(), total_objects, "watcher {i} saw every object");
         for (name, events) in &seen {
             assert_eq!(events, &expected(name), "watcher {i}, object {name}");
@@ -119,5 +154,8 @@ async fn ten_thousand_objects_no_lost_or_duplicated_watch_events() {
         wrote,
         (total_objects + total_objects / 10 + total_objects / 20) as f64 / wrote.as_secs_f64()
     );
-    Api::<Namespace>::all(admin).delete(&ns, &DeleteParams::default()).await.unwrap();
+    Api::<Namespace>::all(admin)
+        .delete(&ns, &DeleteParams::default())
+        .await
+        .unwrap();
 }

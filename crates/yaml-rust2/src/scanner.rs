@@ -97,7 +97,11 @@ impl LineSkip for std::str::Chars<'_> {
         // Every delimiter is ASCII, so `end` is a character boundary.
         let run = &rest[..end];
         out.push_str(run);
-        let n = if run.is_ascii() { end } else { run.chars().count() };
+        let n = if run.is_ascii() {
+            end
+        } else {
+            run.chars().count()
+        };
         *self = rest[end..].chars();
         n
     }
@@ -2025,7 +2029,10 @@ impl<T: LineSkip> Scanner<T> {
                 ));
             }
 
-            if LIBYAML_CHECKS_QUOTED_INDENTATION && self.flow_level == 0 && (self.mark.col as isize) < self.indent {
+            if LIBYAML_CHECKS_QUOTED_INDENTATION
+                && self.flow_level == 0
+                && (self.mark.col as isize) < self.indent
+            {
                 return Err(ScanError::new(
                     start_mark,
                     "invalid indentation in quoted scalar",
@@ -2270,7 +2277,10 @@ impl<T: LineSkip> Scanner<T> {
         let indent = self.indent + 1;
         let start_mark = self.mark;
 
-        if LIBYAML_CHECKS_FLOW_INDENTATION && self.flow_level > 0 && (start_mark.col as isize) < indent {
+        if LIBYAML_CHECKS_FLOW_INDENTATION
+            && self.flow_level > 0
+            && (start_mark.col as isize) < indent
+        {
             return Err(ScanError::new(
                 start_mark,
                 "invalid indentation in flow construct",

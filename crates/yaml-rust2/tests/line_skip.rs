@@ -73,7 +73,10 @@ fn fast_paths_match_the_scanner_on_samples() {
 fn fast_paths_match_the_scanner_on_generated_input() {
     // A deterministic generator over the characters the fast paths treat
     // specially, so boundaries land everywhere.
-    let alphabet = [" ", "  ", "\t", "\n", "\r\n", "#", ":", ": ", "- ", "a", "bc", "ü", "[", "]", "{", "}", ",", "'", "\"", "key: ", "|\n", "> ", "---\n", "\0"];
+    let alphabet = [
+        " ", "  ", "\t", "\n", "\r\n", "#", ":", ": ", "- ", "a", "bc", "ü", "[", "]", "{", "}",
+        ",", "'", "\"", "key: ", "|\n", "> ", "---\n", "\0",
+    ];
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     for _ in 0..3000 {
         let mut text = String::new();

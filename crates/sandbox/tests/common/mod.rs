@@ -19,10 +19,18 @@ pub fn cluster() -> Cluster {
 pub fn cluster_with(opts: Options) -> Cluster {
     let cache_dir = std::env::temp_dir().join(format!("navique-kubectl-cache-{}", unique("c")));
     match std::env::var("NAVIQUE_TEST_KUBECONFIG") {
-        Ok(path) if !path.is_empty() => Cluster { kubeconfig: PathBuf::from(path), sandbox: None, cache_dir },
+        Ok(path) if !path.is_empty() => Cluster {
+            kubeconfig: PathBuf::from(path),
+            sandbox: None,
+            cache_dir,
+        },
         _ => {
             let sandbox = Sandbox::start(opts).expect("start sandbox");
-            Cluster { kubeconfig: sandbox.kubeconfig_path().to_path_buf(), sandbox: Some(sandbox), cache_dir }
+            Cluster {
+                kubeconfig: sandbox.kubeconfig_path().to_path_buf(),
+                sandbox: Some(sandbox),
+                cache_dir,
+            }
         }
     }
 }
@@ -42,7 +50,11 @@ impl Cluster {
 
     pub fn kubectl_in(&self, args: &[&str], dir: Option<&Path>) -> Output {
         let mut cmd = Command::new("kubectl");
-        cmd.arg("--kubeconfig").arg(&self.kubeconfig).arg("--cache-dir").arg(&self.cache_dir).args(args);
+        cmd.arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(&self.cache_dir)
+            .args(args);
         if let Some(d) = dir {
             cmd.current_dir(d);
         }
@@ -74,15 +86,21 @@ impl Cluster {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("kubectl is installed");
-        child.stdin.take().unwrap().write_all(manifest.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(manifest.as_bytes())
+            .unwrap();
         child.wait_with_output().unwrap()
     }
 
     pub async fn client(&self) -> kube::Client {
         let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("kubeconfig");
-        let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
-            .await
-            .expect("config");
+        let cfg =
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+                .await
+                .expect("config");
         kube::Client::try_from(cfg).expect("client")
     }
 }
