@@ -934,27 +934,29 @@ impl<T: LineSkip> Scanner<T> {
                         self.allow_simple_key();
                     }
                 }
-                '#' => {
-                    // Drain the lookahead buffer, then skip the rest of the
-                    // line in the reader directly.
-                    while !self.buffer.is_empty() && !is_breakz(self.ch()) {
-                        self.skip_non_blank();
-                    }
-                    if self.buffer.is_empty() {
-                        if let Some(n) = self.rdr.skip_to_line_end() {
-                            self.mark.index += n;
-                            self.mark.col += n;
-                            self.leading_whitespace = false;
-                        }
-                    }
-                    while !is_breakz(self.look_ch()) {
-                        self.skip_non_blank();
-                    }
-                }
+                '#' => self.skip_comment(),
                 _ => break,
             }
         }
         Ok(())
+    }
+
+    /// Skips a comment up to its line break: the lookahead buffer first,
+    /// then the rest of the line straight from the reader (Navique patch).
+    fn skip_comment(&mut self) {
+        while !self.buffer.is_empty() && !is_breakz(self.ch()) {
+            self.skip_non_blank();
+        }
+        if self.buffer.is_empty() {
+            if let Some(n) = self.rdr.skip_to_line_end() {
+                self.mark.index += n;
+                self.mark.col += n;
+                self.leading_whitespace = false;
+            }
+        }
+        while !is_breakz(self.look_ch()) {
+            self.skip_non_blank();
+        }
     }
 
     /// Skip over YAML whitespace (` `, `\n`, `\r`).
@@ -978,23 +980,7 @@ impl<T: LineSkip> Scanner<T> {
                     }
                     need_whitespace = false;
                 }
-                '#' => {
-                    // Drain the lookahead buffer, then skip the rest of the
-                    // line in the reader directly.
-                    while !self.buffer.is_empty() && !is_breakz(self.ch()) {
-                        self.skip_non_blank();
-                    }
-                    if self.buffer.is_empty() {
-                        if let Some(n) = self.rdr.skip_to_line_end() {
-                            self.mark.index += n;
-                            self.mark.col += n;
-                            self.leading_whitespace = false;
-                        }
-                    }
-                    while !is_breakz(self.look_ch()) {
-                        self.skip_non_blank();
-                    }
-                }
+                '#' => self.skip_comment(),
                 _ => break,
             }
         }
@@ -1027,23 +1013,7 @@ impl<T: LineSkip> Scanner<T> {
                         "comments must be separated from other tokens by whitespace",
                     ));
                 }
-                '#' => {
-                    // Drain the lookahead buffer, then skip the rest of the
-                    // line in the reader directly.
-                    while !self.buffer.is_empty() && !is_breakz(self.ch()) {
-                        self.skip_non_blank();
-                    }
-                    if self.buffer.is_empty() {
-                        if let Some(n) = self.rdr.skip_to_line_end() {
-                            self.mark.index += n;
-                            self.mark.col += n;
-                            self.leading_whitespace = false;
-                        }
-                    }
-                    while !is_breakz(self.look_ch()) {
-                        self.skip_non_blank();
-                    }
-                }
+                '#' => self.skip_comment(),
                 _ => break,
             }
         }
