@@ -15,16 +15,11 @@ fn b64(data: &[u8]) -> String {
 
 /// gotmpl values to JSON values (Go's encoding, as Helm stores them).
 pub fn values_to_json(m: &crate::gotmpl::value::Map) -> Value {
-    let v = crate::gotmpl::value::Value::map(m.clone());
-    let text = crate::goyaml::json::encode(
-        &v,
-        crate::goyaml::json::Opts {
-            escape_html: false,
-            indent: None,
-        },
-    )
-    .unwrap_or_else(|_| "{}".into());
-    serde_json::from_str(&text).unwrap_or(Value::Null)
+    // A map never encodes to null: null means it could not be encoded.
+    match value_to_json(&crate::gotmpl::value::Value::map(m.clone())) {
+        Value::Null => Value::Object(Map::new()),
+        v => v,
+    }
 }
 
 fn value_to_json(v: &crate::gotmpl::value::Value) -> Value {
