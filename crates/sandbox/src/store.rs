@@ -902,7 +902,7 @@ impl State {
 
     fn on_removed(&mut self, obj: &Value, res: &str) {
         if res == "apiextensions.k8s.io/customresourcedefinitions" {
-            if let Ok(rt) = ResourceType::from_crd_value(obj) {
+            if let Ok(rt) = Registry::from_crd(obj) {
                 self.registry.remove(&rt.key());
                 self.objects.remove(&rt.key());
             }
@@ -1002,7 +1002,7 @@ impl State {
             && t.kind == "CustomResourceDefinition"
             && fins.iter().any(|f| f == CRD_CLEANUP)
         {
-            if let Ok(rt) = ResourceType::from_crd_value(&obj) {
+            if let Ok(rt) = Registry::from_crd(&obj) {
                 let names: Vec<(String, String)> = self
                     .objects
                     .get(&rt.key())
@@ -1059,10 +1059,10 @@ impl State {
         empty
     }
 
-    /// Called again when an object in a terminating namespace loses its last finalizer.
+    /// A written CRD (re-)registers the type it describes.
     fn after_write(&mut self, t: &ResourceType, obj: &Value) {
         if t.crd.is_none() && t.kind == "CustomResourceDefinition" {
-            if let Ok(rt) = ResourceType::from_crd_value(obj) {
+            if let Ok(rt) = Registry::from_crd(obj) {
                 self.registry.insert(rt);
             }
         }
@@ -1230,12 +1230,6 @@ impl State {
 }
 
 const CRD_CLEANUP: &str = "customresourcecleanup.apiextensions.k8s.io";
-
-impl ResourceType {
-    pub fn from_crd_value(obj: &Value) -> Result<ResourceType, String> {
-        Registry::from_crd(obj)
-    }
-}
 
 fn api_version_of(t: &ResourceType, obj: &Value) -> String {
     obj.get("apiVersion")
