@@ -161,7 +161,8 @@ async fn existing_object_of_another_owner_is_refused_with_helms_words() {
     );
 
     if helm_available() {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm_client.py");
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
         let helm = Command::new("python3")
             .arg(script)
             .arg(&e.kubeconfig)
@@ -599,7 +600,8 @@ async fn provenance_label_and_annotation_ride_on_the_release_secret() {
     );
     assert!(!rel.labels.contains_key("owner") && !rel.labels.contains_key("status"));
     if helm_available() {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm_client.py");
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
         let out = Command::new("python3")
             .arg(script)
             .arg(&e.kubeconfig)

@@ -68,7 +68,7 @@ fn helm_available() -> bool {
 }
 
 fn helm(c: &Cluster, ns: &str, args: &[&str]) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/helm_client.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
     let out = Command::new("python3")
         .arg(script)
         .arg(&c.kubeconfig)
@@ -220,7 +220,7 @@ async fn our_release_is_helms_release() {
         &c,
         &ns,
         &[
-            "upgrade",
+            "upgrade-force",
             "cm",
             &chart,
             r#"{"crds": {"enabled": true}, "replicaCount": 3}"#,
@@ -230,7 +230,7 @@ async fn our_release_is_helms_release() {
     let deployments: Api<Deployment> = Api::namespaced(client(&c).await, &ns);
     let controller = deployments.get("cm-cert-manager").await.unwrap();
     assert_eq!(controller.spec.replicas, Some(3));
-    helm(&c, &ns, &["rollback", "cm", "1"]);
+    helm(&c, &ns, &["rollback-force", "cm", "1"]);
     assert_eq!(
         revisions(&helm(&c, &ns, &["history", "cm"])),
         [
