@@ -1,12 +1,12 @@
 //! install: render, record the release as pending, create CRDs, run
 //! pre-install hooks, apply, wait, run post-install hooks, mark deployed.
 
-use super::render::{capabilities, render, Request};
-use super::{hooks, now_text, record_failure, validate_name, ActionError, Context};
+use super::render::{capabilities, render, Pending, Request};
+use super::{hooks, record_failure, validate_name, ActionError, Context};
 use crate::apply::objects::Object;
 use crate::chart::Chart;
 use crate::gotmpl::value::Map;
-use crate::release::{Info, Release, Status};
+use crate::release::{Release, Status};
 use kube::api::PostParams;
 
 /// CRDs from `crds/` are created when absent and never updated, as Helm does;
@@ -81,26 +81,16 @@ pub async fn install(
         is_upgrade: false,
         capabilities: caps,
     })?;
-    let now = now_text();
-    let mut rel = Release {
-        name: name.to_string(),
-        info: Info {
-            first_deployed: now.clone(),
-            last_deployed: now,
-            deleted: String::new(),
-            description: "Initial install underway".into(),
-            status: Status::PendingInstall,
-            notes: rendered.notes.clone(),
-        },
-        chart: rendered.chart_record.clone(),
-        config: crate::release::record::values_to_json(values),
-        manifest: rendered.manifest.clone(),
-        hooks: hooks::records(&rendered.hooks),
-        version: revision,
-        namespace: ctx.namespace.clone(),
+    let mut rel = rendered.pending_release(Pending {
+        name,
+        namespace: &ctx.namespace,
+        revision,
+        values,
+        status: Status::PendingInstall,
+        description: "Initial install underway",
+        first_deployed: None,
         labels: ctx.labels.clone(),
-        apply_method: "ssa".into(),
-    };
+    });
     // Too large for a Secret: refused here, before anything is applied.
     crate::release::storage::secret_for(&rel, true, &ctx.storage.annotations)?;
     install_crds(ctx, &rendered.crds).await?;

@@ -119,3 +119,41 @@ pub fn render(req: Request) -> Result<Rendered, ActionError> {
         chart_record: crate::release::record::chart_record(&rendered.chart),
     })
 }
+
+/// A revision about to be applied, recorded before anything is.
+pub struct Pending<'a> {
+    pub name: &'a str,
+    pub namespace: &'a str,
+    pub revision: i64,
+    pub values: &'a Map,
+    pub status: crate::release::Status,
+    pub description: &'a str,
+    /// None on a first install: first and last deployment are the same instant.
+    pub first_deployed: Option<String>,
+    pub labels: std::collections::BTreeMap<String, String>,
+}
+
+impl Rendered {
+    pub fn pending_release(&self, p: Pending) -> crate::release::Release {
+        let now = super::now_text();
+        crate::release::Release {
+            name: p.name.to_string(),
+            info: crate::release::Info {
+                first_deployed: p.first_deployed.unwrap_or_else(|| now.clone()),
+                last_deployed: now,
+                deleted: String::new(),
+                description: p.description.to_string(),
+                status: p.status,
+                notes: self.notes.clone(),
+            },
+            chart: self.chart_record.clone(),
+            config: crate::release::record::values_to_json(p.values),
+            manifest: self.manifest.clone(),
+            hooks: super::hooks::records(&self.hooks),
+            version: p.revision,
+            namespace: p.namespace.to_string(),
+            labels: p.labels,
+            apply_method: "ssa".into(),
+        }
+    }
+}

@@ -1,12 +1,12 @@
 //! upgrade: render the next revision, apply it, delete what the new
 //! manifest dropped, supersede the previous revision.
 
-use super::render::{capabilities, render, Request};
-use super::{hooks, now_text, record_failure, ActionError, Context};
+use super::render::{capabilities, render, Pending, Request};
+use super::{hooks, record_failure, ActionError, Context};
 use crate::apply::objects::{parse_manifest, removed, Object};
 use crate::chart::Chart;
 use crate::gotmpl::value::Map;
-use crate::release::{Info, Release, Status};
+use crate::release::{Release, Status};
 
 pub async fn upgrade(
     ctx: &Context,
@@ -49,29 +49,20 @@ pub async fn upgrade(
         is_upgrade: true,
         capabilities: caps,
     })?;
-    let mut rel = Release {
-        name: name.to_string(),
-        info: Info {
-            first_deployed: current.info.first_deployed.clone(),
-            last_deployed: now_text(),
-            deleted: String::new(),
-            description: "Preparing upgrade".into(),
-            status: Status::PendingUpgrade,
-            notes: rendered.notes.clone(),
-        },
-        chart: rendered.chart_record.clone(),
-        config: crate::release::record::values_to_json(values),
-        manifest: rendered.manifest.clone(),
-        hooks: hooks::records(&rendered.hooks),
-        version: revision,
-        namespace: ctx.namespace.clone(),
+    let mut rel = rendered.pending_release(Pending {
+        name,
+        namespace: &ctx.namespace,
+        revision,
+        values,
+        status: Status::PendingUpgrade,
+        description: "Preparing upgrade",
+        first_deployed: Some(current.info.first_deployed.clone()),
         labels: if ctx.labels.is_empty() {
             current.labels.clone()
         } else {
             ctx.labels.clone()
         },
-        apply_method: "ssa".into(),
-    };
+    });
     crate::release::storage::secret_for(&rel, true, &ctx.storage.annotations)?;
     super::install::install_crds(ctx, &rendered.crds).await?;
     let mut objects = rendered.objects;
