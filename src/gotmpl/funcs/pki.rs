@@ -481,36 +481,27 @@ fn leaf(a: &[Value]) -> Result<Template, FuncError> {
     })
 }
 
+/// genCA's template: common name and days from the first two arguments.
+fn ca(a: &[Value]) -> Template {
+    Template {
+        cn: arg_str(&a[0]).into(),
+        ips: vec![],
+        dns: vec![],
+        days: arg_int(&a[1]),
+        is_ca: true,
+    }
+}
+
 pub fn register(r: &mut Registry) {
     use P::*;
     r.add("genPrivateKey", &[Str], None, |_, a| {
         Ok(Value::string(gen_private_key(arg_str(&a[0]))?))
     });
     r.add("genCA", &[Str, Int], None, |_, a| {
-        make_cert(
-            Template {
-                cn: arg_str(&a[0]).into(),
-                ips: vec![],
-                dns: vec![],
-                days: arg_int(&a[1]),
-                is_ca: true,
-            },
-            None,
-            None,
-        )
+        make_cert(ca(&a), None, None)
     });
     r.add("genCAWithKey", &[Str, Int, Str], None, |_, a| {
-        make_cert(
-            Template {
-                cn: arg_str(&a[0]).into(),
-                ips: vec![],
-                dns: vec![],
-                days: arg_int(&a[1]),
-                is_ca: true,
-            },
-            Some(arg_str(&a[2])),
-            None,
-        )
+        make_cert(ca(&a), Some(arg_str(&a[2])), None)
     });
     r.add(
         "genSelfSignedCert",
