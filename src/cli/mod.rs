@@ -22,6 +22,7 @@ Commands:
   status NAME               a release's status (--revision, -o)
   get values|manifest|notes|hooks NAME   parts of a release (--revision, --all, -o)
   (release commands take --kubeconfig and --kube-context/--context)
+  crds [--out DIR]          write the operator's CRDs (default: crds/); --check fails when DIR is stale
   version                   print the version
 ";
 
@@ -45,6 +46,7 @@ pub fn main(argv: Vec<String>) -> i32 {
         "get" => args::Args::parse(rest).and_then(|a| release::get(&a)),
         "bench-render" => args::Args::parse(rest).and_then(|a| bench::render(&a)),
         "bench-templates" => args::Args::parse(rest).and_then(|a| bench::templates(&a)),
+        "crds" => crds(rest),
         "version" => {
             println!("navique-operator {}", env!("CARGO_PKG_VERSION"));
             Ok(())
@@ -62,4 +64,34 @@ pub fn main(argv: Vec<String>) -> i32 {
             1
         }
     }
+}
+
+/// `navique-operator crds [--out DIR] [--check]`.
+fn crds(rest: &[String]) -> Result<(), String> {
+    let mut dir = std::path::PathBuf::from("crds");
+    let mut check = false;
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--out" => dir = it.next().ok_or("--out needs a directory")?.into(),
+            "--check" => check = true,
+            other => return Err(format!("crds: unknown flag {other:?}")),
+        }
+    }
+    if check {
+        let stale = crate::operator::crds::stale(&dir);
+        if stale.is_empty() {
+            return Ok(());
+        }
+        return Err(format!(
+            "{} is stale ({}); run `navique-operator crds --out {}`",
+            dir.display(),
+            stale.join(", "),
+            dir.display()
+        ));
+    }
+    for name in crate::operator::crds::write(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        println!("{}", dir.join(name).display());
+    }
+    Ok(())
 }

@@ -135,6 +135,7 @@ impl Sandbox {
             address: addr.to_string(),
             bookmark_interval: opts.bookmark_interval,
             wake_controllers: tokio::sync::Notify::new(),
+            writes: AtomicU64::new(0),
         });
         let sim = Arc::new(Simulation {
             enabled: AtomicBool::new(opts.simulate),
@@ -213,6 +214,12 @@ impl Sandbox {
     }
 
     /// Number of objects stored, for load tests and benchmarks.
+    /// Requests other than GET served so far (creates, updates, patches,
+    /// applies, deletes), whatever their outcome.
+    pub fn write_requests(&self) -> u64 {
+        self.shared.writes.load(Ordering::Relaxed)
+    }
+
     pub fn object_count(&self) -> usize {
         self.shared.state.lock().expect("lock").object_count()
     }

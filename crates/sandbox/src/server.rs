@@ -27,6 +27,9 @@ pub struct Shared {
     pub address: String,
     pub bookmark_interval: Duration,
     pub wake_controllers: tokio::sync::Notify,
+    /// Requests that may change state (anything but GET), for tests that
+    /// prove a converged client writes nothing.
+    pub writes: std::sync::atomic::AtomicU64,
 }
 
 const MAX_BODY: usize = 64 << 20;
@@ -193,6 +196,17 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         .collect();
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let method = req.method().clone();
+    if method != Method::GET {
+        shared
+            .writes
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    // kube-apiserver answers `as=PartialObjectMetadataList` with metadata only.
+    let metadata_only = req
+        .headers()
+        .get("accept")
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|a| a.contains("as=PartialObjectMetadata"));
     if method == Method::GET {
         match segs.as_slice() {
             ["version"] => return Ok(json_response(200, &discovery::version())),
@@ -336,10 +350,13 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
 
     match (method, target.name.clone()) {
         (Method::GET, None) if watch => return start_watch(shared, &target, &q),
-        (Method::GET, None) => list(shared, &target, &q),
+        (Method::GET, None) => list(shared, &target, &q, metadata_only),
         (Method::GET, Some(name)) => {
             let st = shared.state.lock().expect("lock");
             let obj = st.get(t, &ns, &name)?;
+            if metadata_only {
+                return Ok(json_response(200, &metadata_of(&obj)));
+            }
             Ok(json_response(200, &present(&obj, &target)))
         }
         (Method::POST, None) => {
@@ -461,7 +478,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                     let items = st.delete_collection(t, ns, &labels, &fields, propagation, dry);
                     let rv = st.rv;
                     drop(st);
-                    Ok(list_response(&target, items, rv, None, 0))
+                    Ok(list_response(&target, items, rv, None, 0, false))
                 }
             }
         }
@@ -547,22 +564,40 @@ fn write_object(out: &mut Vec<u8>, obj: &Value, api_version: &str) {
     }
 }
 
+fn metadata_of(obj: &Value) -> Value {
+    json!({
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata",
+        "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
 fn list_response(
     target: &Target,
     items: Vec<Obj>,
     rv: u64,
     cont: Option<String>,
     remaining: usize,
+    metadata_only: bool,
 ) -> Response<Body> {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if let Some(c) = cont {
         meta["continue"] = json!(c);
         meta["remainingItemCount"] = json!(remaining);
     }
-    let api_version = target.api_version();
+    let api_version = if metadata_only {
+        "meta.k8s.io/v1".to_string()
+    } else {
+        target.api_version()
+    };
+    let list_kind = if metadata_only {
+        "PartialObjectMetadataList".to_string()
+    } else {
+        format!("{}List", target.t.kind)
+    };
     let mut out = Vec::with_capacity(64 + items.len() * 512);
     out.extend_from_slice(b"{\"kind\":");
-    serde_json::to_writer(&mut out, &format!("{}List", target.t.kind)).expect("json");
+    serde_json::to_writer(&mut out, &list_kind).expect("json");
     out.extend_from_slice(b",\"apiVersion\":");
     serde_json::to_writer(&mut out, &api_version).expect("json");
     out.extend_from_slice(b",\"metadata\":");
@@ -572,7 +607,11 @@ fn list_response(
         if i > 0 {
             out.push(b',');
         }
-        write_object(&mut out, o, &api_version);
+        if metadata_only {
+            serde_json::to_writer(&mut out, &metadata_of(o)).expect("json");
+        } else {
+            write_object(&mut out, o, &api_version);
+        }
     }
     out.extend_from_slice(b"]}");
     Response::builder()
@@ -586,6 +625,7 @@ fn list(
     shared: &Arc<Shared>,
     target: &Target,
     q: &HashMap<String, String>,
+    metadata_only: bool,
 ) -> Result<Response<Body>, ApiError> {
     use base64::Engine;
     let (labels, fields) = selectors(q)?;
@@ -618,7 +658,7 @@ fn list(
     });
     let rv = st.rv;
     drop(st);
-    Ok(list_response(target, items, rv, cont, remaining))
+    Ok(list_response(target, items, rv, cont, remaining, metadata_only))
 }
 
 struct StreamBody {

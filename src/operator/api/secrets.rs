@@ -1,0 +1,77 @@
+//! SecretsManagement (cluster-scoped): where secrets come from, a vault that
+//! external-secrets connects as a ClusterSecretStore.
+
+use super::CommonStatus;
+use kube::{CustomResource, KubeSchema};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "core.navique.com",
+    version = "v1alpha1",
+    kind = "SecretsManagement",
+    doc = "Where secrets come from: a vault, connected by external-secrets.",
+    plural = "secretsmanagements",
+    status = "SecretsManagementStatus",
+    shortname = "nvsm",
+    category = "navique",
+    printcolumn(name = "Server", type_ = "string", json_path = ".spec.vault.server"),
+    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretsManagementSpec {
+    pub vault: Vault,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Vault {
+    pub server: String,
+    /// The KV mount.
+    pub path: String,
+    #[serde(default = "v2")]
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_bundle: Option<String>,
+    pub auth: VaultAuth,
+}
+
+fn v2() -> String {
+    "v2".into()
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("has(self.kubernetes) != has(self.tokenSecretRef)").message("exactly one of kubernetes or tokenSecretRef must be set"))]
+pub struct VaultAuth {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<KubernetesAuth>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_secret_ref: Option<NamespacedKeyRef>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KubernetesAuth {
+    pub mount_path: String,
+    pub role: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct NamespacedKeyRef {
+    pub namespace: String,
+    pub name: String,
+    pub key: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretsManagementStatus {
+    #[serde(flatten)]
+    pub common: CommonStatus,
+    /// The ClusterSecretStore emitted, `navique-<name>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+}

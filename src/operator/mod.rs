@@ -1,0 +1,8 @@
+//! The operator: what the user asked ([`api`]), what we know ([`catalog`],
+//! [`observe`]), what we decide ([`provenance`], [`needs`], [`plan`],
+//! [`realise`]), how it happens ([`controller`]). Every decision is a plain
+//! function of a snapshot; only `observe` and `controller` talk to a cluster.
+
+pub mod api;
+pub mod catalog;
+pub mod crds;
