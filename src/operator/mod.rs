@@ -6,3 +6,7 @@
 pub mod api;
 pub mod catalog;
 pub mod crds;
+pub mod needs;
+pub mod observe;
+pub mod plan;
+pub mod provenance;

@@ -1,0 +1,368 @@
+//! One snapshot of what matters to the operator's decisions: our resources,
+//! Helm releases (from their Secrets' metadata, never their bodies), the
+//! catalog's CRDs, workloads that could be a capability's controller, and
+//! the custom resources we emitted. The decisions (provenance, needs, plan)
+//! are functions of this snapshot; only `gather` talks to a cluster.
+
+use super::api;
+use super::catalog::Catalog;
+use crate::apply::readiness::{check, Ready};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::discovery::ApiResource;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Annotations on our release Secrets: what the revision was made from.
+pub const CHART_VERSION_ANNOTATION: &str = "core.navique.com/chart-version";
+pub const INPUTS_ANNOTATION: &str = "core.navique.com/inputs";
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    /// The newest revision of every Helm release.
+    pub releases: Vec<ReleaseInfo>,
+    /// The catalog's CRDs that exist, by name.
+    pub crds: BTreeMap<String, CrdInfo>,
+    pub workloads: Vec<Workload>,
+    pub resources: Vec<Resource>,
+    /// Custom resources carrying our managed-by label, by CRD name.
+    pub emitted: BTreeMap<String, Vec<Value>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReleaseInfo {
+    pub name: String,
+    pub namespace: String,
+    pub revision: i64,
+    /// Helm's status label: deployed, failed, pending-install, ...
+    pub status: String,
+    /// Our label and annotation are both on it.
+    pub ours: bool,
+    pub chart_version: Option<String>,
+    /// The digest of the chart and values it was made from (ours only).
+    pub inputs: Option<String>,
+}
+
+impl ReleaseInfo {
+    pub fn is_pending(&self) -> bool {
+        self.status.starts_with("pending-")
+    }
+    /// Present in the cluster: anything but an uninstalled record kept as history.
+    pub fn is_live(&self) -> bool {
+        self.status != "uninstalled" && self.status != "uninstalling"
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct CrdInfo {
+    pub established: bool,
+    /// Helm's ownership annotations, when a release applied it.
+    pub release: Option<(String, String)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub pod_labels: BTreeMap<String, String>,
+    pub images: Vec<String>,
+    pub replicas: i64,
+    pub ready: bool,
+    pub not_ready_reason: String,
+    /// Helm's ownership annotations (the release that applied it).
+    pub release: Option<(String, String)>,
+}
+
+/// One of our custom resources, reduced to what the decisions read; the
+/// spec stays raw so a malformed one is reported on itself, not everywhere.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resource {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub generation: i64,
+    pub created: String,
+    pub deleting: bool,
+    pub spec: Value,
+}
+
+impl Resource {
+    pub fn field(&self, name: &str) -> Option<&str> {
+        self.spec.get(name).and_then(Value::as_str)
+    }
+}
+
+/// Our kinds that reference capabilities, with their plurals.
+pub const RESOURCE_KINDS: &[(&str, &str, bool)] = &[
+    ("PostgresCluster", "postgresclusters", true),
+    ("ClickHouseCluster", "clickhouseclusters", true),
+    ("Gateway", "gateways", true),
+    ("ChatUI", "chatuis", true),
+    ("MeilisearchInstance", "meilisearchinstances", true),
+    ("Observability", "observabilities", true),
+    ("SecretsManagement", "secretsmanagements", false),
+];
+
+pub fn resource_api(kind: &str) -> ApiResource {
+    let plural = RESOURCE_KINDS
+        .iter()
+        .find(|(k, _, _)| *k == kind)
+        .map(|(_, p, _)| *p)
+        .unwrap_or("capabilities");
+    ApiResource {
+        group: api::GROUP.into(),
+        version: api::VERSION.into(),
+        api_version: api::API_VERSION.into(),
+        kind: kind.into(),
+        plural: plural.into(),
+    }
+}
+
+fn labels_of(v: &Value, pointer: &str) -> BTreeMap<String, String> {
+    v.pointer(pointer)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn helm_owner(annotations: Option<&BTreeMap<String, String>>) -> Option<(String, String)> {
+    let a = annotations?;
+    Some((
+        a.get(crate::apply::RELEASE_NAME_ANNOTATION)?.clone(),
+        a.get(crate::apply::RELEASE_NAMESPACE_ANNOTATION)?.clone(),
+    ))
+}
+
+/// A workload from its JSON (Deployment, StatefulSet or DaemonSet).
+pub fn workload_from(kind: &str, v: &Value) -> Workload {
+    let spec = v.pointer("/spec/template/spec");
+    let mut images = Vec::new();
+    for list in ["containers", "initContainers"] {
+        if let Some(cs) = spec.and_then(|s| s.get(list)).and_then(Value::as_array) {
+            images.extend(
+                cs.iter()
+                    .filter_map(|c| c.get("image").and_then(Value::as_str))
+                    .map(str::to_string),
+            );
+        }
+    }
+    let annotations: BTreeMap<String, String> = labels_of(v, "/metadata/annotations");
+    let (ready, reason) = match check(kind, Some(v)) {
+        Ready::Yes => (true, String::new()),
+        Ready::No(m) | Ready::Failed(m) => (false, m),
+    };
+    Workload {
+        kind: kind.into(),
+        namespace: v
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .into(),
+        name: v
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .into(),
+        pod_labels: labels_of(v, "/spec/template/metadata/labels"),
+        images,
+        // A DaemonSet has no replica count: it runs where it is scheduled.
+        replicas: v
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(1),
+        ready,
+        not_ready_reason: reason,
+        release: helm_owner(Some(&annotations)),
+    }
+}
+
+pub fn resource_from(kind: &str, v: &Value) -> Resource {
+    let meta = |p: &str| {
+        v.pointer(&format!("/metadata/{p}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    Resource {
+        kind: kind.into(),
+        namespace: meta("namespace"),
+        name: meta("name"),
+        uid: meta("uid"),
+        generation: v
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0),
+        created: meta("creationTimestamp"),
+        deleting: v.pointer("/metadata/deletionTimestamp").is_some(),
+        spec: v.get("spec").cloned().unwrap_or(Value::Null),
+    }
+}
+
+/// The newest revision of each release, from release Secrets' metadata.
+pub fn releases_from(secrets: &[(BTreeMap<String, String>, BTreeMap<String, String>, String)]) -> Vec<ReleaseInfo> {
+    let mut newest: BTreeMap<(String, String), ReleaseInfo> = BTreeMap::new();
+    for (labels, annotations, namespace) in secrets {
+        let (Some(name), Some(version)) = (labels.get("name"), labels.get("version")) else {
+            continue;
+        };
+        let Ok(revision) = version.parse::<i64>() else {
+            continue;
+        };
+        let info = ReleaseInfo {
+            name: name.clone(),
+            namespace: namespace.clone(),
+            revision,
+            status: labels.get("status").cloned().unwrap_or_default(),
+            ours: labels.get(api::MANAGED_BY_LABEL).map(String::as_str) == Some(api::MANAGED_BY)
+                && annotations.get(api::PROVENANCE_ANNOTATION).map(String::as_str) == Some("owned"),
+            chart_version: annotations.get(CHART_VERSION_ANNOTATION).cloned(),
+            inputs: annotations.get(INPUTS_ANNOTATION).cloned(),
+        };
+        let key = (namespace.clone(), name.clone());
+        match newest.get(&key) {
+            Some(r) if r.revision >= revision => {}
+            _ => {
+                newest.insert(key, info);
+            }
+        }
+    }
+    newest.into_values().collect()
+}
+
+impl Snapshot {
+    pub fn release(&self, name: &str, namespace: &str) -> Option<&ReleaseInfo> {
+        self.releases
+            .iter()
+            .find(|r| r.name == name && r.namespace == namespace)
+    }
+
+    pub fn resources_of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Resource> + 'a {
+        self.resources.iter().filter(move |r| r.kind == kind)
+    }
+}
+
+/// Reads the snapshot from the cluster. CRDs and emitted objects only for
+/// the catalog's CRDs; release Secrets as metadata only.
+pub async fn gather(client: &kube::Client, catalog: &Catalog) -> Result<Snapshot, kube::Error> {
+    let mut snap = Snapshot::default();
+    let secrets: Api<Secret> = Api::all(client.clone());
+    let mut found = Vec::new();
+    let mut lp = ListParams::default().labels("owner=helm").limit(500);
+    loop {
+        let page = secrets.list_metadata(&lp).await?;
+        for s in &page.items {
+            found.push((
+                s.metadata.labels.clone().unwrap_or_default(),
+                s.metadata.annotations.clone().unwrap_or_default(),
+                s.metadata.namespace.clone().unwrap_or_default(),
+            ));
+        }
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(c) => lp = lp.continue_token(&c),
+            None => break,
+        }
+    }
+    snap.releases = releases_from(&found);
+
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let mut wanted: Vec<&String> = catalog.capability.iter().flat_map(|c| &c.crds).collect();
+    wanted.sort();
+    wanted.dedup();
+    for name in wanted {
+        let Some(full) = crds.get_opt(name).await? else {
+            continue;
+        };
+        let established = full
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+        snap.crds.insert(
+            name.clone(),
+            CrdInfo {
+                established,
+                release: helm_owner(full.metadata.annotations.as_ref()),
+            },
+        );
+        let version = full
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.storage)
+            .or_else(|| full.spec.versions.first())
+            .map(|v| v.name.clone())
+            .unwrap_or_default();
+        let ar = ApiResource {
+            group: full.spec.group.clone(),
+            version: version.clone(),
+            api_version: format!("{}/{version}", full.spec.group),
+            kind: full.spec.names.kind.clone(),
+            plural: full.spec.names.plural.clone(),
+        };
+        let objs: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        let lp = ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY));
+        if let Ok(list) = objs.list(&lp).await {
+            let items: Vec<Value> = list
+                .items
+                .into_iter()
+                .filter_map(|o| serde_json::to_value(o).ok())
+                .collect();
+            if !items.is_empty() {
+                snap.emitted.insert(name.clone(), items);
+            }
+        }
+    }
+
+    let deployments: Api<Deployment> = Api::all(client.clone());
+    for d in deployments.list(&ListParams::default()).await?.items {
+        snap.workloads
+            .push(workload_from("Deployment", &serde_json::to_value(d).unwrap_or_default()));
+    }
+    let sets: Api<StatefulSet> = Api::all(client.clone());
+    for s in sets.list(&ListParams::default()).await?.items {
+        snap.workloads
+            .push(workload_from("StatefulSet", &serde_json::to_value(s).unwrap_or_default()));
+    }
+    let daemons: Api<DaemonSet> = Api::all(client.clone());
+    for d in daemons.list(&ListParams::default()).await?.items {
+        snap.workloads
+            .push(workload_from("DaemonSet", &serde_json::to_value(d).unwrap_or_default()));
+    }
+
+    for (kind, _, _) in RESOURCE_KINDS {
+        let ar = resource_api(kind);
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        match api.list(&ListParams::default()).await {
+            Ok(list) => {
+                for o in list.items {
+                    let v = serde_json::to_value(o).unwrap_or_default();
+                    snap.resources.push(resource_from(kind, &v));
+                }
+            }
+            // Our CRDs not installed yet: no resources of that kind.
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(snap)
+}
+
+/// The chart version of a release we did not write, from its newest
+/// revision's body (one Secret read, only for evidence we report).
+pub async fn chart_version_of(client: &kube::Client, name: &str, namespace: &str) -> Option<String> {
+    let storage = crate::release::storage::Storage::new(client.clone(), namespace);
+    storage
+        .last(name)
+        .await
+        .ok()
+        .flatten()
+        .map(|r| r.chart_version())
+}
