@@ -10,3 +10,4 @@ pub mod needs;
 pub mod observe;
 pub mod plan;
 pub mod provenance;
+pub mod realise;
