@@ -9,8 +9,10 @@ use crate::gotmpl::value::Map;
 use crate::release::{Release, Status};
 use kube::api::PostParams;
 
-/// CRDs from `crds/` are created when absent and never updated, as Helm does;
-/// then discovery is refreshed so custom resources can be addressed.
+/// CRDs from `crds/` are created when absent and, as Helm does, never
+/// updated, unless `ctx.upgrade_crds` (the operator's releases): then they are
+/// server-side applied. Then discovery is refreshed so custom resources can
+/// be addressed.
 pub async fn install_crds(ctx: &Context, crds: &[Object]) -> Result<(), ActionError> {
     if crds.is_empty() {
         return Ok(());
@@ -23,6 +25,13 @@ pub async fn install_crds(ctx: &Context, crds: &[Object]) -> Result<(), ActionEr
             .map_err(|e| kube_err(crd, e))?
             .is_some()
         {
+            if ctx.upgrade_crds {
+                let mut pp = kube::api::PatchParams::apply(&ctx.field_manager);
+                pp.force = true;
+                api.patch(&crd.name, &pp, &kube::api::Patch::Apply(&crd.body))
+                    .await
+                    .map_err(|e| kube_err(crd, e))?;
+            }
             continue;
         }
         let obj: kube::api::DynamicObject = serde_json::from_value(crd.body.clone())

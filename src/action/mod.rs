@@ -64,6 +64,11 @@ pub struct Context {
     pub max_history: usize,
     pub atomic: bool,
     pub no_hooks: bool,
+    /// Apply the chart's `crds/` on upgrade too (server-side, never
+    /// deleting), where Helm only ever creates them.
+    pub upgrade_crds: bool,
+    /// See [`crate::apply::ApplyOptions::take_over_crds_from`].
+    pub take_over_crds_from: Vec<(String, String)>,
 }
 
 pub const DEFAULT_FIELD_MANAGER: &str = "navique-operator";
@@ -83,6 +88,8 @@ impl Context {
             max_history: 0,
             atomic: false,
             no_hooks: false,
+            upgrade_crds: false,
+            take_over_crds_from: Vec::new(),
         }
     }
 
@@ -92,6 +99,7 @@ impl Context {
             force_conflicts: self.force_conflicts,
             release_name: release.to_string(),
             release_namespace: self.namespace.clone(),
+            take_over_crds_from: self.take_over_crds_from.clone(),
         }
     }
 }

@@ -53,6 +53,9 @@ pub struct ApplyOptions {
     pub force_conflicts: bool,
     pub release_name: String,
     pub release_namespace: String,
+    /// Releases that no longer exist but still own CRDs this release
+    /// brings: those CRDs are taken over instead of refused.
+    pub take_over_crds_from: Vec<(String, String)>,
 }
 
 /// Adds the labels and annotations Helm puts on every object of a release.
@@ -124,6 +127,20 @@ pub fn ownership_problems(existing: &Value, release: &str, namespace: &str) -> V
     out
 }
 
+/// Whether an object's Helm owner is one of `gone` (releases that no longer exist).
+fn orphan_of(existing: &Value, gone: &[(String, String)]) -> bool {
+    let ann = |k: &str| {
+        existing
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(k))
+            .and_then(Value::as_str)
+    };
+    match (ann(RELEASE_NAME_ANNOTATION), ann(RELEASE_NAMESPACE_ANNOTATION)) {
+        (Some(n), Some(ns)) => gone.iter().any(|(gn, gns)| gn == n && gns == ns),
+        _ => false,
+    }
+}
+
 impl Cluster {
     /// Refuses, before anything is written, objects that exist and belong
     /// to something else (Helm's "exists and cannot be imported").
@@ -138,6 +155,9 @@ impl Cluster {
             match api.get_opt(&o.name).await {
                 Ok(Some(existing)) => {
                     let v = serde_json::to_value(&existing).unwrap_or(Value::Null);
+                    if o.kind == "CustomResourceDefinition" && orphan_of(&v, &opts.take_over_crds_from) {
+                        continue;
+                    }
                     let problems =
                         ownership_problems(&v, &opts.release_name, &opts.release_namespace);
                     if !problems.is_empty() {

@@ -11,3 +11,5 @@ pub mod observe;
 pub mod plan;
 pub mod provenance;
 pub mod realise;
+pub mod status;
+pub mod telemetry;

@@ -34,7 +34,8 @@ pub const MANAGED_BY: &str = "navique-ai-core-operator";
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 pub const PROVENANCE_ANNOTATION: &str = "core.navique.com/provenance";
 pub const CAPABILITY_LABEL: &str = "core.navique.com/capability";
-pub const OWNER_LABEL: &str = "core.navique.com/owner";
+/// `<Kind>/<namespace>/<name>`: an annotation, since label values cannot hold a slash.
+pub const OWNER_ANNOTATION: &str = "core.navique.com/owner";
 
 /// A secret value, wherever a spec needs one: exactly one of the two.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]

@@ -61,7 +61,9 @@ pub fn owned_metadata(
         "namespace": r.namespace,
         "labels": {
             super::api::MANAGED_BY_LABEL: super::api::MANAGED_BY,
-            super::api::OWNER_LABEL: format!("{}.{}.{}", r.kind, r.namespace, r.name),
+            },
+        "annotations": {
+            super::api::OWNER_ANNOTATION: format!("{}/{}/{}", r.kind, r.namespace, r.name),
         },
         "ownerReferences": [{
             "apiVersion": api_version,

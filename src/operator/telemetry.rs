@@ -1,0 +1,209 @@
+//! Metrics, health and readiness: `/metrics` (Prometheus text), `/healthz`,
+//! `/readyz`, served by a small hyper server on the binds of `run`.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReconcileLabels {
+    pub kind: String,
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CapabilityInfoLabels {
+    pub capability: String,
+    pub chart_version: String,
+    pub provenance: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CapabilityLabels {
+    pub capability: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReleaseActionLabels {
+    pub release: String,
+    pub action: String,
+    pub result: String,
+}
+
+pub struct Metrics {
+    registry: Registry,
+    pub reconcile_total: Family<ReconcileLabels, Counter>,
+    pub reconcile_duration: Family<KindLabels, Histogram>,
+    pub capability_info: Family<CapabilityInfoLabels, Gauge>,
+    pub capability_ready: Family<CapabilityLabels, Gauge>,
+    pub release_action_total: Family<ReleaseActionLabels, Counter>,
+    /// The info labels last set per capability, to drop them when they change.
+    info_now: Mutex<HashMap<String, CapabilityInfoLabels>>,
+    /// Caches synced and, with leader election, the lease held or followed.
+    pub ready: AtomicBool,
+}
+
+fn duration_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.005, 2.0, 14))
+}
+
+impl Metrics {
+    pub fn new() -> Arc<Metrics> {
+        let mut registry = Registry::default();
+        let reconcile_total = Family::<ReconcileLabels, Counter>::default();
+        let reconcile_duration =
+            Family::<KindLabels, Histogram>::new_with_constructor(duration_histogram as fn() -> Histogram);
+        let capability_info = Family::<CapabilityInfoLabels, Gauge>::default();
+        let capability_ready = Family::<CapabilityLabels, Gauge>::default();
+        let release_action_total = Family::<ReleaseActionLabels, Counter>::default();
+        registry.register("navique_reconcile", "Reconciles by kind and result", reconcile_total.clone());
+        registry.register(
+            "navique_reconcile_duration_seconds",
+            "Reconcile duration by kind",
+            reconcile_duration.clone(),
+        );
+        registry.register(
+            "navique_capability_info",
+            "Each capability's chart version and provenance (value 1)",
+            capability_info.clone(),
+        );
+        registry.register("navique_capability_ready", "1 when the capability is Ready", capability_ready.clone());
+        registry.register(
+            "navique_release_action",
+            "Release actions by release, action and result",
+            release_action_total.clone(),
+        );
+        Arc::new(Metrics {
+            registry,
+            reconcile_total,
+            reconcile_duration,
+            capability_info,
+            capability_ready,
+            release_action_total,
+            info_now: Mutex::new(HashMap::new()),
+            ready: AtomicBool::new(false),
+        })
+    }
+
+    pub fn reconciled(&self, kind: &str, ok: bool, seconds: f64) {
+        self.reconcile_total
+            .get_or_create(&ReconcileLabels {
+                kind: kind.into(),
+                result: if ok { "success" } else { "error" }.into(),
+            })
+            .inc();
+        self.reconcile_duration
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .observe(seconds);
+    }
+
+    pub fn release_action(&self, release: &str, action: &str, ok: bool) {
+        self.release_action_total
+            .get_or_create(&ReleaseActionLabels {
+                release: release.into(),
+                action: action.into(),
+                result: if ok { "success" } else { "error" }.into(),
+            })
+            .inc();
+    }
+
+    pub fn capability(&self, name: &str, chart_version: &str, provenance: &str, ready: bool) {
+        let labels = CapabilityInfoLabels {
+            capability: name.into(),
+            chart_version: chart_version.into(),
+            provenance: provenance.into(),
+        };
+        let mut now = self.info_now.lock().expect("lock");
+        if let Some(old) = now.insert(name.into(), labels.clone()) {
+            if old != labels {
+                self.capability_info.remove(&old);
+            }
+        }
+        self.capability_info.get_or_create(&labels).set(1);
+        self.capability_ready
+            .get_or_create(&CapabilityLabels { capability: name.into() })
+            .set(ready as i64);
+    }
+
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.registry).expect("text encoding");
+        out
+    }
+}
+
+type Body = http_body_util::Full<bytes::Bytes>;
+
+fn respond(code: u16, text: String) -> hyper::Response<Body> {
+    hyper::Response::builder()
+        .status(code)
+        .header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+        .body(Body::new(text.into()))
+        .expect("response")
+}
+
+/// Serves `/metrics`, `/healthz` and `/readyz` on `bind` until the process ends.
+pub async fn serve(bind: std::net::SocketAddr, metrics: Arc<Metrics>) -> std::io::Result<std::net::SocketAddr> {
+    let listener = tokio::net::TcpListener::bind(bind).await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            let metrics = metrics.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    let metrics = metrics.clone();
+                    async move {
+                        Ok::<_, std::convert::Infallible>(match req.uri().path() {
+                            "/metrics" => respond(200, metrics.encode()),
+                            "/healthz" | "/livez" => respond(200, "ok\n".into()),
+                            "/readyz" if metrics.ready.load(Ordering::Relaxed) => respond(200, "ok\n".into()),
+                            "/readyz" => respond(503, "not ready\n".into()),
+                            _ => respond(404, "not found\n".into()),
+                        })
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    Ok(addr)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_contract_metric_names_are_exported() {
+        let m = super::Metrics::new();
+        m.reconciled("PostgresCluster", true, 0.01);
+        m.release_action("cert-manager", "install", true);
+        m.capability("cert-manager", "v1.21.1", "owned", true);
+        m.capability("cert-manager", "v1.21.1", "adopted", true);
+        let text = m.encode();
+        for name in [
+            "navique_reconcile_total{kind=\"PostgresCluster\",result=\"success\"} 1",
+            "navique_reconcile_duration_seconds_bucket{",
+            "navique_capability_ready{capability=\"cert-manager\"} 1",
+            "navique_release_action_total{release=\"cert-manager\",action=\"install\",result=\"success\"} 1",
+            "navique_capability_info{capability=\"cert-manager\",chart_version=\"v1.21.1\",provenance=\"adopted\"} 1",
+        ] {
+            assert!(text.contains(name), "{name} missing from\n{text}");
+        }
+        assert!(!text.contains("provenance=\"owned\""), "stale info labels are dropped:\n{text}");
+    }
+}
