@@ -69,6 +69,8 @@ pub struct Context {
     pub upgrade_crds: bool,
     /// See [`crate::apply::ApplyOptions::take_over_crds_from`].
     pub take_over_crds_from: Vec<(String, String)>,
+    /// Labels put on every object of the release (not on the release record).
+    pub object_labels: BTreeMap<String, String>,
 }
 
 pub const DEFAULT_FIELD_MANAGER: &str = "navique-operator";
@@ -90,6 +92,7 @@ impl Context {
             no_hooks: false,
             upgrade_crds: false,
             take_over_crds_from: Vec::new(),
+            object_labels: BTreeMap::new(),
         }
     }
 
@@ -100,6 +103,7 @@ impl Context {
             release_name: release.to_string(),
             release_namespace: self.namespace.clone(),
             take_over_crds_from: self.take_over_crds_from.clone(),
+            extra_labels: self.object_labels.clone(),
         }
     }
 }

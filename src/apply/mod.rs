@@ -56,6 +56,8 @@ pub struct ApplyOptions {
     /// Releases that no longer exist but still own CRDs this release
     /// brings: those CRDs are taken over instead of refused.
     pub take_over_crds_from: Vec<(String, String)>,
+    /// Labels added to every applied object (the operator's capability label).
+    pub extra_labels: std::collections::BTreeMap<String, String>,
 }
 
 /// Adds the labels and annotations Helm puts on every object of a release.
@@ -195,6 +197,9 @@ impl Cluster {
         for o in objects {
             let mut body = o.body.clone();
             set_ownership(&mut body, &opts.release_name, &opts.release_namespace);
+            for (k, v) in &opts.extra_labels {
+                body["metadata"]["labels"][k] = Value::String(v.clone());
+            }
             let api = self.api_for(o).await?;
             let mut pp = PatchParams::apply(&opts.field_manager);
             pp.force = opts.force_conflicts;

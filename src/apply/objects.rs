@@ -3,7 +3,7 @@
 use crate::chart::manifest::split_documents;
 use serde_json::Value;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Object {
     pub api_version: String,
     pub kind: String,

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod demo;
+pub mod operator;
 pub mod release;
 pub mod template;
 
@@ -22,6 +23,9 @@ Commands:
   status NAME               a release's status (--revision, -o)
   get values|manifest|notes|hooks NAME   parts of a release (--revision, --all, -o)
   (release commands take --kubeconfig and --kube-context/--context)
+  run [flags]               run the operator (--kubeconfig, --namespace, --charts-dir, --metrics-bind,
+                            --health-bind, --leader-elect=true|false, --log-format json, --catalog FILE)
+  plan [flags]              what the operator would do now, read-only (--kubeconfig, --charts-dir, -o json)
   crds [--out DIR]          write the operator's CRDs (default: crds/); --check fails when DIR is stale
   version                   print the version
 ";
@@ -47,6 +51,8 @@ pub fn main(argv: Vec<String>) -> i32 {
         "bench-render" => args::Args::parse(rest).and_then(|a| bench::render(&a)),
         "bench-templates" => args::Args::parse(rest).and_then(|a| bench::templates(&a)),
         "crds" => crds(rest),
+        "run" => args::Args::parse(rest).and_then(|a| operator::run(&a)),
+        "plan" => args::Args::parse(rest).and_then(|a| operator::plan(&a)),
         "version" => {
             println!("navique-operator {}", env!("CARGO_PKG_VERSION"));
             Ok(())

@@ -13,3 +13,6 @@ pub mod provenance;
 pub mod realise;
 pub mod status;
 pub mod telemetry;
+pub mod controller;
+pub mod process;
+pub mod report;

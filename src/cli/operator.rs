@@ -1,0 +1,105 @@
+//! `navique-operator run` and `navique-operator plan`: the operator process,
+//! and the same observe-and-decide path read-only.
+
+use super::args::Args;
+use crate::operator::catalog::Catalog;
+use crate::operator::process::{self, RunOptions};
+use std::path::PathBuf;
+
+pub const DEFAULT_CHARTS_DIR: &str = "/charts";
+
+fn catalog(a: &Args) -> Result<Catalog, String> {
+    match a.one(&["--catalog"]) {
+        Some(p) => Catalog::load(std::path::Path::new(&p)).map_err(|e| e.to_string()),
+        None => Ok(Catalog::built_in()),
+    }
+}
+
+pub fn init_logs(json: bool) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_env("NAVIQUE_LOG").unwrap_or_else(|_| EnvFilter::new("info,kube=warn,kube_lease_manager=warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let _ = if json { builder.json().try_init() } else { builder.try_init() };
+}
+
+fn bind(a: &Args, flag: &str, default: &str) -> Result<Option<std::net::SocketAddr>, String> {
+    let v = a.one(&[flag]).unwrap_or_else(|| default.to_string());
+    if v.is_empty() || v == "0" {
+        return Ok(None);
+    }
+    v.parse().map(Some).map_err(|e| format!("{flag} {v:?}: {e}"))
+}
+
+pub fn run_options(a: &Args) -> Result<RunOptions, String> {
+    let mut o = RunOptions::new(a.one(&["--charts-dir"]).unwrap_or_else(|| DEFAULT_CHARTS_DIR.into()));
+    o.kubeconfig = a.one(&["--kubeconfig"]).map(PathBuf::from);
+    if let Some(ns) = a.one(&["--namespace", "-n"]) {
+        o.namespace = ns;
+    }
+    o.catalog = catalog(a)?;
+    o.metrics_bind = bind(a, "--metrics-bind", "0.0.0.0:8080")?;
+    o.health_bind = bind(a, "--health-bind", "0.0.0.0:8081")?;
+    o.leader_elect = match a.one(&["--leader-elect"]).as_deref() {
+        None | Some("true") => true,
+        Some("false") => false,
+        Some(v) => return Err(format!("--leader-elect {v:?}: want true or false")),
+    };
+    if let Some(id) = a.one(&["--identity"]) {
+        o.identity = id;
+    }
+    if let Some(s) = a.one(&["--lease-seconds"]) {
+        o.lease_seconds = s.parse().map_err(|e| format!("--lease-seconds {s:?}: {e}"))?;
+    }
+    if let Some(ms) = a.one(&["--poll-ms"]) {
+        o.poll = std::time::Duration::from_millis(ms.parse().map_err(|e| format!("--poll-ms {ms:?}: {e}"))?);
+    }
+    if !a.all(&["--registry-mirror"]).is_empty() || a.one(&["--license-public-key"]).is_some() {
+        tracing::warn!("--registry-mirror and --license-public-key are accepted but not implemented by this build");
+    }
+    Ok(o)
+}
+
+pub fn run(a: &Args) -> Result<(), String> {
+    init_logs(a.one(&["--log-format"]).as_deref() == Some("json"));
+    let opts = run_options(a)?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            tracing::info!("stopping: finishing the reconciles in flight");
+            let _ = stop_tx.send(true);
+        });
+        process::run(opts, stop_rx).await
+    })
+}
+
+/// `navique-operator plan [--kubeconfig F] [--charts-dir DIR] [-o json]`.
+pub fn plan(a: &Args) -> Result<(), String> {
+    let catalog = catalog(a)?;
+    let kubeconfig = a.one(&["--kubeconfig"]).map(PathBuf::from);
+    let charts = a.one(&["--charts-dir"]).map(crate::operator::catalog::ChartStore::new);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let report = rt.block_on(async {
+        let client = process::client(kubeconfig.as_deref()).await?;
+        crate::operator::report::plan_report(&client, &catalog, charts.as_ref())
+            .await
+            .map_err(|e| e.to_string())
+    })?;
+    if a.one(&["-o", "--output"]).as_deref() == Some("json") {
+        println!("{}", serde_json::to_string_pretty(&report.to_json()).expect("json"));
+    } else {
+        print!("{}", report.to_text());
+    }
+    Ok(())
+}

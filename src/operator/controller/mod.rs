@@ -1,0 +1,261 @@
+//! The kube-runtime controllers: small reconcile functions that observe,
+//! plan, act through the action and apply layers, and report (status,
+//! Events, metrics). One controller for the capabilities (one `Capability`
+//! object per catalog entry), one per kind of resource.
+
+pub mod capability;
+pub mod emit;
+pub mod postgres;
+pub mod release;
+
+use super::api;
+use super::catalog::{Catalog, CatalogError, ChartStore};
+use super::telemetry::Metrics;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::{watcher, Controller};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub const CONTROLLER_NAME: &str = "navique-ai-core-operator";
+pub const LEASE_NAME: &str = "navique-ai-core-operator";
+
+#[derive(Debug)]
+pub enum Error {
+    Kube(kube::Error),
+    /// A release action (install, upgrade, uninstall), in its own words.
+    Release(String),
+    Catalog(CatalogError),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Kube(e) => write!(f, "{e}"),
+            Error::Release(m) => f.write_str(m),
+            Error::Catalog(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<kube::Error> for Error {
+    fn from(e: kube::Error) -> Self {
+        Error::Kube(e)
+    }
+}
+
+/// What every reconcile shares.
+pub struct Operator {
+    pub client: kube::Client,
+    pub cluster: crate::apply::client::Cluster,
+    pub catalog: Catalog,
+    pub charts: ChartStore,
+    /// The operator's own namespace (lease, license).
+    pub namespace: String,
+    pub recorder: Recorder,
+    pub metrics: Arc<Metrics>,
+    /// How soon to look again while something is on its way.
+    pub poll: Duration,
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl Operator {
+    pub fn new(
+        client: kube::Client,
+        catalog: Catalog,
+        charts: ChartStore,
+        namespace: &str,
+        metrics: Arc<Metrics>,
+    ) -> Operator {
+        let reporter = Reporter {
+            controller: CONTROLLER_NAME.into(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
+        Operator {
+            cluster: crate::apply::client::Cluster::new(client.clone()),
+            recorder: Recorder::new(client.clone(), reporter),
+            client,
+            catalog,
+            charts,
+            namespace: namespace.into(),
+            metrics,
+            poll: Duration::from_secs(2),
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Publishes an Event; a failure to record one never fails a reconcile.
+    pub async fn event(&self, on: &ObjectReference, type_: EventType, reason: &str, note: String) {
+        let ev = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(truncate(&note, 1000)),
+            action: reason.into(),
+            secondary: None,
+        };
+        if let Err(e) = self.recorder.publish(&ev, on).await {
+            tracing::warn!(reason, error = %e, "could not record an Event");
+        }
+    }
+
+    /// Exponential backoff per object, reset by a success.
+    fn backoff(&self, key: &str) -> Duration {
+        let mut f = self.failures.lock().expect("lock");
+        let n = f.entry(key.to_string()).or_insert(0);
+        *n = (*n + 1).min(8);
+        Duration::from_millis(500u64 << *n).min(Duration::from_secs(120))
+    }
+
+    fn succeeded(&self, key: &str) {
+        self.failures.lock().expect("lock").remove(key);
+    }
+}
+
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+pub fn reference(obj: &DynamicObject, api_version: &str, kind: &str) -> ObjectReference {
+    ObjectReference {
+        api_version: Some(api_version.into()),
+        kind: Some(kind.into()),
+        name: obj.metadata.name.clone(),
+        namespace: obj.metadata.namespace.clone(),
+        uid: obj.metadata.uid.clone(),
+        resource_version: None,
+        field_path: None,
+    }
+}
+
+/// Applies the operator's CRDs and one `Capability` per catalog entry (the
+/// objects `kubectl get capabilities` lists). Idempotent.
+pub async fn ensure_installed(op: &Operator) -> Result<(), Error> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: Api<CustomResourceDefinition> = Api::all(op.client.clone());
+    let pp = PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force();
+    for crd in super::crds::all() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let existing = crds.get_opt(&name).await?;
+        let wanted = serde_json::to_value(&crd).unwrap_or_default();
+        let current = existing.as_ref().map(|e| serde_json::to_value(e).unwrap_or_default());
+        if !current.is_some_and(|c| super::status::is_subset(&wanted, &c)) {
+            crds.patch(&name, &pp, &Patch::Apply(&crd)).await?;
+        }
+    }
+    for crd in super::crds::all() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        for _ in 0..100 {
+            let established = crds.get_opt(&name).await?.and_then(|c| c.status).and_then(|s| s.conditions).is_some_and(|cs| {
+                cs.iter().any(|c| c.type_ == "Established" && c.status == "True")
+            });
+            if established {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let caps: Api<DynamicObject> = Api::all_with(op.client.clone(), &super::observe::resource_api("Capability"));
+    for entry in &op.catalog.capability {
+        if caps.get_opt(&entry.name).await?.is_some() {
+            continue;
+        }
+        let body = serde_json::json!({
+            "apiVersion": api::API_VERSION,
+            "kind": "Capability",
+            "metadata": {"name": entry.name, "labels": {api::MANAGED_BY_LABEL: api::MANAGED_BY}},
+            "spec": {},
+        });
+        caps.patch(&entry.name, &pp, &Patch::Apply(&body)).await?;
+    }
+    Ok(())
+}
+
+/// A stream that yields whenever anything of `api` changes.
+fn changes<K>(api: Api<K>, wc: watcher::Config) -> impl futures::Stream<Item = ()> + Send + 'static
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    use kube::runtime::WatchStreamExt;
+    watcher(api, wc).default_backoff().filter_map(|e| async move {
+        match e {
+            Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_) | watcher::Event::InitDone) => Some(()),
+            _ => None,
+        }
+    })
+}
+
+/// Metadata-only: release Secrets are watched without their bodies.
+fn metadata_changes<K>(client: kube::Client, wc: watcher::Config) -> impl futures::Stream<Item = ()> + Send + 'static
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+{
+    changes(Api::<kube::core::PartialObjectMeta<K>>::all(client), wc)
+}
+
+/// Runs every controller until `shutdown` resolves; reconciles in flight
+/// then finish (a release is never left pending by a normal stop).
+pub async fn run_controllers(op: Arc<Operator>, stop: tokio::sync::watch::Receiver<bool>) -> Result<(), Error> {
+    let shutdown = move || {
+        let mut stop = stop.clone();
+        async move {
+            let _ = stop.wait_for(|s| *s).await;
+        }
+    };
+    use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+    use k8s_openapi::api::core::v1::Secret;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    ensure_installed(&op).await?;
+    let client = op.client.clone();
+    let config = kube::runtime::controller::Config::default().debounce(Duration::from_millis(300));
+
+    let cap_ar = super::observe::resource_api("Capability");
+    let caps: Api<DynamicObject> = Api::all_with(client.clone(), &cap_ar);
+    let mut triggers: Vec<futures::stream::BoxStream<'static, ()>> = Vec::new();
+    for (kind, _, _) in super::observe::RESOURCE_KINDS {
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &super::observe::resource_api(kind));
+        triggers.push(
+            kube::runtime::watcher(api, watcher::Config::default())
+                .filter_map(|e| async move {
+                    matches!(e, Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_))).then_some(())
+                })
+                .boxed(),
+        );
+    }
+    triggers.push(metadata_changes::<Secret>(client.clone(), watcher::Config::default().labels("owner=helm")).boxed());
+    triggers.push(changes(Api::<Deployment>::all(client.clone()), watcher::Config::default()).boxed());
+    triggers.push(changes(Api::<StatefulSet>::all(client.clone()), watcher::Config::default()).boxed());
+    triggers.push(metadata_changes::<CustomResourceDefinition>(client.clone(), watcher::Config::default()).boxed());
+    let capability_controller = Controller::new_with(caps.clone(), watcher::Config::default(), cap_ar.clone())
+        .with_config(config.clone())
+        .reconcile_all_on(futures::stream::select_all(triggers))
+        .graceful_shutdown_on(shutdown())
+        .run(capability::reconcile, capability::error_policy, op.clone())
+        .for_each(|_| async {});
+
+    let pg_ar = super::observe::resource_api("PostgresCluster");
+    let pgs: Api<DynamicObject> = Api::all_with(client.clone(), &pg_ar);
+    let postgres_controller = Controller::new_with(pgs, watcher::Config::default(), pg_ar)
+        .with_config(config)
+        .reconcile_all_on(
+            kube::runtime::watcher(caps, watcher::Config::default())
+                .filter_map(|e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) }),
+        )
+        .graceful_shutdown_on(shutdown())
+        .run(postgres::reconcile, postgres::error_policy, op.clone())
+        .for_each(|_| async {});
+    op.metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
+    tokio::join!(capability_controller, postgres_controller);
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! Our releases of capability operators, through the action layer: install
+//! (taking over CRDs whose release is gone), upgrade (CRDs included),
+//! recovery of a revision an interrupted run left pending, uninstall.
+//!
+//! The template engine's values are single-threaded (`Rc`), so each action
+//! runs on a worker thread of its own with a current-thread runtime, and
+//! the reconcile awaits its result.
+
+use super::{Error, Operator};
+use crate::action::{self, Context};
+use crate::operator::api;
+use crate::operator::catalog::{CapabilityEntry, ChartStore};
+use crate::operator::observe::{self, Snapshot, CHART_VERSION_ANNOTATION, INPUTS_ANNOTATION};
+use crate::operator::plan::inputs_digest;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Releases whose CRDs we may take over: they own CRDs and no longer exist.
+async fn orphan_owners(client: &kube::Client, snap: &Snapshot) -> Result<Vec<(String, String)>, Error> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
+    let mut owners = Vec::new();
+    for c in crds.list_metadata(&Default::default()).await?.items {
+        let a = c.metadata.annotations.unwrap_or_default();
+        if let (Some(n), Some(ns)) = (
+            a.get(crate::apply::RELEASE_NAME_ANNOTATION),
+            a.get(crate::apply::RELEASE_NAMESPACE_ANNOTATION),
+        ) {
+            let owner = (n.clone(), ns.clone());
+            if crate::operator::provenance::is_orphan(Some(&owner), snap) && !owners.contains(&owner) {
+                owners.push(owner);
+            }
+        }
+    }
+    Ok(owners)
+}
+
+pub fn context(client: kube::Client, entry: &CapabilityEntry) -> Context {
+    let mut ctx = Context::new(client, &entry.namespace);
+    ctx.force_conflicts = true;
+    ctx.upgrade_crds = true;
+    ctx.max_history = 10;
+    ctx.timeout = Duration::from_secs(300);
+    ctx.labels = BTreeMap::from([(api::MANAGED_BY_LABEL.to_string(), api::MANAGED_BY.to_string())]);
+    ctx.object_labels = BTreeMap::from([(api::CAPABILITY_LABEL.to_string(), entry.name.clone())]);
+    ctx.storage.annotations = BTreeMap::from([
+        (api::PROVENANCE_ANNOTATION.to_string(), "owned".to_string()),
+        (CHART_VERSION_ANNOTATION.to_string(), entry.pin.version.clone()),
+        (INPUTS_ANNOTATION.to_string(), inputs_digest(entry)),
+    ]);
+    ctx
+}
+
+/// Runs `job` on a thread of its own (see the module comment).
+async fn on_worker<T: Send + 'static>(
+    job: impl FnOnce(&tokio::runtime::Runtime) -> T + Send + 'static,
+) -> Result<T, Error> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("release-action".into())
+        .stack_size(64 * 1024 * 1024)
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("tokio runtime");
+            let _ = tx.send(job(&rt));
+        })
+        .map_err(|e| Error::Release(format!("starting a release worker: {e}")))?;
+    rx.await
+        .map_err(|_| Error::Release("the release worker stopped".into()))
+}
+
+/// Install or upgrade our release to the pin. An upgrade first marks a
+/// pending revision left by an interrupted run failed (the action does).
+pub async fn install_or_upgrade(op: &Operator, entry: &CapabilityEntry, snap: &Snapshot) -> Result<String, Error> {
+    let take_over = orphan_owners(&op.client, snap).await?;
+    ensure_namespace(&op.client, &entry.namespace).await?;
+    let client = op.client.clone();
+    let entry = entry.clone();
+    let charts: ChartStore = op.charts.clone();
+    on_worker(move |rt| {
+        let pinned = charts.load(&entry.pin).map_err(Error::Catalog)?;
+        let mut ctx = context(client, &entry);
+        ctx.take_over_crds_from = take_over;
+        let values = entry.chart_values();
+        let rel = rt
+            .block_on(action::upgrade::upgrade(&ctx, &entry.release, &pinned.chart, &values, true))
+            .map_err(|e| Error::Release(e.to_string()))?;
+        Ok(format!(
+            "release {} revision {} in namespace {}: chart {}-{}",
+            rel.name,
+            rel.version,
+            rel.namespace,
+            rel.chart_name(),
+            rel.chart_version()
+        ))
+    })
+    .await?
+}
+
+pub async fn uninstall(op: &Operator, entry: &CapabilityEntry) -> Result<String, Error> {
+    let client = op.client.clone();
+    let entry = entry.clone();
+    on_worker(move |rt| {
+        let ctx = context(client, &entry);
+        rt.block_on(action::uninstall::uninstall(&ctx, &entry.release, false))
+            .map(|u| format!("release {} in namespace {} (chart {})", u.release.name, u.release.namespace, u.release.chart_version()))
+            .map_err(|e| Error::Release(e.to_string()))
+    })
+    .await?
+}
+
+pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), Error> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let api: kube::Api<Namespace> = kube::Api::all(client.clone());
+    if api.get_opt(name).await?.is_some() {
+        return Ok(());
+    }
+    let ns: Namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("namespace");
+    match api.create(&Default::default(), &ns).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The chart version a capability runs, when known: ours from our release's
+/// annotation, an adopted release's from its newest record.
+pub async fn installed_version(
+    client: &kube::Client,
+    prov: &crate::operator::provenance::Provenance,
+) -> String {
+    use crate::operator::provenance::Provenance;
+    match prov {
+        Provenance::Owned(r) => r.chart_version.clone().unwrap_or_default(),
+        Provenance::Adopted(_) => match prov.adopted_release() {
+            Some((n, ns)) => observe::chart_version_of(client, &n, &ns).await.unwrap_or_default(),
+            None => String::new(),
+        },
+        Provenance::Absent => String::new(),
+    }
+}

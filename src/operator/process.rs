@@ -1,0 +1,128 @@
+//! `navique-operator run`: the operator process. Telemetry endpoints, Lease
+//! leader election (only the leader reconciles; a follower waits), and a
+//! stop that lets the reconciles in flight finish.
+
+use super::catalog::{Catalog, ChartStore};
+use super::controller::{self, Operator};
+use super::telemetry::{self, Metrics};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub kubeconfig: Option<PathBuf>,
+    pub namespace: String,
+    pub charts_dir: PathBuf,
+    pub catalog: Catalog,
+    pub metrics_bind: Option<SocketAddr>,
+    pub health_bind: Option<SocketAddr>,
+    pub leader_elect: bool,
+    /// This instance in the Lease (the pod name in a cluster).
+    pub identity: String,
+    /// Seconds a Lease stays held without renewal.
+    pub lease_seconds: u64,
+    pub poll: Duration,
+}
+
+impl RunOptions {
+    pub fn new(charts_dir: impl Into<PathBuf>) -> RunOptions {
+        RunOptions {
+            kubeconfig: None,
+            namespace: "navique-system".into(),
+            charts_dir: charts_dir.into(),
+            catalog: Catalog::built_in(),
+            metrics_bind: None,
+            health_bind: None,
+            leader_elect: false,
+            identity: std::env::var("POD_NAME").unwrap_or_else(|_| {
+                format!("{}-{}", hostname(), std::process::id())
+            }),
+            lease_seconds: 15,
+            poll: Duration::from_secs(2),
+        }
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "navique".into())
+}
+
+pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, String> {
+    match kubeconfig {
+        Some(p) => crate::apply::client::connect(Some(p), None).await,
+        None => kube::Client::try_default().await.map_err(|e| format!("in-cluster config: {e}")),
+    }
+}
+
+/// Runs until `stop` turns true.
+pub async fn run(opts: RunOptions, mut stop: tokio::sync::watch::Receiver<bool>) -> Result<(), String> {
+    let client = client(opts.kubeconfig.as_deref()).await?;
+    let metrics = Metrics::new();
+    for bind in [opts.metrics_bind, opts.health_bind].into_iter().flatten() {
+        let addr = telemetry::serve(bind, metrics.clone())
+            .await
+            .map_err(|e| format!("listening on {bind}: {e}"))?;
+        tracing::info!(%addr, "serving /metrics, /healthz and /readyz");
+    }
+    let charts = ChartStore::new(&opts.charts_dir);
+    for problem in charts.verify_all(&opts.catalog) {
+        // Reported on the capability when it is needed; the others still work.
+        tracing::warn!(error = %problem, "a bundled chart cannot be used");
+    }
+    let mut op = Operator::new(client.clone(), opts.catalog.clone(), charts, &opts.namespace, metrics.clone());
+    op.poll = opts.poll;
+    let op = Arc::new(op);
+    if !opts.leader_elect {
+        return controller::run_controllers(op, stop).await.map_err(|e| e.to_string());
+    }
+    controller::release::ensure_namespace(&client, &opts.namespace)
+        .await
+        .map_err(|e| e.to_string())?;
+    let manager = kube_lease_manager::LeaseManagerBuilder::new(client.clone(), controller::LEASE_NAME)
+        .with_namespace(&opts.namespace)
+        .with_identity(&opts.identity)
+        .with_duration(opts.lease_seconds)
+        .with_grace((opts.lease_seconds / 3).max(1))
+        .build()
+        .await
+        .map_err(|e| format!("leader election: {e}"))?;
+    let (mut leading, task) = manager.watch().await;
+    // Following the lease counts as ready: the leader does the work.
+    metrics.ready.store(true, Ordering::Relaxed);
+    loop {
+        tokio::select! {
+            _ = leading.wait_for(|l| *l) => {}
+            _ = stop.wait_for(|s| *s) => break,
+        }
+        tracing::info!(identity = %opts.identity, "leading: reconciling");
+        let (lost_tx, lost_rx) = tokio::sync::watch::channel(false);
+        let mut watch_lead = leading.clone();
+        let mut watch_stop = stop.clone();
+        let relay = tokio::spawn(async move {
+            tokio::select! {
+                _ = watch_lead.wait_for(|l| !*l) => {}
+                _ = watch_stop.wait_for(|s| *s) => {}
+            }
+            let _ = lost_tx.send(true);
+        });
+        let result = controller::run_controllers(op.clone(), lost_rx).await;
+        relay.abort();
+        metrics.ready.store(true, Ordering::Relaxed);
+        if let Err(e) = result {
+            tracing::error!(error = %e, "controllers stopped");
+        }
+        if *stop.borrow() {
+            break;
+        }
+        tracing::info!(identity = %opts.identity, "lost the lease: following");
+    }
+    drop(leading);
+    // The manager releases the lease once its channel is closed.
+    let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
+    Ok(())
+}

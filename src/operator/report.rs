@@ -1,0 +1,207 @@
+//! `navique-operator plan`: the operator's observe-and-decide path,
+//! read-only. For each capability its provenance and evidence, who needs
+//! it, and every action `run` would take now, in the order it would.
+
+use super::catalog::{Catalog, ChartStore};
+use super::observe::{self, Snapshot};
+use super::plan::{self, CapabilityPlan, Step};
+use super::provenance::Provenance;
+use super::realise;
+use super::status::is_subset;
+use serde_json::{json, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedAction {
+    /// install | upgrade | recover | adopt | emit | delete | uninstall | wait
+    pub action: String,
+    pub target: String,
+    pub reason: String,
+}
+
+pub struct PlanReport {
+    pub capabilities: Vec<CapabilityPlan>,
+    pub bundled: Vec<(String, String)>,
+    pub actions: Vec<PlannedAction>,
+    pub chart_problems: Vec<String>,
+}
+
+fn act(action: &str, target: String, reason: String) -> PlannedAction {
+    PlannedAction {
+        action: action.into(),
+        target,
+        reason,
+    }
+}
+
+/// The whole plan from a snapshot. Pure.
+pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
+    let caps = plan::capabilities(catalog, snap);
+    let mut actions = Vec::new();
+    for p in &caps {
+        let entry = catalog.capability(&p.name).expect("planned from the catalog");
+        let target = format!("{} ({} {} as release {} in {})", p.name, entry.pin.chart, entry.pin.version, entry.release, entry.namespace);
+        match &p.step {
+            Step::Install => actions.push(act("install", target, format!("needed by {}", consumers(p)))),
+            Step::Upgrade { reason } => actions.push(act("upgrade", target, reason.clone())),
+            Step::Recover { revision } => actions.push(act(
+                "recover",
+                target,
+                format!("revision {revision} was left pending by an interrupted run: mark it failed, then upgrade"),
+            )),
+            Step::Adopt(e) => actions.push(act("adopt", p.name.clone(), e.to_string())),
+            Step::Wait { reason } => actions.push(act("wait", p.name.clone(), reason.clone())),
+            _ => {}
+        }
+    }
+    for r in snap.resources.iter().filter(|r| r.kind == "PostgresCluster") {
+        let who = format!("{} {}/{}", r.kind, r.namespace, r.name);
+        if r.deleting {
+            for list in snap.emitted.values() {
+                for o in list.iter().filter(|o| super::controller::emit::is_ours(o, &r.uid)) {
+                    actions.push(act("delete", describe(o), format!("{who} is being deleted")));
+                }
+            }
+            continue;
+        }
+        let realised = match realise::postgres::realise(r) {
+            Ok(x) => x,
+            Err(e) => {
+                actions.push(act("reject", who, e.to_string()));
+                continue;
+            }
+        };
+        let unready: Vec<&str> = realised
+            .needs
+            .iter()
+            .filter(|n| !plan::capability(&caps, n).is_some_and(|p| p.readiness.ready))
+            .map(String::as_str)
+            .collect();
+        for o in &realised.emit {
+            if !unready.is_empty() {
+                actions.push(act("wait", describe(o), format!("for {} to be Ready", unready.join(", "))));
+                continue;
+            }
+            let current = snap.emitted.values().flatten().find(|e| same_object(e, o));
+            if !current.is_some_and(|c| is_subset(o, c)) {
+                actions.push(act("emit", describe(o), format!("for {who}")));
+            }
+        }
+        for list in snap.emitted.values() {
+            for o in list.iter().filter(|o| super::controller::emit::is_ours(o, &r.uid)) {
+                if !realised.emit.iter().any(|w| same_object(w, o)) {
+                    actions.push(act("delete", describe(o), format!("{who} no longer asks for it (mode {})", realised.mode.as_str())));
+                }
+            }
+        }
+    }
+    for p in caps.iter().rev() {
+        match &p.step {
+            Step::Uninstall => actions.push(act("uninstall", p.name.clone(), "ours and no longer needed".into())),
+            Step::HoldUninstall { reason } => actions.push(act("wait", p.name.clone(), format!("before uninstalling: {reason}"))),
+            _ => {}
+        }
+    }
+    PlanReport {
+        bundled: caps
+            .iter()
+            .map(|p| (p.name.clone(), catalog.capability(&p.name).map(|e| e.pin.version.clone()).unwrap_or_default()))
+            .collect(),
+        capabilities: caps,
+        actions,
+        chart_problems: Vec::new(),
+    }
+}
+
+fn same_object(a: &Value, b: &Value) -> bool {
+    a["kind"] == b["kind"] && a["metadata"]["name"] == b["metadata"]["name"] && a["metadata"]["namespace"] == b["metadata"]["namespace"]
+}
+
+fn describe(o: &Value) -> String {
+    format!(
+        "{} {} {}/{}",
+        o["apiVersion"].as_str().unwrap_or_default(),
+        o["kind"].as_str().unwrap_or_default(),
+        o["metadata"]["namespace"].as_str().unwrap_or_default(),
+        o["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+fn consumers(p: &CapabilityPlan) -> String {
+    p.consumers
+        .iter()
+        .map(|c| {
+            if c.namespace.is_empty() {
+                format!("{} {}", c.kind, c.name)
+            } else {
+                format!("{} {}/{}", c.kind, c.namespace, c.name)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn evidence(p: &CapabilityPlan) -> String {
+    match &p.provenance {
+        Provenance::Owned(r) => format!("our release {} revision {} in {} ({})", r.name, r.revision, r.namespace, r.status),
+        Provenance::Adopted(e) => e.to_string(),
+        Provenance::Absent => "nothing found".into(),
+    }
+}
+
+impl PlanReport {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "capabilities": self.capabilities.iter().zip(&self.bundled).map(|(p, (_, bundled))| json!({
+                "name": p.name,
+                "provenance": p.provenance.as_str(),
+                "evidence": evidence(p),
+                "needed": p.needed,
+                "consumers": p.consumers,
+                "bundledVersion": bundled,
+                "ready": p.readiness.ready,
+                "readiness": p.readiness.reason,
+                "step": p.step.verb(),
+            })).collect::<Vec<_>>(),
+            "actions": self.actions.iter().map(|a| json!({"action": a.action, "target": a.target, "reason": a.reason})).collect::<Vec<_>>(),
+            "chartProblems": self.chart_problems,
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut out = String::from("CAPABILITY                    PROVENANCE  NEEDED  READY  BUNDLED   EVIDENCE / CONSUMERS\n");
+        for (p, (_, bundled)) in self.capabilities.iter().zip(&self.bundled) {
+            out.push_str(&format!(
+                "{:<29} {:<11} {:<7} {:<6} {:<9} {}\n",
+                p.name,
+                p.provenance.as_str(),
+                if p.needed { "yes" } else { "no" },
+                if p.readiness.ready { "yes" } else { "no" },
+                bundled,
+                evidence(p)
+            ));
+            if p.needed {
+                out.push_str(&format!("{:<66}needed by {}\n", "", consumers(p)));
+            }
+        }
+        out.push_str("\nACTIONS, in order:\n");
+        if self.actions.is_empty() {
+            out.push_str("  none: the cluster is where the operator wants it\n");
+        }
+        for (i, a) in self.actions.iter().enumerate() {
+            out.push_str(&format!("  {}. {} {}: {}\n", i + 1, a.action, a.target, a.reason));
+        }
+        for p in &self.chart_problems {
+            out.push_str(&format!("\nchart problem: {p}\n"));
+        }
+        out
+    }
+}
+
+pub async fn plan_report(client: &kube::Client, catalog: &Catalog, charts: Option<&ChartStore>) -> Result<PlanReport, kube::Error> {
+    let snap = observe::gather(client, catalog).await?;
+    let mut report = build(catalog, &snap);
+    if let Some(c) = charts {
+        report.chart_problems = c.verify_all(catalog).into_iter().map(|e| e.0).collect();
+    }
+    Ok(report)
+}
