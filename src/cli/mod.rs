@@ -23,7 +23,7 @@ Commands:
   status NAME               a release's status (--revision, -o)
   get values|manifest|notes|hooks NAME   parts of a release (--revision, --all, -o)
   (release commands take --kubeconfig and --kube-context/--context)
-  run [flags]               run the operator (--kubeconfig, --namespace, --charts-dir, --metrics-bind,
+  run [flags]               run the operator (--kubeconfig, --namespace, --charts-dir (repeatable), --metrics-bind,
                             --health-bind, --leader-elect=true|false, --log-format json, --catalog FILE)
   plan [flags]              what the operator would do now, read-only (--kubeconfig, --charts-dir, -o json)
   crds [--out DIR]          write the operator's CRDs (default: crds/); --check fails when DIR is stale

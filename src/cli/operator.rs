@@ -31,7 +31,11 @@ fn bind(a: &Args, flag: &str, default: &str) -> Result<Option<std::net::SocketAd
 }
 
 pub fn run_options(a: &Args) -> Result<RunOptions, String> {
-    let mut o = RunOptions::new(a.one(&["--charts-dir"]).unwrap_or_else(|| DEFAULT_CHARTS_DIR.into()));
+    let mut o = RunOptions::new(DEFAULT_CHARTS_DIR);
+    let dirs = a.all(&["--charts-dir"]);
+    if !dirs.is_empty() {
+        o.charts_dirs = dirs.into_iter().map(PathBuf::from).collect();
+    }
     o.kubeconfig = a.one(&["--kubeconfig"]).map(PathBuf::from);
     if let Some(ns) = a.one(&["--namespace", "-n"]) {
         o.namespace = ns;
@@ -85,7 +89,8 @@ pub fn run(a: &Args) -> Result<(), String> {
 pub fn plan(a: &Args) -> Result<(), String> {
     let catalog = catalog(a)?;
     let kubeconfig = a.one(&["--kubeconfig"]).map(PathBuf::from);
-    let charts = a.one(&["--charts-dir"]).map(crate::operator::catalog::ChartStore::new);
+    let dirs = a.all(&["--charts-dir"]);
+    let charts = (!dirs.is_empty()).then(|| crate::operator::catalog::ChartStore::with_dirs(dirs.into_iter().map(PathBuf::from).collect()));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -209,11 +209,11 @@ pub fn toml_values(t: &toml::Table) -> crate::gotmpl::value::Map {
     crate::release::record::values_from_json(&json)
 }
 
-/// Chart tarballs `<chart>-<version>.tgz` in a directory, checked against
-/// their pins before use.
+/// Chart tarballs `<chart>-<version>.tgz` in directories (searched in
+/// order), checked against their pins before use.
 #[derive(Clone, Debug)]
 pub struct ChartStore {
-    pub dir: PathBuf,
+    pub dirs: Vec<PathBuf>,
 }
 
 /// A chart as loaded, with the digest it was checked against.
@@ -225,11 +225,21 @@ pub struct PinnedChart {
 
 impl ChartStore {
     pub fn new(dir: impl Into<PathBuf>) -> ChartStore {
-        ChartStore { dir: dir.into() }
+        ChartStore { dirs: vec![dir.into()] }
     }
 
+    pub fn with_dirs(dirs: Vec<PathBuf>) -> ChartStore {
+        ChartStore { dirs }
+    }
+
+    /// The first directory holding the tarball (else the first directory).
     pub fn path(&self, pin: &Pin) -> PathBuf {
-        self.dir.join(format!("{}-{}.tgz", pin.chart, pin.version))
+        let file = format!("{}-{}.tgz", pin.chart, pin.version);
+        self.dirs
+            .iter()
+            .map(|d| d.join(&file))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| self.dirs.first().cloned().unwrap_or_default().join(&file))
     }
 
     /// Reads the tarball, refuses it unless its SHA-256 is the pin's, loads it.

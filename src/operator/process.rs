@@ -15,7 +15,7 @@ use std::time::Duration;
 pub struct RunOptions {
     pub kubeconfig: Option<PathBuf>,
     pub namespace: String,
-    pub charts_dir: PathBuf,
+    pub charts_dirs: Vec<PathBuf>,
     pub catalog: Catalog,
     pub metrics_bind: Option<SocketAddr>,
     pub health_bind: Option<SocketAddr>,
@@ -32,7 +32,7 @@ impl RunOptions {
         RunOptions {
             kubeconfig: None,
             namespace: "navique-system".into(),
-            charts_dir: charts_dir.into(),
+            charts_dirs: vec![charts_dir.into()],
             catalog: Catalog::built_in(),
             metrics_bind: None,
             health_bind: None,
@@ -69,7 +69,7 @@ pub async fn run(opts: RunOptions, mut stop: tokio::sync::watch::Receiver<bool>)
             .map_err(|e| format!("listening on {bind}: {e}"))?;
         tracing::info!(%addr, "serving /metrics, /healthz and /readyz");
     }
-    let charts = ChartStore::new(&opts.charts_dir);
+    let charts = ChartStore::with_dirs(opts.charts_dirs.clone());
     for problem in charts.verify_all(&opts.catalog) {
         // Reported on the capability when it is needed; the others still work.
         tracing::warn!(error = %problem, "a bundled chart cannot be used");

@@ -264,9 +264,17 @@ async fn cleanup(obj: &DynamicObject, op: &Operator, r: &Resource, old: &Postgre
     if !remaining.is_empty() {
         return Ok(Action::requeue(op.poll));
     }
-    let list: Vec<String> = obj.finalizers().iter().filter(|f| *f != api::FINALIZER).cloned().collect();
-    let patch = json!({"metadata": {"finalizers": list, "resourceVersion": obj.resource_version()}});
-    match api(op, &r.namespace).patch(&obj.name_any(), &PatchParams::default(), &Patch::Merge(&patch)).await {
+    // A JSON patch that tests the position: another finalizer added
+    // meanwhile is kept, and a stale index fails instead of removing it.
+    let Some(i) = obj.finalizers().iter().position(|f| f == api::FINALIZER) else {
+        return Ok(Action::await_change());
+    };
+    let patch: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": api::FINALIZER},
+        {"op": "remove", "path": format!("/metadata/finalizers/{i}")},
+    ]))
+    .expect("a JSON patch");
+    match api(op, &r.namespace).patch(&obj.name_any(), &PatchParams::default(), &Patch::<()>::Json(patch)).await {
         Ok(_) => {}
         Err(kube::Error::Api(s)) if s.code == 404 => {}
         Err(e) => return Err(e.into()),
