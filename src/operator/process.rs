@@ -25,6 +25,8 @@ pub struct RunOptions {
     /// Seconds a Lease stays held without renewal.
     pub lease_seconds: u64,
     pub poll: Duration,
+    /// Metrics to report into (tests read them); fresh ones when None.
+    pub metrics: Option<Arc<Metrics>>,
 }
 
 impl RunOptions {
@@ -42,6 +44,7 @@ impl RunOptions {
             }),
             lease_seconds: 15,
             poll: Duration::from_secs(2),
+            metrics: None,
         }
     }
 }
@@ -62,7 +65,7 @@ pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client
 /// Runs until `stop` turns true.
 pub async fn run(opts: RunOptions, mut stop: tokio::sync::watch::Receiver<bool>) -> Result<(), String> {
     let client = client(opts.kubeconfig.as_deref()).await?;
-    let metrics = Metrics::new();
+    let metrics = opts.metrics.clone().unwrap_or_else(Metrics::new);
     for bind in [opts.metrics_bind, opts.health_bind].into_iter().flatten() {
         let addr = telemetry::serve(bind, metrics.clone())
             .await

@@ -54,6 +54,12 @@ pub struct Metrics {
     pub ready: AtomicBool,
 }
 
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
 fn duration_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.005, 2.0, 14))
 }
@@ -106,6 +112,18 @@ impl Metrics {
         self.reconcile_duration
             .get_or_create(&KindLabels { kind: kind.into() })
             .observe(seconds);
+    }
+
+    /// Reconciles of `kind` so far, whatever their result.
+    pub fn reconciles(&self, kind: &str) -> u64 {
+        ["success", "error"]
+            .iter()
+            .map(|r| {
+                self.reconcile_total
+                    .get_or_create(&ReconcileLabels { kind: kind.into(), result: r.to_string() })
+                    .get()
+            })
+            .sum()
     }
 
     pub fn release_action(&self, release: &str, action: &str, ok: bool) {

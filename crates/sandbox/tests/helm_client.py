@@ -5,7 +5,7 @@ usage: helm_client.py KUBECONFIG NAMESPACE ACTION [ARGS...]
   install RELEASE CHART VALUES_JSON
   upgrade RELEASE CHART VALUES_JSON | upgrade-force RELEASE CHART VALUES_JSON
   rollback RELEASE REVISION | rollback-force RELEASE REVISION
-  uninstall RELEASE | list | history RELEASE | values RELEASE | get RELEASE
+  uninstall RELEASE | list | list-all | history RELEASE | values RELEASE | get RELEASE
 The -force actions pass --force-conflicts, as for a release another field
 manager applied. Prints the result as JSON on stdout.
 """
@@ -49,6 +49,8 @@ def main():
         out = cfg.uninstall(release, wait="watcher", timeout=120)
     elif action == "list":
         out = cfg.list(all_states=True)
+    elif action == "list-all":
+        out = cfg.list(all_states=True, all_namespaces=True)
     elif action == "history":
         (release,) = args
         out = cfg.history(release)

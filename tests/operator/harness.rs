@@ -1,0 +1,411 @@
+//! The operator's scenario tests share this: a cluster (an embedded API
+//! server per test, or the one NAVIQUE_TEST_KUBECONFIG names, where tests
+//! take turns and clean up after themselves), an operator run in-process
+//! or as a process, real Helm and kubectl as the user's tools, and the part
+//! the upstream controllers would play (CNPG writing its Cluster's status),
+//! which these tests play themselves because those controllers never run here.
+
+#![allow(dead_code)]
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
+use kube::discovery::ApiResource;
+use navique_ai_core_operator::operator::catalog::Catalog;
+use navique_ai_core_operator::operator::process::{self, RunOptions};
+use navique_ai_core_operator::operator::telemetry::Metrics;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+static REAL_CLUSTER_TURN: Mutex<()> = Mutex::new(());
+
+pub struct Env {
+    pub kubeconfig: PathBuf,
+    pub sandbox: Option<navique_sandbox::Sandbox>,
+    pub rt: tokio::runtime::Runtime,
+    pub client: kube::Client,
+    /// Namespaces this test created, deleted at the end.
+    pub namespaces: Mutex<Vec<String>>,
+    _turn: Option<MutexGuard<'static, ()>>,
+}
+
+pub fn shared() -> Option<PathBuf> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts");
+    if p.join("cert-manager-v1.21.1.tgz").exists() {
+        return Some(p);
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("../shared/charts is missing and CI=true");
+    }
+    eprintln!("skipping: ../shared/charts is missing");
+    None
+}
+
+pub fn helm_available() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import helm_python"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("helm-python-sdk is not installed and CI=true");
+        }
+        eprintln!("skipping: helm-python-sdk is not installed");
+    }
+    ok
+}
+
+pub fn real_cluster() -> Option<PathBuf> {
+    std::env::var("NAVIQUE_TEST_KUBECONFIG").ok().filter(|p| !p.is_empty()).map(PathBuf::from)
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env::with(navique_sandbox::Options {
+            ready_delay: Duration::from_millis(50),
+            ..Default::default()
+        })
+    }
+
+    pub fn with(opts: navique_sandbox::Options) -> Env {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let (kubeconfig, sandbox, turn) = match real_cluster() {
+            Some(p) => (p, None, Some(REAL_CLUSTER_TURN.lock().unwrap_or_else(|e| e.into_inner()))),
+            None => {
+                let sb = navique_sandbox::Sandbox::start(opts).expect("sandbox");
+                (sb.kubeconfig_path().to_path_buf(), Some(sb), None)
+            }
+        };
+        let client = rt
+            .block_on(navique_ai_core_operator::apply::client::connect(Some(&kubeconfig), None))
+            .expect("client");
+        Env {
+            kubeconfig,
+            sandbox,
+            rt,
+            client,
+            namespaces: Mutex::new(Vec::new()),
+            _turn: turn,
+        }
+    }
+
+    pub fn is_real(&self) -> bool {
+        self.sandbox.is_none()
+    }
+
+    pub fn namespace(&self, prefix: &str) -> String {
+        let ns = format!("{prefix}-{:06x}", rand::random::<u32>() & 0xffffff);
+        self.kubectl(&["create", "namespace", &ns]);
+        self.namespaces.lock().unwrap().push(ns.clone());
+        ns
+    }
+
+    /// A namespace by its fixed name (a catalog namespace), removed at the end.
+    pub fn track_namespace(&self, ns: &str) {
+        self.namespaces.lock().unwrap().push(ns.to_string());
+    }
+
+    pub fn kubectl(&self, args: &[&str]) -> String {
+        let out = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .output()
+            .expect("kubectl");
+        assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn kubectl_result(&self, args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
+        use std::io::Write;
+        let mut child = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("kubectl");
+        child.stdin.take().unwrap().write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    pub fn apply_yaml(&self, yaml: &str) {
+        let (ok, _, err) = self.kubectl_result(&["apply", "--server-side", "--field-manager", "kubectl", "-f", "-"], Some(yaml));
+        assert!(ok, "kubectl apply: {err}\n{yaml}");
+    }
+
+    pub fn helm(&self, ns: &str, args: &[&str]) -> Value {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
+        let out = Command::new("python3")
+            .arg(script)
+            .arg(&self.kubeconfig)
+            .arg(ns)
+            .args(args)
+            .output()
+            .expect("python3");
+        assert!(out.status.success(), "helm {args:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("JSON from helm_client.py")
+    }
+
+    /// Release names real Helm lists, across namespaces: `name/namespace`.
+    pub fn helm_list_all(&self) -> Vec<String> {
+        let v = self.helm("default", &["list-all"]);
+        let items = v.get("releases").cloned().unwrap_or(v);
+        items
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|r| format!("{}/{}", r["name"].as_str().unwrap_or_default(), r["namespace"].as_str().unwrap_or_default()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn block<T>(&self, f: impl std::future::Future<Output = T>) -> T {
+        self.rt.block_on(f)
+    }
+
+    pub fn dynamic(&self, group: &str, version: &str, kind: &str, plural: &str, ns: Option<&str>) -> Api<DynamicObject> {
+        let ar = ApiResource {
+            group: group.into(),
+            version: version.into(),
+            api_version: if group.is_empty() { version.into() } else { format!("{group}/{version}") },
+            kind: kind.into(),
+            plural: plural.into(),
+        };
+        match ns {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
+            None => Api::all_with(self.client.clone(), &ar),
+        }
+    }
+
+    pub fn ours(&self, kind: &str, plural: &str, ns: Option<&str>) -> Api<DynamicObject> {
+        self.dynamic("core.navique.com", "v1alpha1", kind, plural, ns)
+    }
+
+    pub fn get(&self, api: &Api<DynamicObject>, name: &str) -> Option<Value> {
+        self.block(api.get_opt(name)).expect("get").map(|o| serde_json::to_value(o).unwrap())
+    }
+
+    pub fn capability(&self, name: &str) -> Value {
+        self.get(&self.ours("Capability", "capabilities", None), name).unwrap_or(Value::Null)
+    }
+
+    pub fn postgres(&self, ns: &str, name: &str) -> Option<Value> {
+        self.get(&self.ours("PostgresCluster", "postgresclusters", Some(ns)), name)
+    }
+
+    pub fn create_postgres(&self, ns: &str, name: &str, spec: Value) {
+        self.apply_yaml(&json!({
+            "apiVersion": "core.navique.com/v1alpha1",
+            "kind": "PostgresCluster",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": spec,
+        }).to_string());
+    }
+
+    pub fn delete_postgres(&self, ns: &str, name: &str) {
+        self.kubectl(&["delete", "postgresclusters.core.navique.com", name, "-n", ns, "--wait=false"]);
+    }
+
+    /// The newest revision of each Helm release, `(namespace, name) -> labels`.
+    pub fn releases(&self) -> Vec<(String, String, std::collections::BTreeMap<String, String>, std::collections::BTreeMap<String, String>)> {
+        let secrets: Api<Secret> = Api::all(self.client.clone());
+        let list = self.block(secrets.list_metadata(&ListParams::default().labels("owner=helm"))).expect("list");
+        let mut newest: std::collections::BTreeMap<(String, String), (i64, std::collections::BTreeMap<String, String>, std::collections::BTreeMap<String, String>)> = Default::default();
+        for s in list.items {
+            let labels = s.metadata.labels.unwrap_or_default();
+            let v: i64 = labels.get("version").and_then(|v| v.parse().ok()).unwrap_or(0);
+            let key = (s.metadata.namespace.unwrap_or_default(), labels.get("name").cloned().unwrap_or_default());
+            if newest.get(&key).is_none_or(|(n, _, _)| *n < v) {
+                newest.insert(key, (v, labels, s.metadata.annotations.unwrap_or_default()));
+            }
+        }
+        newest.into_iter().map(|((ns, n), (_, l, a))| (ns, n, l, a)).collect()
+    }
+
+    pub fn release(&self, ns: &str, name: &str) -> Option<std::collections::BTreeMap<String, String>> {
+        self.releases().into_iter().find(|(n, r, _, _)| n == ns && r == name).map(|(_, _, l, _)| l)
+    }
+
+    /// Events on an object (by name), as `reason: note`.
+    pub fn events(&self, name: &str) -> Vec<String> {
+        let api = self.dynamic("events.k8s.io", "v1", "Event", "events", None);
+        let list = self.block(api.list(&ListParams::default())).expect("events");
+        list.items
+            .into_iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .filter(|e| e.pointer("/regarding/name").and_then(Value::as_str) == Some(name))
+            .map(|e| format!("{}: {}", e["reason"].as_str().unwrap_or_default(), e["note"].as_str().unwrap_or_default()))
+            .collect()
+    }
+
+    /// Plays CloudNativePG's part: every Cluster in `ns` reports Ready.
+    pub fn cnpg_reports_ready(&self, ns: &str) {
+        let api = self.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(ns));
+        let Ok(list) = self.block(api.list(&ListParams::default())) else { return };
+        for c in list.items {
+            let ready = c.data.pointer("/status/conditions").and_then(Value::as_array).is_some_and(|cs| {
+                cs.iter().any(|x| x["type"] == "Ready" && x["status"] == "True")
+            });
+            if ready {
+                continue;
+            }
+            let status = json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster", "status": {
+                "phase": "Cluster in healthy state",
+                "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterIsReady",
+                                "message": "Cluster is Ready", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
+            let name = c.metadata.name.clone().unwrap_or_default();
+            let _ = self.block(api.patch_status(&name, &PatchParams::apply("cloudnative-pg-played-by-test").force(), &Patch::Apply(&status)));
+        }
+    }
+
+    /// Waits for `cond`, failing with `what` and the last observation.
+    pub fn wait_for<T>(&self, what: &str, timeout: Duration, mut cond: impl FnMut(&Env) -> Result<T, String>) -> T {
+        let start = Instant::now();
+        let mut last = String::new();
+        while start.elapsed() < timeout {
+            match cond(self) {
+                Ok(v) => return v,
+                Err(e) => last = e,
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("timed out after {timeout:?} waiting for {what}: {last}");
+    }
+
+    pub fn phase(&self, ns: &str, name: &str) -> String {
+        self.postgres(ns, name)
+            .and_then(|p| p.pointer("/status/phase").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    pub fn wait_postgres_ready(&self, ns: &str, name: &str) {
+        self.wait_for(&format!("PostgresCluster {ns}/{name} Ready"), Duration::from_secs(90), |e| {
+            e.cnpg_reports_ready(ns);
+            let p = e.postgres(ns, name).ok_or("gone")?;
+            if p.pointer("/status/phase") == Some(&json!("Ready")) {
+                Ok(())
+            } else {
+                Err(p.get("status").map(Value::to_string).unwrap_or_default())
+            }
+        })
+    }
+
+    pub fn wait_gone(&self, what: &str, mut exists: impl FnMut(&Env) -> bool) {
+        self.wait_for(what, Duration::from_secs(90), |e| if exists(e) { Err("still there".into()) } else { Ok(()) })
+    }
+
+    pub fn write_requests(&self) -> Option<u64> {
+        self.sandbox.as_ref().map(|s| s.write_requests())
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        if self.is_real() {
+            for ns in self.namespaces.lock().unwrap().iter() {
+                let _ = Command::new("kubectl").arg("--kubeconfig").arg(&self.kubeconfig).args(["delete", "namespace", ns, "--wait=false", "--ignore-not-found"]).status();
+            }
+        }
+    }
+}
+
+/// An operator running in this test process, on its own runtime.
+pub struct Operator {
+    stop: tokio::sync::watch::Sender<bool>,
+    thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+    pub metrics: Arc<Metrics>,
+}
+
+pub fn charts_dirs() -> Vec<PathBuf> {
+    let s = shared().expect("../shared/charts");
+    vec![s.clone(), s.join("upgrade"), s.join("extra")]
+}
+
+pub fn options(env: &Env) -> RunOptions {
+    let mut o = RunOptions::new(PathBuf::new());
+    o.charts_dirs = charts_dirs();
+    o.kubeconfig = Some(env.kubeconfig.clone());
+    o.leader_elect = false;
+    o.poll = Duration::from_millis(200);
+    o
+}
+
+impl Operator {
+    pub fn start(env: &Env) -> Operator {
+        Operator::start_with(options(env))
+    }
+
+    pub fn start_with(mut opts: RunOptions) -> Operator {
+        let metrics = Metrics::new();
+        opts.metrics = Some(metrics.clone());
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let thread = std::thread::Builder::new()
+            .name("operator".into())
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                rt.block_on(process::run(opts, stop_rx))
+            })
+            .unwrap();
+        Operator {
+            stop,
+            thread: Some(thread),
+            metrics,
+        }
+    }
+
+    /// A normal stop: the reconciles in flight finish first.
+    pub fn stop(mut self) {
+        let _ = self.stop.send(true);
+        if let Some(t) = self.thread.take() {
+            t.join().expect("operator thread").expect("operator run");
+        }
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The built-in catalog with one pin replaced (another version or digest).
+pub fn catalog_with_pin(capability: &str, version: &str, sha256: &str) -> Catalog {
+    let mut c = Catalog::built_in();
+    for e in c.capability.iter_mut().filter(|e| e.name == capability) {
+        e.pin.version = version.into();
+        e.pin.sha256 = sha256.into();
+    }
+    c
+}
+
+pub fn status_str(v: &Value, pointer: &str) -> String {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_string()
+}
+
+pub fn condition<'a>(v: &'a Value, type_: &str) -> Option<&'a Value> {
+    v.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+}
