@@ -97,3 +97,163 @@ fn a_cnpg_installed_by_real_helm_under_another_name_is_adopted_not_duplicated() 
     assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
     op.stop();
 }
+
+fn cnpg_crds_yaml() -> String {
+    let chart = shared().unwrap().join("cloudnative-pg-0.29.0.tgz");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+        .args(["template", "x", chart.to_str().unwrap(), "--show-only", "templates/crds/crds.yaml"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn controller_deployment(ns: &str, name: &str, labels: Value, image: &str) -> String {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "manager", "image": image}]}},
+        },
+    })
+    .to_string()
+}
+
+#[test]
+fn a_controller_running_anywhere_with_its_crds_is_adopted_by_labels_or_by_image() {
+    if shared().is_none() {
+        return;
+    }
+    for (labels, image, matched) in [
+        (json!({"app.kubernetes.io/name": "cloudnative-pg"}), "ghcr.io/cloudnative-pg/cloudnative-pg:1.27.1", "identity labels"),
+        (json!({"app": "db-operator"}), "registry.local:5000/mirror/cloudnative-pg/cloudnative-pg:1.27.1", "image registry.local:5000/mirror/cloudnative-pg/cloudnative-pg:1.27.1"),
+    ] {
+        let env = Env::new();
+        env.apply_yaml(&cnpg_crds_yaml());
+        let ops = env.namespace("dbops");
+        env.apply_yaml(&controller_deployment(&ops, "cnpg-controller-manager", labels, image));
+        let op = Operator::start(&env);
+        let ns = env.namespace("team-c");
+        env.create_postgres(&ns, "app-db", managed());
+        env.wait_postgres_ready(&ns, "app-db");
+        assert!(env.release("cnpg-system", "cloudnative-pg").is_none(), "no second CNPG");
+        let cap = env.capability("cloudnative-pg");
+        assert_eq!(cap["status"]["provenance"], "adopted", "{cap}");
+        assert_eq!(cap["status"]["release"], json!({"name": "cnpg-controller-manager", "namespace": ops}));
+        let adopted = env.events("cloudnative-pg");
+        assert!(adopted.iter().any(|e| e.starts_with("Adopted: ") && e.contains(matched)), "{adopted:?}");
+        op.stop();
+    }
+}
+
+#[test]
+fn an_unrelated_workload_in_the_expected_namespace_is_not_the_operator() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    env.kubectl(&["create", "namespace", "cnpg-system"]);
+    env.track_namespace("cnpg-system");
+    env.apply_yaml(&controller_deployment("cnpg-system", "web", json!({"app": "web"}), "nginx:1.27"));
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-d");
+    env.create_postgres(&ns, "app-db", managed());
+    env.wait_postgres_ready(&ns, "app-db");
+    assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
+    assert_eq!(env.capability("cloudnative-pg")["status"]["provenance"], "owned");
+    op.stop();
+}
+
+#[test]
+fn orphan_crds_left_by_an_uninstalled_release_are_taken_over_by_our_install() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    let chart = shared().unwrap().join("cloudnative-pg-0.29.0.tgz");
+    env.helm("old-ns", &["install", "old-cnpg", chart.to_str().unwrap(), "{}"]);
+    env.track_namespace("old-ns");
+    env.helm("old-ns", &["uninstall", "old-cnpg"]);
+    let crds = env.dynamic("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", None);
+    let left = env.get(&crds, "clusters.postgresql.cnpg.io").expect("Helm keeps the CRDs (resource-policy keep)");
+    assert_eq!(left["metadata"]["annotations"]["meta.helm.sh/release-name"], "old-cnpg");
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-e");
+    env.create_postgres(&ns, "app-db", managed());
+    env.wait_postgres_ready(&ns, "app-db");
+    assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
+    let now = env.get(&crds, "clusters.postgresql.cnpg.io").unwrap();
+    assert_eq!(now["metadata"]["annotations"]["meta.helm.sh/release-name"], "cloudnative-pg");
+    assert_eq!(now["metadata"]["annotations"]["meta.helm.sh/release-namespace"], "cnpg-system");
+    op.stop();
+}
+
+#[test]
+fn cnpg_is_uninstalled_with_its_last_managed_consumer_and_only_if_ours() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-f");
+    env.create_postgres(&ns, "one", managed());
+    env.create_postgres(&ns, "two", managed());
+    env.wait_postgres_ready(&ns, "one");
+    env.wait_postgres_ready(&ns, "two");
+    env.delete_postgres(&ns, "one");
+    env.wait_gone("PostgresCluster one", |e| e.postgres(&ns, "one").is_some());
+    env.wait_for("one consumer left", Duration::from_secs(30), |e| {
+        let c = e.capability("cloudnative-pg");
+        (c["status"]["consumerCount"] == 1).then_some(()).ok_or(c.to_string())
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"), "still needed by two");
+    env.delete_postgres(&ns, "two");
+    env.wait_gone("our CloudNativePG release", |e| e.release("cnpg-system", "cloudnative-pg").is_some());
+    env.wait_gone("our cert-manager release (needed by nothing now)", |e| e.release("cert-manager", "cert-manager").is_some());
+    assert!(env.events("cloudnative-pg").iter().any(|e| e.starts_with("Uninstalled: ")));
+    op.stop();
+
+    // Adopted: never uninstalled.
+    let env = Env::new();
+    let chart = shared().unwrap().join("cloudnative-pg-0.29.0.tgz");
+    env.helm("postgres-operator", &["install", "my-cnpg", chart.to_str().unwrap(), "{}"]);
+    env.track_namespace("postgres-operator");
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-g");
+    env.create_postgres(&ns, "one", managed());
+    env.create_postgres(&ns, "two", managed());
+    env.wait_postgres_ready(&ns, "one");
+    env.wait_postgres_ready(&ns, "two");
+    env.delete_postgres(&ns, "one");
+    env.delete_postgres(&ns, "two");
+    env.wait_gone("both PostgresClusters", |e| e.postgres(&ns, "one").is_some() || e.postgres(&ns, "two").is_some());
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(env.release("postgres-operator", "my-cnpg").and_then(|l| l.get("status").cloned()).as_deref(), Some("deployed"));
+    assert_eq!(env.capability("cloudnative-pg")["status"]["provenance"], "adopted");
+    op.stop();
+
+    // External and adopt only: CloudNativePG (and so cert-manager) never installed.
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-h");
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pg-conn", "namespace": ns},
+        "stringData": {"host": "db.example", "port": "5432", "username": "app", "password": "s3cret", "dbname": "app"}}).to_string());
+    env.create_postgres(&ns, "ext", json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}));
+    env.create_postgres(&ns, "legacy", json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}));
+    env.wait_for("external PostgresCluster Ready", Duration::from_secs(30), |e| {
+        (e.phase(&ns, "ext") == "Ready").then_some(()).ok_or(e.phase(&ns, "ext"))
+    });
+    env.wait_for("adopting PostgresCluster waiting for its Cluster", Duration::from_secs(30), |e| {
+        let p = e.postgres(&ns, "legacy").unwrap_or_default();
+        let msg = condition(&p, "Ready").map(|c| c["message"].to_string()).unwrap_or_default();
+        msg.contains("legacy-db").then_some(()).ok_or(msg)
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(env.releases().is_empty(), "{:?}", env.releases());
+    assert_eq!(env.capability("cloudnative-pg")["status"]["needed"], false);
+    assert_eq!(env.postgres(&ns, "ext").unwrap()["status"]["connectionSecret"], "pg-conn");
+    op.stop();
+}
