@@ -10,6 +10,9 @@ use std::sync::Mutex;
 
 pub struct Cluster {
     pub client: kube::Client,
+    /// Set when the process is stopping: waits end early with an error, so
+    /// the action records its release as failed instead of leaving it pending.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// (apiVersion, kind) -> resource and scope, filled lazily.
     cache: Mutex<HashMap<(String, String), (ApiResource, bool)>>,
 }
@@ -42,8 +45,15 @@ impl Cluster {
     pub fn new(client: kube::Client) -> Cluster {
         Cluster {
             client,
+            stop: None,
             cache: Mutex::new(HashMap::new()),
         }
+    }
+
+    pub fn stopping(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Forgets discovery, after CRDs were installed.

@@ -261,6 +261,12 @@ impl Cluster {
             if waiting.is_empty() {
                 return Ok(());
             }
+            if self.stopping() {
+                return Err(ApplyError::Failed(format!(
+                    "interrupted: the process is stopping; was waiting for: {}",
+                    waiting.join("; ")
+                )));
+            }
             if Instant::now() >= deadline {
                 return Err(ApplyError::Timeout(format!(
                     "context deadline exceeded after {}s waiting for: {}",
@@ -296,6 +302,12 @@ impl Cluster {
                 {
                     left.push(o.describe());
                 }
+            }
+            if !left.is_empty() && self.stopping() {
+                return Err(ApplyError::Failed(format!(
+                    "interrupted: the process is stopping; was waiting for the deletion of: {}",
+                    left.join("; ")
+                )));
             }
             if left.is_empty() {
                 return Ok(());

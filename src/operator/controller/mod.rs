@@ -62,6 +62,10 @@ pub struct Operator {
     /// How soon to look again while something is on its way.
     pub poll: Duration,
     failures: Mutex<HashMap<String, u32>>,
+    /// Set when the controllers stop: waits inside release actions give up.
+    pub stopping: Arc<std::sync::atomic::AtomicBool>,
+    /// Releases with an action in flight: never two at once on one release.
+    pub busy: Arc<Mutex<std::collections::HashSet<String>>>,
 }
 
 impl Operator {
@@ -86,6 +90,8 @@ impl Operator {
             metrics,
             poll: Duration::from_secs(2),
             failures: Mutex::new(HashMap::new()),
+            stopping: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            busy: Arc::new(Mutex::new(std::collections::HashSet::new())),
         }
     }
 
@@ -207,6 +213,13 @@ where
 /// Runs every controller until `shutdown` resolves; reconciles in flight
 /// then finish (a release is never left pending by a normal stop).
 pub async fn run_controllers(op: Arc<Operator>, stop: tokio::sync::watch::Receiver<bool>) -> Result<(), Error> {
+    op.stopping.store(false, std::sync::atomic::Ordering::Relaxed);
+    let flag = op.stopping.clone();
+    let mut seen = stop.clone();
+    let stop_flag = tokio::spawn(async move {
+        let _ = seen.wait_for(|s| *s).await;
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
     let shutdown = move || {
         let mut stop = stop.clone();
         async move {
@@ -257,5 +270,6 @@ pub async fn run_controllers(op: Arc<Operator>, stop: tokio::sync::watch::Receiv
         .for_each(|_| async {});
     op.metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
     tokio::join!(capability_controller, postgres_controller);
+    stop_flag.abort();
     Ok(())
 }

@@ -35,8 +35,9 @@ async fn orphan_owners(client: &kube::Client, snap: &Snapshot) -> Result<Vec<(St
     Ok(owners)
 }
 
-pub fn context(client: kube::Client, entry: &CapabilityEntry) -> Context {
-    let mut ctx = Context::new(client, &entry.namespace);
+pub fn context(op: &Operator, entry: &CapabilityEntry) -> Context {
+    let mut ctx = Context::new(op.client.clone(), &entry.namespace);
+    ctx.cluster.stop = Some(op.stopping.clone());
     ctx.force_conflicts = true;
     ctx.upgrade_crds = true;
     ctx.max_history = 10;
@@ -49,6 +50,28 @@ pub fn context(client: kube::Client, entry: &CapabilityEntry) -> Context {
         (INPUTS_ANNOTATION.to_string(), inputs_digest(entry)),
     ]);
     ctx
+}
+
+/// Marks a release busy for as long as it lives; it moves into the worker,
+/// so a reconcile that is dropped does not free a release still being acted on.
+struct Busy {
+    set: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    release: String,
+}
+
+impl Busy {
+    fn take(op: &Operator, release: &str) -> Result<Busy, Error> {
+        if !op.busy.lock().expect("lock").insert(release.to_string()) {
+            return Err(Error::Release(format!("an action on release {release} is still running")));
+        }
+        Ok(Busy { set: op.busy.clone(), release: release.into() })
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.set.lock().expect("lock").remove(&self.release);
+    }
 }
 
 /// Runs `job` on a thread of its own (see the module comment).
@@ -74,14 +97,15 @@ async fn on_worker<T: Send + 'static>(
 /// Install or upgrade our release to the pin. An upgrade first marks a
 /// pending revision left by an interrupted run failed (the action does).
 pub async fn install_or_upgrade(op: &Operator, entry: &CapabilityEntry, snap: &Snapshot) -> Result<String, Error> {
+    let busy = Busy::take(op, &entry.release)?;
     let take_over = orphan_owners(&op.client, snap).await?;
     ensure_namespace(&op.client, &entry.namespace).await?;
-    let client = op.client.clone();
+    let mut ctx = context(op, entry);
     let entry = entry.clone();
     let charts: ChartStore = op.charts.clone();
     on_worker(move |rt| {
+        let _busy = busy;
         let pinned = charts.load(&entry.pin).map_err(Error::Catalog)?;
-        let mut ctx = context(client, &entry);
         ctx.take_over_crds_from = take_over;
         let values = entry.chart_values();
         let rel = rt
@@ -100,10 +124,11 @@ pub async fn install_or_upgrade(op: &Operator, entry: &CapabilityEntry, snap: &S
 }
 
 pub async fn uninstall(op: &Operator, entry: &CapabilityEntry) -> Result<String, Error> {
-    let client = op.client.clone();
+    let busy = Busy::take(op, &entry.release)?;
+    let ctx = context(op, entry);
     let entry = entry.clone();
     on_worker(move |rt| {
-        let ctx = context(client, &entry);
+        let _busy = busy;
         rt.block_on(action::uninstall::uninstall(&ctx, &entry.release, false))
             .map(|u| format!("release {} in namespace {} (chart {})", u.release.name, u.release.namespace, u.release.chart_version()))
             .map_err(|e| Error::Release(e.to_string()))
