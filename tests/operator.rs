@@ -395,3 +395,66 @@ fn a_normal_stop_fails_the_action_in_flight_cleanly_and_the_next_start_retries_i
     assert_eq!((l["status"].as_str(), l["version"].as_str()), ("deployed", "2"));
     op.stop();
 }
+
+fn operator_process(env: &Env) -> std::process::Child {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"));
+    cmd.args(["run", "--leader-elect=false", "--metrics-bind", "0", "--health-bind", "0", "--poll-ms", "200", "--kubeconfig"])
+        .arg(&env.kubeconfig);
+    for d in charts_dirs() {
+        cmd.arg("--charts-dir").arg(d);
+    }
+    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().expect("navique-operator run")
+}
+
+#[test]
+fn killed_mid_install_it_recovers_the_pending_release_and_a_converged_pass_writes_nothing() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::with(navique_sandbox::Options { simulate: false, ..Default::default() });
+    env.install_crds();
+    let ns = env.namespace("team-l");
+    env.create_postgres(&ns, "app-db", managed());
+    let mut child = operator_process(&env);
+    // Without simulated controllers the install waits on its hook Job: kill it there.
+    env.wait_for("cert-manager pending-install", Duration::from_secs(60), |e| {
+        let l = e.release("cert-manager", "cert-manager").unwrap_or_default();
+        (l.get("status").map(String::as_str) == Some("pending-install")).then_some(()).ok_or(format!("{l:?}"))
+    });
+    child.kill().expect("SIGKILL");
+    child.wait().unwrap();
+    assert_eq!(env.release("cert-manager", "cert-manager").unwrap()["status"], "pending-install", "what Helm would leave stuck");
+    if let Some(sb) = &env.sandbox {
+        sb.set_simulate(true);
+    }
+    let op = Operator::start(&env);
+    env.kubectl(&["-n", "cert-manager", "rollout", "restart", "deployment"]);
+    env.wait_postgres_ready(&ns, "app-db");
+    let history = env.helm("cert-manager", &["history", "cert-manager"]);
+    // Revision 1 was marked failed (interrupted), then superseded by the
+    // successful retry, as Helm supersedes the last release on upgrade.
+    let statuses: Vec<&str> = history.as_array().unwrap().iter().map(|h| h["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["superseded", "deployed"], "{history}");
+    let ours = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+        .args(["history", "cert-manager", "-n", "cert-manager", "-o", "json", "--kubeconfig"])
+        .arg(&env.kubeconfig)
+        .output()
+        .unwrap();
+    let ours: Value = serde_json::from_slice(&ours.stdout).unwrap();
+    assert!(ours[0]["description"].as_str().unwrap_or_default().contains("interrupted"), "{ours}");
+    let releases: Vec<String> = env.releases().into_iter().map(|(n, r, l, _)| format!("{n}/{r}:{}", l["status"])).collect();
+    assert_eq!(releases, ["cert-manager/cert-manager:deployed", "cnpg-system/cloudnative-pg:deployed"]);
+    op.stop();
+
+    // A fresh start reconciles everything once more; converged, it writes nothing.
+    let before = env.write_requests();
+    let op = Operator::start(&env);
+    env.wait_for("a full reconcile pass", Duration::from_secs(30), |_| {
+        let (c, p) = (op.metrics.reconciles("Capability"), op.metrics.reconciles("PostgresCluster"));
+        (c >= 6 && p >= 1).then_some(()).ok_or(format!("{c} capability and {p} PostgresCluster reconciles"))
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(env.write_requests(), before, "a converged pass made write requests");
+    assert!(op.metrics.reconciles("Capability") >= 6);
+    op.stop();
+}

@@ -142,6 +142,13 @@ impl Env {
         )
     }
 
+    /// The operator's CRDs from `crds/`, as `make install` or OLM would apply them.
+    pub fn install_crds(&self) {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
+        self.kubectl(&["apply", "--server-side", "-f", dir.to_str().unwrap()]);
+        self.kubectl(&["wait", "--for=condition=Established", "crd", "postgresclusters.core.navique.com"]);
+    }
+
     pub fn apply_yaml(&self, yaml: &str) {
         let (ok, _, err) = self.kubectl_result(&["apply", "--server-side", "--field-manager", "kubectl", "-f", "-"], Some(yaml));
         assert!(ok, "kubectl apply: {err}\n{yaml}");
