@@ -458,3 +458,162 @@ fn killed_mid_install_it_recovers_the_pending_release_and_a_converged_pass_write
     assert!(op.metrics.reconciles("Capability") >= 6);
     op.stop();
 }
+
+#[test]
+fn only_the_leader_reconciles_and_a_follower_takes_over_when_it_stops() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let lease_ns = env.namespace("navique-system");
+    let leader_opts = |id: &str| {
+        let mut o = options(&env);
+        o.leader_elect = true;
+        o.namespace = lease_ns.clone();
+        o.identity = id.into();
+        o.lease_seconds = 3;
+        o
+    };
+    let a = Operator::start_with(leader_opts("operator-a"));
+    let ns = env.namespace("team-m");
+    env.create_postgres(&ns, "app-db", managed());
+    env.wait_postgres_ready(&ns, "app-db");
+    let b = Operator::start_with(leader_opts("operator-b"));
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(b.metrics.reconciles("Capability") + b.metrics.reconciles("PostgresCluster"), 0, "the follower reconciled");
+    let lease = env.get(&env.dynamic("coordination.k8s.io", "v1", "Lease", "leases", Some(&lease_ns)), "navique-ai-core-operator").expect("the Lease");
+    assert_eq!(lease["spec"]["holderIdentity"], "operator-a");
+    a.stop();
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pg-conn", "namespace": ns},
+        "stringData": {"host": "h", "port": "5432", "username": "u", "password": "p", "dbname": "d"}}).to_string());
+    env.create_postgres(&ns, "ext", json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}));
+    env.wait_for("the follower to take over and reconcile", Duration::from_secs(30), |e| {
+        (e.phase(&ns, "ext") == "Ready").then_some(()).ok_or(e.phase(&ns, "ext"))
+    });
+    assert!(b.metrics.reconciles("PostgresCluster") > 0);
+    let lease = env.get(&env.dynamic("coordination.k8s.io", "v1", "Lease", "leases", Some(&lease_ns)), "navique-ai-core-operator").unwrap();
+    assert_eq!(lease["spec"]["holderIdentity"], "operator-b");
+    b.stop();
+}
+
+#[test]
+fn bad_input_is_reported_where_it_is_and_breaks_nothing_else() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    // A catalog pin whose digest is wrong: that capability fails, naming both digests.
+    let mut opts = options(&env);
+    opts.catalog = catalog_with_pin("cloudnative-pg", "0.29.0", &"ab".repeat(32));
+    let op = Operator::start_with(opts);
+    let ns = env.namespace("team-n");
+    // Refused by the API server where it runs the CRD's CEL rule and enum;
+    // otherwise the operator reports the field on the resource.
+    for (name, spec, field) in [
+        ("no-block", json!({"mode": "managed"}), "spec.managed"),
+        ("sideways", json!({"mode": "sideways"}), "spec.mode"),
+    ] {
+        let body = json!({"apiVersion": "core.navique.com/v1alpha1", "kind": "PostgresCluster", "metadata": {"name": name, "namespace": ns}, "spec": spec}).to_string();
+        let (ok, _, err) = env.kubectl_result(&["apply", "--server-side", "-f", "-"], Some(&body));
+        if !ok {
+            assert!(err.contains(field.trim_start_matches("spec.")), "{err}");
+            continue;
+        }
+        env.wait_for(&format!("{name} rejected naming {field}"), Duration::from_secs(30), |e| {
+            let p = e.postgres(&ns, name).unwrap_or_default();
+            let c = condition(&p, "Ready").cloned().unwrap_or_default();
+            (p["status"]["phase"] == "Failed" && c["reason"] == "InvalidSpec" && c["message"].as_str().unwrap_or_default().starts_with(field))
+                .then_some(())
+                .ok_or(p["status"].to_string())
+        });
+        assert!(env.events(name).iter().any(|e| e.starts_with("Failed: invalid spec: ") && e.contains(field)), "{:?}", env.events(name));
+    }
+    env.create_postgres(&ns, "good", managed());
+    env.wait_for("the bad pin reported on its Capability", Duration::from_secs(60), |e| {
+        let c = e.capability("cloudnative-pg");
+        let msg = condition(&c, "Progressing").map(|c| c["message"].to_string()).unwrap_or_default();
+        (msg.contains(&"ab".repeat(32)) && msg.contains("8c30504560828bfd694a596abd69dfb4b9bb4cc14b7e9ca78e1bbbceafa3af08") && msg.contains("cloudnative-pg-0.29.0.tgz"))
+            .then_some(())
+            .ok_or(msg)
+    });
+    assert!(env.events("cloudnative-pg").iter().any(|e| e.starts_with("Failed: ") && e.contains("sha256")));
+    // Nothing else broke: cert-manager installed and Ready.
+    assert!(ours_release(&env, "cert-manager", "cert-manager"));
+    env.wait_for("cert-manager Ready", Duration::from_secs(30), |e| {
+        (e.capability("cert-manager")["status"]["ready"] == true).then_some(()).ok_or("not ready".into())
+    });
+    op.stop();
+
+    // A missing chart file names the path.
+    let env = Env::new();
+    let empty = std::env::temp_dir().join(format!("navique-no-charts-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let mut opts = options(&env);
+    opts.charts_dirs = vec![empty.clone()];
+    let op = Operator::start_with(opts);
+    let ns = env.namespace("team-o");
+    env.create_postgres(&ns, "good", managed());
+    env.wait_for("the missing chart reported", Duration::from_secs(30), |e| {
+        let c = e.capability("cert-manager");
+        let msg = condition(&c, "Progressing").map(|c| c["message"].to_string()).unwrap_or_default();
+        msg.contains(&format!("{}/cert-manager-v1.21.1.tgz", empty.display())).then_some(()).ok_or(msg)
+    });
+    op.stop();
+    std::fs::remove_dir_all(&empty).unwrap();
+
+    // A catalog file with an error stops the process at start, naming file, line and column.
+    let bad = std::env::temp_dir().join(format!("navique-bad-catalog-{}.toml", std::process::id()));
+    let text = navique_ai_core_operator::operator::catalog::BUILT_IN.replace("release = \"cloudnative-pg\"", "release = 3");
+    let line = text.lines().position(|l| l == "release = 3").unwrap() + 1;
+    std::fs::write(&bad, text).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+        .args(["run", "--catalog", bad.to_str().unwrap(), "--kubeconfig"])
+        .arg(&env.kubeconfig)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("{}:{line}:11", bad.display())), "{err}");
+    std::fs::remove_file(&bad).unwrap();
+}
+
+#[test]
+fn plan_reports_what_run_then_does() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    let chart = shared().unwrap().join("upgrade/cert-manager-v1.19.2.tgz");
+    env.helm("tools", &["install", "my-cm", chart.to_str().unwrap(), r#"{"crds": {"enabled": true}}"#]);
+    env.track_namespace("tools");
+    env.install_crds();
+    let ns = env.namespace("team-p");
+    env.create_postgres(&ns, "app-db", managed());
+    let plan = |env: &Env| -> Value {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"));
+        cmd.args(["plan", "-o", "json", "--kubeconfig"]).arg(&env.kubeconfig);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let writes = env.write_requests();
+    let before = plan(&env);
+    assert_eq!(env.write_requests(), writes, "plan is read-only");
+    let actions: Vec<(String, String)> = before["actions"].as_array().unwrap().iter()
+        .map(|a| (a["action"].as_str().unwrap().to_string(), a["target"].as_str().unwrap().split(' ').next().unwrap().to_string()))
+        .collect();
+    assert_eq!(actions, [("adopt".to_string(), "cert-manager".to_string()), ("install".into(), "cloudnative-pg".into()), ("wait".into(), "postgresql.cnpg.io/v1".into())], "{before:#}");
+    let cm = &before["capabilities"][0];
+    assert_eq!((cm["provenance"].as_str(), cm["needed"].as_bool()), (Some("adopted"), Some(true)));
+    assert!(cm["evidence"].as_str().unwrap().contains("my-cm"), "{cm}");
+    let op = Operator::start(&env);
+    env.wait_postgres_ready(&ns, "app-db");
+    // run did what plan said: adopted cert-manager, installed CloudNativePG, emitted the Cluster.
+    assert!(env.events("cert-manager").iter().any(|e| e.starts_with("Adopted: ")));
+    assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
+    assert!(env.release("cert-manager", "cert-manager").is_none());
+    op.stop();
+    let after = plan(&env);
+    let left: Vec<&str> = after["actions"].as_array().unwrap().iter().map(|a| a["action"].as_str().unwrap()).collect();
+    assert_eq!(left, ["adopt"], "{after:#}");
+}
