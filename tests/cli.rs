@@ -245,9 +245,9 @@ fn errors_go_to_stderr_with_helm_wording_and_fail() {
 }
 
 #[test]
-fn demo_renders_then_runs_a_release_on_the_embedded_api_server() {
+fn demo_releases_renders_then_runs_a_release_on_the_embedded_api_server() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
-        .arg("demo")
+        .arg("demo-releases")
         .output()
         .unwrap();
     assert!(
@@ -264,4 +264,37 @@ fn demo_renders_then_runs_a_release_on_the_embedded_api_server() {
     assert!(text.contains("demo revision 2: deployed (Upgrade complete)"));
     assert!(text.contains("demo revision 3: deployed (Rollback to 1)"));
     assert!(text.contains("uninstalled; 0 release records left"));
+}
+
+#[test]
+fn the_operator_demo_adopts_installs_and_uninstalls_only_what_it_owns() {
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts");
+    if !shared.exists() {
+        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "../shared/charts is missing and CI=true");
+        eprintln!("skipping: ../shared/charts is missing");
+        return;
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+        .args(["demo", "--charts-dir"])
+        .arg(&shared)
+        .arg("--charts-dir")
+        .arg(shared.join("upgrade"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let (during, after) = text.split_once("6. ").expect("the walk-through reaches step 6");
+    for line in [
+        "1. adopt cert-manager: Helm release platform-cert-manager in namespace platform-tools",
+        "Event Adopted on Capability cert-manager",
+        "Event Installed on Capability cloudnative-pg",
+        "[simulated] CloudNativePG reports Cluster team-a/app-db Ready",
+        "PostgresCluster team-a/app-db: Ready (connection Secret app-db-app)",
+        "Event Uninstalled on Capability cloudnative-pg",
+    ] {
+        assert!(during.contains(line), "missing {line:?} in\n{text}");
+    }
+    assert!(!after.contains("cloudnative-pg         cnpg-system"), "{after}");
+    assert!(after.contains("platform-cert-manager  platform-tools  1         deployed  cert-manager-v1.19.2"), "{after}");
+    assert!(!text.contains("Installed on Capability cert-manager"), "cert-manager was installed a second time:\n{text}");
 }

@@ -31,6 +31,7 @@ const SWITCHES: &[&str] = &[
     "-a",
     "--help",
     "-h",
+    "--keep",
 ];
 
 impl Args {

@@ -3,14 +3,16 @@
 pub mod args;
 pub mod bench;
 pub mod demo;
+pub mod demo_releases;
 pub mod operator;
 pub mod release;
 pub mod template;
 
-const HELP: &str = "navique-operator: Helm charts without Helm
+const HELP: &str = "navique-operator: the Navique AI Core Operator, and Helm charts without Helm
 
 Commands:
-  demo                      render the embedded demo chart (the README's first command)
+  demo [--keep]             the operator's walk-through on an embedded API server (the README's first command)
+  demo-releases             render the embedded demo chart, then install/upgrade/roll back/uninstall it
   template [NAME] CHART     render a chart like `helm template` (-f, --set*, -n, --include-crds, --no-hooks, ...)
   bench-render CHART        time load+render of a chart (JSON; see benches/compare_helm.py)
   bench-templates CHART...  parse throughput over the largest templates
@@ -39,7 +41,8 @@ pub fn main(argv: Vec<String>) -> i32 {
     let rest = &argv[1..];
     let result = match cmd.as_str() {
         "template" => args::Args::parse(rest).and_then(|a| template::run(&a)),
-        "demo" => demo::run(),
+        "demo" => args::Args::parse(rest).and_then(|a| demo::run(&a)),
+        "demo-releases" => demo_releases::run(),
         "install" => args::Args::parse(rest).and_then(|a| release::install(&a)),
         "upgrade" => args::Args::parse(rest).and_then(|a| release::upgrade(&a)),
         "rollback" => args::Args::parse(rest).and_then(|a| release::rollback(&a)),
