@@ -28,6 +28,9 @@ pub struct Env {
     pub client: kube::Client,
     /// Namespaces this test created, deleted at the end.
     pub namespaces: Mutex<Vec<String>>,
+    /// On a real cluster: the CRDs and Helm releases there before the test,
+    /// so that everything else can be removed after it, even after a failure.
+    before: Option<(Vec<String>, Vec<(String, String)>)>,
     _turn: Option<MutexGuard<'static, ()>>,
 }
 
@@ -85,13 +88,62 @@ impl Env {
         let client = rt
             .block_on(navique_ai_core_operator::apply::client::connect(Some(&kubeconfig), None))
             .expect("client");
-        Env {
+        let mut env = Env {
             kubeconfig,
             sandbox,
             rt,
             client,
             namespaces: Mutex::new(Vec::new()),
+            before: None,
             _turn: turn,
+        };
+        if env.is_real() {
+            env.before = Some((env.crd_names(), env.releases().into_iter().map(|(n, r, _, _)| (n, r)).collect()));
+        }
+        env
+    }
+
+    fn crd_names(&self) -> Vec<String> {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+        let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        self.block(api.list_metadata(&ListParams::default()))
+            .map(|l| l.items.into_iter().filter_map(|c| c.metadata.name).collect())
+            .unwrap_or_default()
+    }
+
+    /// Removes what the test made on a shared cluster: our resources (their
+    /// finalizers first, since no operator runs any more), the releases and
+    /// CRDs that were not there before, and the test's namespaces.
+    fn clean_up_real_cluster(&self) {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+        let Some((crds_before, releases_before)) = &self.before else { return };
+        for (kind, plural) in [("PostgresCluster", "postgresclusters")] {
+            let api = self.ours(kind, plural, None);
+            if let Ok(list) = self.block(api.list(&ListParams::default())) {
+                for o in list.items {
+                    let ns = o.metadata.namespace.clone().unwrap_or_default();
+                    let name = o.metadata.name.clone().unwrap_or_default();
+                    let api = self.ours(kind, plural, Some(&ns));
+                    let _ = self.block(api.patch(&name, &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}}))));
+                    let _ = self.block(api.delete(&name, &Default::default()));
+                }
+            }
+        }
+        for (ns, name, _, _) in self.releases() {
+            if !releases_before.contains(&(ns.clone(), name.clone())) {
+                let ctx = navique_ai_core_operator::action::Context::new(self.client.clone(), &ns);
+                let _ = self.block(navique_ai_core_operator::action::uninstall::uninstall(&ctx, &name, false));
+                self.namespaces.lock().unwrap().push(ns);
+            }
+        }
+        let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        for name in self.crd_names() {
+            if !crds_before.contains(&name) {
+                let _ = self.block(crds.delete(&name, &Default::default()));
+            }
+        }
+        for ns in self.namespaces.lock().unwrap().iter() {
+            let _ = Command::new("kubectl").arg("--kubeconfig").arg(&self.kubeconfig).args(["delete", "namespace", ns, "--wait=false", "--ignore-not-found"]).status();
         }
     }
 
@@ -324,9 +376,7 @@ impl Env {
 impl Drop for Env {
     fn drop(&mut self) {
         if self.is_real() {
-            for ns in self.namespaces.lock().unwrap().iter() {
-                let _ = Command::new("kubectl").arg("--kubeconfig").arg(&self.kubeconfig).args(["delete", "namespace", ns, "--wait=false", "--ignore-not-found"]).status();
-            }
+            self.clean_up_real_cluster();
         }
     }
 }
