@@ -66,7 +66,13 @@ pub struct Operator {
     pub stopping: Arc<std::sync::atomic::AtomicBool>,
     /// Releases with an action in flight: never two at once on one release.
     pub busy: Arc<Mutex<std::collections::HashSet<String>>>,
+    /// The capability plans resource reconciles read, shared for a moment:
+    /// a burst of resources costs one snapshot, not one each.
+    plans: tokio::sync::Mutex<Option<(std::time::Instant, Arc<Vec<super::plan::CapabilityPlan>>)>>,
 }
+
+/// How long resource reconciles share one snapshot of the capabilities.
+const PLANS_TTL: Duration = Duration::from_millis(500);
 
 impl Operator {
     pub fn new(
@@ -92,7 +98,22 @@ impl Operator {
             failures: Mutex::new(HashMap::new()),
             stopping: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             busy: Arc::new(Mutex::new(std::collections::HashSet::new())),
+            plans: tokio::sync::Mutex::new(None),
         }
+    }
+
+    /// The capabilities' plans as of at most `PLANS_TTL` ago.
+    pub async fn capability_plans(&self) -> Result<Arc<Vec<super::plan::CapabilityPlan>>, Error> {
+        let mut cached = self.plans.lock().await;
+        if let Some((at, plans)) = cached.as_ref() {
+            if at.elapsed() < PLANS_TTL {
+                return Ok(plans.clone());
+            }
+        }
+        let snap = super::observe::gather(&self.client, &self.catalog).await?;
+        let plans = Arc::new(super::plan::capabilities(&self.catalog, &snap));
+        *cached = Some((std::time::Instant::now(), plans.clone()));
+        Ok(plans)
     }
 
     /// Publishes an Event; a failure to record one never fails a reconcile.
@@ -231,7 +252,10 @@ pub async fn run_controllers(op: Arc<Operator>, stop: tokio::sync::watch::Receiv
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     ensure_installed(&op).await?;
     let client = op.client.clone();
-    let config = kube::runtime::controller::Config::default().debounce(Duration::from_millis(300));
+    // A few reconciles at a time: each holds a snapshot while it works.
+    let config = kube::runtime::controller::Config::default()
+        .debounce(Duration::from_millis(100))
+        .concurrency(4);
 
     let cap_ar = super::observe::resource_api("Capability");
     let caps: Api<DynamicObject> = Api::all_with(client.clone(), &cap_ar);

@@ -92,8 +92,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     status.connection_secret = Some(realised.connection_secret.clone());
     status.mode = Some(realised.mode);
 
-    let snap = observe::gather(&op.client, &op.catalog).await?;
-    let plans = plan::capabilities(&op.catalog, &snap);
+    let plans = op.capability_plans().await?;
     let mut waiting = Vec::new();
     for need in &realised.needs {
         let Some(p) = plan::capability(&plans, need) else { continue };
