@@ -538,7 +538,7 @@ fn bad_input_is_reported_where_it_is_and_breaks_nothing_else() {
     });
     assert!(env.events("cloudnative-pg").iter().any(|e| e.starts_with("Failed: ") && e.contains("sha256")));
     // Nothing else broke: cert-manager installed and Ready.
-    assert!(ours_release(&env, "cert-manager", "cert-manager"));
+    assert!(ours_release(&env, "cert-manager", "cert-manager"), "{:?}", env.releases());
     env.wait_for("cert-manager Ready", Duration::from_secs(30), |e| {
         (e.capability("cert-manager")["status"]["ready"] == true).then_some(()).ok_or("not ready".into())
     });
@@ -616,4 +616,68 @@ fn plan_reports_what_run_then_does() {
     let after = plan(&env);
     let left: Vec<&str> = after["actions"].as_array().unwrap().iter().map(|a| a["action"].as_str().unwrap()).collect();
     assert_eq!(left, ["adopt"], "{after:#}");
+}
+
+fn http_get(addr: &str, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else { return (0, String::new()) };
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let code = out.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, out)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn the_process_serves_health_readiness_and_the_contract_metrics_and_logs_json() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let (metrics, health) = (format!("127.0.0.1:{}", free_port()), format!("127.0.0.1:{}", free_port()));
+    let lease_ns = env.namespace("navique-system");
+    let log = std::env::temp_dir().join(format!("navique-op-log-{}", std::process::id()));
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"));
+    cmd.args(["run", "--log-format", "json", "--namespace", &lease_ns, "--metrics-bind", &metrics, "--health-bind", &health, "--poll-ms", "200", "--kubeconfig"])
+        .arg(&env.kubeconfig);
+    for d in charts_dirs() {
+        cmd.arg("--charts-dir").arg(d);
+    }
+    let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
+    env.wait_for("/readyz", Duration::from_secs(30), |_| {
+        let (code, _) = http_get(&health, "/readyz");
+        (code == 200).then_some(()).ok_or(format!("{code}"))
+    });
+    assert_eq!(http_get(&health, "/healthz").0, 200);
+    let ns = env.namespace("team-q");
+    env.create_postgres(&ns, "app-db", managed());
+    env.wait_postgres_ready(&ns, "app-db");
+    let (code, text) = http_get(&metrics, "/metrics");
+    assert_eq!(code, 200);
+    for name in [
+        "navique_reconcile_total{kind=\"PostgresCluster\",result=\"success\"}",
+        "navique_reconcile_duration_seconds_count{kind=\"Capability\"}",
+        "navique_capability_info{capability=\"cloudnative-pg\",chart_version=\"0.29.0\",provenance=\"owned\"} 1",
+        "navique_capability_ready{capability=\"cert-manager\"} 1",
+        "navique_release_action_total{release=\"cloudnative-pg\",action=\"install\",result=\"success\"} 1",
+    ] {
+        assert!(text.contains(name), "{name} missing:\n{text}");
+    }
+    // SIGTERM: a clean exit, and the Lease released for the next one.
+    let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let logs = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = logs.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+        assert!(v.get("level").is_some() && v.get("timestamp").is_some(), "{l}");
+    }
+    assert!(logs.contains("Installed release cloudnative-pg"), "{logs}");
+    std::fs::remove_file(&log).unwrap();
 }

@@ -82,6 +82,13 @@ pub fn readiness(entry: &CapabilityEntry, prov: &Provenance, snap: &Snapshot) ->
     if matches!(prov, Provenance::Absent) {
         return not("not installed".into());
     }
+    // Our release finishes its hooks before it is deployed: until then its
+    // workloads may be up, but the install is not done.
+    if let Provenance::Owned(r) = prov {
+        if r.status != "deployed" {
+            return not(format!("release {} revision {} is {}", r.name, r.revision, r.status));
+        }
+    }
     for crd in &entry.crds {
         match snap.crds.get(crd) {
             None => return not(format!("CRD {crd} does not exist")),
@@ -286,7 +293,13 @@ mod tests {
         assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Install);
         assert!(matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("cert-manager")));
         assert_eq!(capability(&p, "litellm-operator").unwrap().step, Step::Nothing);
-        installed(&mut s, c.capability("cert-manager").unwrap(), false);
+        installed(&mut s, c.capability("cert-manager").unwrap(), true);
+        s.releases[0].status = "pending-install".into();
+        let p = capabilities(&c, &s);
+        assert!(matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("pending-install")));
+        s.releases[0].status = "deployed".into();
+        s.workloads[0].ready = false;
+        s.workloads[0].not_ready_reason = "0/1 replicas ready".into();
         let p = capabilities(&c, &s);
         assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Nothing);
         assert!(matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("0/1 replicas ready")));
