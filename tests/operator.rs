@@ -681,3 +681,43 @@ fn the_process_serves_health_readiness_and_the_contract_metrics_and_logs_json() 
     assert!(logs.contains("Installed release cloudnative-pg"), "{logs}");
     std::fs::remove_file(&log).unwrap();
 }
+
+#[test]
+fn managed_to_external_deletes_only_the_cluster_we_emitted_and_releases_cnpg() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-r");
+    // The user's own CNPG Cluster, adopted by another PostgresCluster: never ours to delete.
+    env.create_postgres(&ns, "app-db", managed());
+    env.wait_postgres_ready(&ns, "app-db");
+    env.apply_yaml(&json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster", "metadata": {"name": "legacy-db", "namespace": ns},
+        "spec": {"instances": 1, "storage": {"size": "1Gi"}}}).to_string());
+    env.create_postgres(&ns, "legacy", json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}));
+    env.wait_postgres_ready(&ns, "legacy");
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pg-conn", "namespace": ns},
+        "stringData": {"host": "h", "port": "5432", "username": "u", "password": "p", "dbname": "d"}}).to_string());
+    let clusters = env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns));
+    for name in ["app-db", "legacy"] {
+        env.create_postgres(&ns, name, json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}));
+    }
+    env.wait_for("the CNPG Cluster we emitted deleted", Duration::from_secs(30), |e| {
+        if e.get(&clusters, "app-db").is_none() {
+            return Ok(());
+        }
+        Err(e.postgres(&ns, "app-db").map(|p| p.to_string()).unwrap_or_default())
+    });
+    env.wait_for("app-db external and Ready", Duration::from_secs(30), |e| {
+        let p = e.postgres(&ns, "app-db").unwrap_or_default();
+        (p["status"]["phase"] == "Ready" && p["status"]["mode"] == "external" && p["status"]["connectionSecret"] == "pg-conn")
+            .then_some(())
+            .ok_or(p["status"].to_string())
+    });
+    assert!(env.events("app-db").iter().any(|e| e.starts_with("GarbageCollected: ") && e.contains("Cluster")), "{:?}", env.events("app-db"));
+    env.wait_gone("our CloudNativePG release, needed by nothing now", |e| e.release("cnpg-system", "cloudnative-pg").is_some());
+    assert!(env.get(&clusters, "legacy-db").is_some(), "the adopted Cluster was deleted");
+    assert_eq!(env.postgres(&ns, "app-db").unwrap()["status"].get("owned"), None);
+    op.stop();
+}

@@ -392,7 +392,9 @@ pub fn apply(
     }
     merge_applied(&mut object, applied, builtin, scope);
 
-    let new_leaves = leaves(&object, builtin, scope);
+    // Every field of the object, whatever the scope: an apply to status must
+    // not drop other managers' ownership of the spec.
+    let new_leaves = leaves(&object, builtin, Scope::Main { exclude_status: false });
     for e in entries.iter_mut() {
         e.fields.retain(|p| new_leaves.contains_key(p));
     }

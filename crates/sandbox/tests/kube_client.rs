@@ -613,6 +613,29 @@ async fn status_subresource_and_delete_preconditions() {
         .unwrap();
     assert_eq!(main.metadata.generation, Some(2));
 
+    // An apply to /status keeps the ownership other managers hold of the spec.
+    let spec = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "d"}},
+                 "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}});
+    api.patch("d", &PatchParams::apply("spec-owner"), &Patch::Apply(&spec)).await.unwrap();
+    let st = api
+        .patch_status(
+            "d",
+            &PatchParams::apply("status-owner").force(),
+            &Patch::Apply(json!({"apiVersion": "apps/v1", "kind": "Deployment", "status": {"replicas": 3}})),
+        )
+        .await
+        .unwrap();
+    let managers: Vec<(String, Option<String>)> = st
+        .metadata
+        .managed_fields
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| (m.manager.unwrap_or_default(), m.subresource))
+        .collect();
+    assert!(managers.contains(&("spec-owner".into(), None)), "{managers:?}");
+    assert!(managers.contains(&("status-owner".into(), Some("status".into()))), "{managers:?}");
+
     let wrong = DeleteParams {
         preconditions: Some(kube::api::Preconditions {
             uid: Some("not-the-uid".into()),
