@@ -10,7 +10,7 @@ pub mod apply;
 pub mod chart;
 pub mod cli;
 pub mod gotmpl;
-pub mod operator;
 pub mod goyaml;
+pub mod operator;
 pub mod par;
 pub mod release;

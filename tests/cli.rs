@@ -270,7 +270,11 @@ fn demo_releases_renders_then_runs_a_release_on_the_embedded_api_server() {
 fn the_operator_demo_adopts_installs_and_uninstalls_only_what_it_owns() {
     let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts");
     if !shared.exists() {
-        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "../shared/charts is missing and CI=true");
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "../shared/charts is missing and CI=true"
+        );
         eprintln!("skipping: ../shared/charts is missing");
         return;
     }
@@ -282,8 +286,14 @@ fn the_operator_demo_adopts_installs_and_uninstalls_only_what_it_owns() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    let (during, after) = text.split_once("6. ").expect("the walk-through reaches step 6");
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (during, after) = text
+        .split_once("6. ")
+        .expect("the walk-through reaches step 6");
     for line in [
         "1. adopt cert-manager: Helm release platform-cert-manager in namespace platform-tools",
         "Event Adopted on Capability cert-manager",
@@ -294,7 +304,18 @@ fn the_operator_demo_adopts_installs_and_uninstalls_only_what_it_owns() {
     ] {
         assert!(during.contains(line), "missing {line:?} in\n{text}");
     }
-    assert!(!after.contains("cloudnative-pg         cnpg-system"), "{after}");
-    assert!(after.contains("platform-cert-manager  platform-tools  1         deployed  cert-manager-v1.19.2"), "{after}");
-    assert!(!text.contains("Installed on Capability cert-manager"), "cert-manager was installed a second time:\n{text}");
+    assert!(
+        !after.contains("cloudnative-pg         cnpg-system"),
+        "{after}"
+    );
+    assert!(
+        after.contains(
+            "platform-cert-manager  platform-tools  1         deployed  cert-manager-v1.19.2"
+        ),
+        "{after}"
+    );
+    assert!(
+        !text.contains("Installed on Capability cert-manager"),
+        "cert-manager was installed a second time:\n{text}"
+    );
 }

@@ -22,8 +22,14 @@ fn ours_release(env: &Env, ns: &str, name: &str) -> bool {
         n == ns
             && r == name
             && labels.get("status").map(String::as_str) == Some("deployed")
-            && labels.get("app.kubernetes.io/managed-by").map(String::as_str) == Some("navique-ai-core-operator")
-            && annotations.get("core.navique.com/provenance").map(String::as_str) == Some("owned")
+            && labels
+                .get("app.kubernetes.io/managed-by")
+                .map(String::as_str)
+                == Some("navique-ai-core-operator")
+            && annotations
+                .get("core.navique.com/provenance")
+                .map(String::as_str)
+                == Some("owned")
     })
 }
 
@@ -47,25 +53,74 @@ fn absent_capabilities_are_installed_prerequisite_first_marked_ours_and_helm_lis
     env.wait_postgres_ready(&ns, "app-db");
     assert!(ours_release(&env, "cert-manager", "cert-manager"));
     assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
-    assert!(created_at(&env, "cert-manager", "cert-manager") <= created_at(&env, "cnpg-system", "cloudnative-pg"));
+    assert!(
+        created_at(&env, "cert-manager", "cert-manager")
+            <= created_at(&env, "cnpg-system", "cloudnative-pg")
+    );
     let listed = env.helm_list_all();
-    assert!(listed.contains(&"cert-manager/cert-manager".to_string()), "{listed:?}");
-    assert!(listed.contains(&"cloudnative-pg/cnpg-system".to_string()), "{listed:?}");
-    let cluster = env.get(&env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns)), "app-db").expect("the CNPG Cluster");
-    assert_eq!(cluster["metadata"]["ownerReferences"][0]["kind"], "PostgresCluster");
-    assert_eq!(cluster["metadata"]["labels"]["app.kubernetes.io/managed-by"], "navique-ai-core-operator");
+    assert!(
+        listed.contains(&"cert-manager/cert-manager".to_string()),
+        "{listed:?}"
+    );
+    assert!(
+        listed.contains(&"cloudnative-pg/cnpg-system".to_string()),
+        "{listed:?}"
+    );
+    let cluster = env
+        .get(
+            &env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns)),
+            "app-db",
+        )
+        .expect("the CNPG Cluster");
+    assert_eq!(
+        cluster["metadata"]["ownerReferences"][0]["kind"],
+        "PostgresCluster"
+    );
+    assert_eq!(
+        cluster["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "navique-ai-core-operator"
+    );
     let pg = env.postgres(&ns, "app-db").unwrap();
     assert_eq!(pg["status"]["connectionSecret"], "app-db-app");
-    assert_eq!(pg["status"]["capabilities"][0], json!({"name": "cloudnative-pg", "chartVersion": "0.29.0", "provenance": "owned", "release": "cloudnative-pg", "namespace": "cnpg-system", "ready": true}));
-    assert!(pg["metadata"]["finalizers"].as_array().unwrap().contains(&json!("core.navique.com/cleanup")));
+    assert_eq!(
+        pg["status"]["capabilities"][0],
+        json!({"name": "cloudnative-pg", "chartVersion": "0.29.0", "provenance": "owned", "release": "cloudnative-pg", "namespace": "cnpg-system", "ready": true})
+    );
+    assert!(pg["metadata"]["finalizers"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("core.navique.com/cleanup")));
     let cap = env.capability("cloudnative-pg");
     assert_eq!(cap["status"]["provenance"], "owned");
-    assert_eq!(cap["status"]["consumers"], json!([{"kind": "PostgresCluster", "namespace": ns, "name": "app-db"}]));
+    assert_eq!(
+        cap["status"]["consumers"],
+        json!([{"kind": "PostgresCluster", "namespace": ns, "name": "app-db"}])
+    );
     assert_eq!(cap["status"]["installedVersion"], "0.29.0");
-    assert!(env.events("cloudnative-pg").iter().any(|e| e.starts_with("Installed: ")), "{:?}", env.events("cloudnative-pg"));
+    assert!(
+        env.events("cloudnative-pg")
+            .iter()
+            .any(|e| e.starts_with("Installed: ")),
+        "{:?}",
+        env.events("cloudnative-pg")
+    );
     // Objects of our releases carry the capability label.
-    let webhook = env.get(&env.dynamic("apps", "v1", "Deployment", "deployments", Some("cert-manager")), "cert-manager-webhook").unwrap();
-    assert_eq!(webhook["metadata"]["labels"]["core.navique.com/capability"], "cert-manager");
+    let webhook = env
+        .get(
+            &env.dynamic(
+                "apps",
+                "v1",
+                "Deployment",
+                "deployments",
+                Some("cert-manager"),
+            ),
+            "cert-manager-webhook",
+        )
+        .unwrap();
+    assert_eq!(
+        webhook["metadata"]["labels"]["core.navique.com/capability"],
+        "cert-manager"
+    );
     op.stop();
 }
 
@@ -76,18 +131,31 @@ fn a_cnpg_installed_by_real_helm_under_another_name_is_adopted_not_duplicated() 
     }
     let env = Env::new();
     let chart = shared().unwrap().join("cloudnative-pg-0.29.0.tgz");
-    env.helm("postgres-operator", &["install", "my-cnpg", chart.to_str().unwrap(), "{}"]);
+    env.helm(
+        "postgres-operator",
+        &["install", "my-cnpg", chart.to_str().unwrap(), "{}"],
+    );
     env.track_namespace("postgres-operator");
     let op = Operator::start(&env);
     let ns = env.namespace("team-b");
     env.create_postgres(&ns, "app-db", managed());
     env.wait_postgres_ready(&ns, "app-db");
-    assert!(env.release("cnpg-system", "cloudnative-pg").is_none(), "no second install");
+    assert!(
+        env.release("cnpg-system", "cloudnative-pg").is_none(),
+        "no second install"
+    );
     let cap = env.capability("cloudnative-pg");
     assert_eq!(cap["status"]["provenance"], "adopted");
-    assert_eq!(cap["status"]["release"], json!({"name": "my-cnpg", "namespace": "postgres-operator"}));
+    assert_eq!(
+        cap["status"]["release"],
+        json!({"name": "my-cnpg", "namespace": "postgres-operator"})
+    );
     assert_eq!(cap["status"]["installedVersion"], "0.29.0");
-    let adopted: Vec<String> = env.events("cloudnative-pg").into_iter().filter(|e| e.starts_with("Adopted: ")).collect();
+    let adopted: Vec<String> = env
+        .events("cloudnative-pg")
+        .into_iter()
+        .filter(|e| e.starts_with("Adopted: "))
+        .collect();
     assert_eq!(adopted.len(), 1, "{adopted:?}");
     let pg = env.postgres(&ns, "app-db").unwrap();
     assert_eq!(pg["status"]["capabilities"][0]["provenance"], "adopted");
@@ -101,10 +169,20 @@ fn a_cnpg_installed_by_real_helm_under_another_name_is_adopted_not_duplicated() 
 fn cnpg_crds_yaml() -> String {
     let chart = shared().unwrap().join("cloudnative-pg-0.29.0.tgz");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
-        .args(["template", "x", chart.to_str().unwrap(), "--show-only", "templates/crds/crds.yaml"])
+        .args([
+            "template",
+            "x",
+            chart.to_str().unwrap(),
+            "--show-only",
+            "templates/crds/crds.yaml",
+        ])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -127,23 +205,47 @@ fn a_controller_running_anywhere_with_its_crds_is_adopted_by_labels_or_by_image(
         return;
     }
     for (labels, image, matched) in [
-        (json!({"app.kubernetes.io/name": "cloudnative-pg"}), "ghcr.io/cloudnative-pg/cloudnative-pg:1.27.1", "identity labels"),
-        (json!({"app": "db-operator"}), "registry.local:5000/mirror/cloudnative-pg/cloudnative-pg:1.27.1", "image registry.local:5000/mirror/cloudnative-pg/cloudnative-pg:1.27.1"),
+        (
+            json!({"app.kubernetes.io/name": "cloudnative-pg"}),
+            "ghcr.io/cloudnative-pg/cloudnative-pg:1.27.1",
+            "identity labels",
+        ),
+        (
+            json!({"app": "db-operator"}),
+            "registry.local:5000/mirror/cloudnative-pg/cloudnative-pg:1.27.1",
+            "image registry.local:5000/mirror/cloudnative-pg/cloudnative-pg:1.27.1",
+        ),
     ] {
         let env = Env::new();
         env.apply_yaml(&cnpg_crds_yaml());
         let ops = env.namespace("dbops");
-        env.apply_yaml(&controller_deployment(&ops, "cnpg-controller-manager", labels, image));
+        env.apply_yaml(&controller_deployment(
+            &ops,
+            "cnpg-controller-manager",
+            labels,
+            image,
+        ));
         let op = Operator::start(&env);
         let ns = env.namespace("team-c");
         env.create_postgres(&ns, "app-db", managed());
         env.wait_postgres_ready(&ns, "app-db");
-        assert!(env.release("cnpg-system", "cloudnative-pg").is_none(), "no second CNPG");
+        assert!(
+            env.release("cnpg-system", "cloudnative-pg").is_none(),
+            "no second CNPG"
+        );
         let cap = env.capability("cloudnative-pg");
         assert_eq!(cap["status"]["provenance"], "adopted", "{cap}");
-        assert_eq!(cap["status"]["release"], json!({"name": "cnpg-controller-manager", "namespace": ops}));
+        assert_eq!(
+            cap["status"]["release"],
+            json!({"name": "cnpg-controller-manager", "namespace": ops})
+        );
         let adopted = env.events("cloudnative-pg");
-        assert!(adopted.iter().any(|e| e.starts_with("Adopted: ") && e.contains(matched)), "{adopted:?}");
+        assert!(
+            adopted
+                .iter()
+                .any(|e| e.starts_with("Adopted: ") && e.contains(matched)),
+            "{adopted:?}"
+        );
         op.stop();
     }
 }
@@ -156,13 +258,21 @@ fn an_unrelated_workload_in_the_expected_namespace_is_not_the_operator() {
     let env = Env::new();
     env.kubectl(&["create", "namespace", "cnpg-system"]);
     env.track_namespace("cnpg-system");
-    env.apply_yaml(&controller_deployment("cnpg-system", "web", json!({"app": "web"}), "nginx:1.27"));
+    env.apply_yaml(&controller_deployment(
+        "cnpg-system",
+        "web",
+        json!({"app": "web"}),
+        "nginx:1.27",
+    ));
     let op = Operator::start(&env);
     let ns = env.namespace("team-d");
     env.create_postgres(&ns, "app-db", managed());
     env.wait_postgres_ready(&ns, "app-db");
     assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
-    assert_eq!(env.capability("cloudnative-pg")["status"]["provenance"], "owned");
+    assert_eq!(
+        env.capability("cloudnative-pg")["status"]["provenance"],
+        "owned"
+    );
     op.stop();
 }
 
@@ -173,20 +283,40 @@ fn orphan_crds_left_by_an_uninstalled_release_are_taken_over_by_our_install() {
     }
     let env = Env::new();
     let chart = shared().unwrap().join("cloudnative-pg-0.29.0.tgz");
-    env.helm("old-ns", &["install", "old-cnpg", chart.to_str().unwrap(), "{}"]);
+    env.helm(
+        "old-ns",
+        &["install", "old-cnpg", chart.to_str().unwrap(), "{}"],
+    );
     env.track_namespace("old-ns");
     env.helm("old-ns", &["uninstall", "old-cnpg"]);
-    let crds = env.dynamic("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", None);
-    let left = env.get(&crds, "clusters.postgresql.cnpg.io").expect("Helm keeps the CRDs (resource-policy keep)");
-    assert_eq!(left["metadata"]["annotations"]["meta.helm.sh/release-name"], "old-cnpg");
+    let crds = env.dynamic(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        None,
+    );
+    let left = env
+        .get(&crds, "clusters.postgresql.cnpg.io")
+        .expect("Helm keeps the CRDs (resource-policy keep)");
+    assert_eq!(
+        left["metadata"]["annotations"]["meta.helm.sh/release-name"],
+        "old-cnpg"
+    );
     let op = Operator::start(&env);
     let ns = env.namespace("team-e");
     env.create_postgres(&ns, "app-db", managed());
     env.wait_postgres_ready(&ns, "app-db");
     assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
     let now = env.get(&crds, "clusters.postgresql.cnpg.io").unwrap();
-    assert_eq!(now["metadata"]["annotations"]["meta.helm.sh/release-name"], "cloudnative-pg");
-    assert_eq!(now["metadata"]["annotations"]["meta.helm.sh/release-namespace"], "cnpg-system");
+    assert_eq!(
+        now["metadata"]["annotations"]["meta.helm.sh/release-name"],
+        "cloudnative-pg"
+    );
+    assert_eq!(
+        now["metadata"]["annotations"]["meta.helm.sh/release-namespace"],
+        "cnpg-system"
+    );
     op.stop();
 }
 
@@ -206,20 +336,35 @@ fn cnpg_is_uninstalled_with_its_last_managed_consumer_and_only_if_ours() {
     env.wait_gone("PostgresCluster one", |e| e.postgres(&ns, "one").is_some());
     env.wait_for("one consumer left", Duration::from_secs(30), |e| {
         let c = e.capability("cloudnative-pg");
-        (c["status"]["consumerCount"] == 1).then_some(()).ok_or(c.to_string())
+        (c["status"]["consumerCount"] == 1)
+            .then_some(())
+            .ok_or(c.to_string())
     });
     std::thread::sleep(Duration::from_secs(1));
-    assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"), "still needed by two");
+    assert!(
+        ours_release(&env, "cnpg-system", "cloudnative-pg"),
+        "still needed by two"
+    );
     env.delete_postgres(&ns, "two");
-    env.wait_gone("our CloudNativePG release", |e| e.release("cnpg-system", "cloudnative-pg").is_some());
-    env.wait_gone("our cert-manager release (needed by nothing now)", |e| e.release("cert-manager", "cert-manager").is_some());
-    assert!(env.events("cloudnative-pg").iter().any(|e| e.starts_with("Uninstalled: ")));
+    env.wait_gone("our CloudNativePG release", |e| {
+        e.release("cnpg-system", "cloudnative-pg").is_some()
+    });
+    env.wait_gone("our cert-manager release (needed by nothing now)", |e| {
+        e.release("cert-manager", "cert-manager").is_some()
+    });
+    assert!(env
+        .events("cloudnative-pg")
+        .iter()
+        .any(|e| e.starts_with("Uninstalled: ")));
     op.stop();
 
     // Adopted: never uninstalled.
     let env = Env::new();
     let chart = shared().unwrap().join("cloudnative-pg-0.29.0.tgz");
-    env.helm("postgres-operator", &["install", "my-cnpg", chart.to_str().unwrap(), "{}"]);
+    env.helm(
+        "postgres-operator",
+        &["install", "my-cnpg", chart.to_str().unwrap(), "{}"],
+    );
     env.track_namespace("postgres-operator");
     let op = Operator::start(&env);
     let ns = env.namespace("team-g");
@@ -229,10 +374,20 @@ fn cnpg_is_uninstalled_with_its_last_managed_consumer_and_only_if_ours() {
     env.wait_postgres_ready(&ns, "two");
     env.delete_postgres(&ns, "one");
     env.delete_postgres(&ns, "two");
-    env.wait_gone("both PostgresClusters", |e| e.postgres(&ns, "one").is_some() || e.postgres(&ns, "two").is_some());
+    env.wait_gone("both PostgresClusters", |e| {
+        e.postgres(&ns, "one").is_some() || e.postgres(&ns, "two").is_some()
+    });
     std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(env.release("postgres-operator", "my-cnpg").and_then(|l| l.get("status").cloned()).as_deref(), Some("deployed"));
-    assert_eq!(env.capability("cloudnative-pg")["status"]["provenance"], "adopted");
+    assert_eq!(
+        env.release("postgres-operator", "my-cnpg")
+            .and_then(|l| l.get("status").cloned())
+            .as_deref(),
+        Some("deployed")
+    );
+    assert_eq!(
+        env.capability("cloudnative-pg")["status"]["provenance"],
+        "adopted"
+    );
     op.stop();
 
     // External and adopt only: CloudNativePG (and so cert-manager) never installed.
@@ -241,20 +396,43 @@ fn cnpg_is_uninstalled_with_its_last_managed_consumer_and_only_if_ours() {
     let ns = env.namespace("team-h");
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pg-conn", "namespace": ns},
         "stringData": {"host": "db.example", "port": "5432", "username": "app", "password": "s3cret", "dbname": "app"}}).to_string());
-    env.create_postgres(&ns, "ext", json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}));
-    env.create_postgres(&ns, "legacy", json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}));
-    env.wait_for("external PostgresCluster Ready", Duration::from_secs(30), |e| {
-        (e.phase(&ns, "ext") == "Ready").then_some(()).ok_or(e.phase(&ns, "ext"))
-    });
-    env.wait_for("adopting PostgresCluster waiting for its Cluster", Duration::from_secs(30), |e| {
-        let p = e.postgres(&ns, "legacy").unwrap_or_default();
-        let msg = condition(&p, "Ready").map(|c| c["message"].to_string()).unwrap_or_default();
-        msg.contains("legacy-db").then_some(()).ok_or(msg)
-    });
+    env.create_postgres(
+        &ns,
+        "ext",
+        json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}),
+    );
+    env.create_postgres(
+        &ns,
+        "legacy",
+        json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}),
+    );
+    env.wait_for(
+        "external PostgresCluster Ready",
+        Duration::from_secs(30),
+        |e| {
+            (e.phase(&ns, "ext") == "Ready")
+                .then_some(())
+                .ok_or(e.phase(&ns, "ext"))
+        },
+    );
+    env.wait_for(
+        "adopting PostgresCluster waiting for its Cluster",
+        Duration::from_secs(30),
+        |e| {
+            let p = e.postgres(&ns, "legacy").unwrap_or_default();
+            let msg = condition(&p, "Ready")
+                .map(|c| c["message"].to_string())
+                .unwrap_or_default();
+            msg.contains("legacy-db").then_some(()).ok_or(msg)
+        },
+    );
     std::thread::sleep(Duration::from_secs(1));
     assert!(env.releases().is_empty(), "{:?}", env.releases());
     assert_eq!(env.capability("cloudnative-pg")["status"]["needed"], false);
-    assert_eq!(env.postgres(&ns, "ext").unwrap()["status"]["connectionSecret"], "pg-conn");
+    assert_eq!(
+        env.postgres(&ns, "ext").unwrap()["status"]["connectionSecret"],
+        "pg-conn"
+    );
     op.stop();
 }
 
@@ -271,40 +449,112 @@ fn cloudnative_pg_waits_for_a_cert_manager_webhook_that_is_not_ready() {
     let op = Operator::start(&env);
     let ns = env.namespace("team-i");
     env.create_postgres(&ns, "app-db", managed());
-    let deployments = env.dynamic("apps", "v1", "Deployment", "deployments", Some("cert-manager"));
-    env.wait_for("cert-manager's webhook Deployment", Duration::from_secs(60), |e| {
-        e.get(&deployments, "cert-manager-webhook").map(|_| ()).ok_or("absent".into())
-    });
+    let deployments = env.dynamic(
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+        Some("cert-manager"),
+    );
+    env.wait_for(
+        "cert-manager's webhook Deployment",
+        Duration::from_secs(60),
+        |e| {
+            e.get(&deployments, "cert-manager-webhook")
+                .map(|_| ())
+                .ok_or("absent".into())
+        },
+    );
     // Held unready: the embedded server's hold annotation; a real cluster
     // cannot schedule a pod with this node selector.
-    env.kubectl(&["-n", "cert-manager", "annotate", "deployment", "cert-manager-webhook", "sandbox.navique.dev/hold-unready=true"]);
-    env.kubectl(&["-n", "cert-manager", "patch", "deployment", "cert-manager-webhook", "--type=merge", "-p",
-        r#"{"spec":{"template":{"spec":{"nodeSelector":{"navique.test/no-such-node":"true"}}}}}"#]);
-    env.wait_for("CloudNativePG waiting on the webhook", Duration::from_secs(30), |e| {
-        let c = e.capability("cloudnative-pg");
-        let msg = condition(&c, "Progressing").map(|c| c["message"].as_str().unwrap_or_default().to_string()).unwrap_or_default();
-        msg.contains("cert-manager-webhook").then_some(()).ok_or(msg)
-    });
+    env.kubectl(&[
+        "-n",
+        "cert-manager",
+        "annotate",
+        "deployment",
+        "cert-manager-webhook",
+        "sandbox.navique.dev/hold-unready=true",
+    ]);
+    env.kubectl(&[
+        "-n",
+        "cert-manager",
+        "patch",
+        "deployment",
+        "cert-manager-webhook",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"nodeSelector":{"navique.test/no-such-node":"true"}}}}}"#,
+    ]);
+    env.wait_for(
+        "CloudNativePG waiting on the webhook",
+        Duration::from_secs(30),
+        |e| {
+            let c = e.capability("cloudnative-pg");
+            let msg = condition(&c, "Progressing")
+                .map(|c| c["message"].as_str().unwrap_or_default().to_string())
+                .unwrap_or_default();
+            msg.contains("cert-manager-webhook")
+                .then_some(())
+                .ok_or(msg)
+        },
+    );
     std::thread::sleep(Duration::from_secs(2));
-    assert!(env.release("cnpg-system", "cloudnative-pg").is_none(), "installed before cert-manager was Ready");
+    assert!(
+        env.release("cnpg-system", "cloudnative-pg").is_none(),
+        "installed before cert-manager was Ready"
+    );
     let pg = env.postgres(&ns, "app-db").unwrap();
     assert_eq!(pg["status"]["phase"], "Pending");
-    assert!(env.events("app-db").iter().any(|e| e.starts_with("Waiting: ") && e.contains("cloudnative-pg")), "{:?}", env.events("app-db"));
-    env.kubectl(&["-n", "cert-manager", "annotate", "deployment", "cert-manager-webhook", "sandbox.navique.dev/hold-unready-"]);
-    env.kubectl(&["-n", "cert-manager", "patch", "deployment", "cert-manager-webhook", "--type=json", "-p",
-        r#"[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]"#]);
+    assert!(
+        env.events("app-db")
+            .iter()
+            .any(|e| e.starts_with("Waiting: ") && e.contains("cloudnative-pg")),
+        "{:?}",
+        env.events("app-db")
+    );
+    env.kubectl(&[
+        "-n",
+        "cert-manager",
+        "annotate",
+        "deployment",
+        "cert-manager-webhook",
+        "sandbox.navique.dev/hold-unready-",
+    ]);
+    env.kubectl(&[
+        "-n",
+        "cert-manager",
+        "patch",
+        "deployment",
+        "cert-manager-webhook",
+        "--type=json",
+        "-p",
+        r#"[{"op":"remove","path":"/spec/template/spec/nodeSelector"}]"#,
+    ]);
     env.wait_postgres_ready(&ns, "app-db");
     assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
     let t = std::time::Instant::now();
     op.stop();
-    assert!(t.elapsed() < Duration::from_secs(10), "a normal stop took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "a normal stop took {:?}",
+        t.elapsed()
+    );
 }
 
-const CERT_MANAGER_OLD: (&str, &str) = ("v1.19.2", "87e2dafa946bd05c56be897b2fe2e171f2bbfad96c9d48409d4b1188d240af6f");
+const CERT_MANAGER_OLD: (&str, &str) = (
+    "v1.19.2",
+    "87e2dafa946bd05c56be897b2fe2e171f2bbfad96c9d48409d4b1188d240af6f",
+);
 
 fn chart_version(env: &Env, ns: &str, name: &str) -> String {
-    let r = env.releases().into_iter().find(|(n, r, _, _)| n == ns && r == name).expect("release");
-    r.3.get("core.navique.com/chart-version").cloned().unwrap_or_default()
+    let r = env
+        .releases()
+        .into_iter()
+        .find(|(n, r, _, _)| n == ns && r == name)
+        .expect("release");
+    r.3.get("core.navique.com/chart-version")
+        .cloned()
+        .unwrap_or_default()
 }
 
 #[test]
@@ -319,35 +569,76 @@ fn a_newer_operator_upgrades_its_own_cert_manager_and_leaves_an_adopted_one_alon
     let ns = env.namespace("team-j");
     env.create_postgres(&ns, "app-db", managed());
     env.wait_postgres_ready(&ns, "app-db");
-    assert_eq!(chart_version(&env, "cert-manager", "cert-manager"), "v1.19.2");
+    assert_eq!(
+        chart_version(&env, "cert-manager", "cert-manager"),
+        "v1.19.2"
+    );
     let helm_sees = env.helm("cert-manager", &["get", "cert-manager"]);
     assert!(helm_sees.to_string().contains("v1.19.2"));
     op.stop();
 
     let op = Operator::start(&env);
-    env.wait_for("cert-manager upgraded to the new pin", Duration::from_secs(60), |e| {
-        let l = e.release("cert-manager", "cert-manager").unwrap_or_default();
-        (l.get("version").map(String::as_str) == Some("2") && l.get("status").map(String::as_str) == Some("deployed"))
+    env.wait_for(
+        "cert-manager upgraded to the new pin",
+        Duration::from_secs(60),
+        |e| {
+            let l = e
+                .release("cert-manager", "cert-manager")
+                .unwrap_or_default();
+            (l.get("version").map(String::as_str) == Some("2")
+                && l.get("status").map(String::as_str) == Some("deployed"))
             .then_some(())
             .ok_or(format!("{l:?}"))
-    });
-    assert_eq!(chart_version(&env, "cert-manager", "cert-manager"), "v1.21.1");
+        },
+    );
+    assert_eq!(
+        chart_version(&env, "cert-manager", "cert-manager"),
+        "v1.21.1"
+    );
     let history = env.helm("cert-manager", &["history", "cert-manager"]);
-    let statuses: Vec<String> = history.as_array().unwrap().iter().map(|h| h["status"].as_str().unwrap_or_default().to_string()).collect();
+    let statuses: Vec<String> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["status"].as_str().unwrap_or_default().to_string())
+        .collect();
     assert_eq!(statuses, ["superseded", "deployed"], "{history}");
     // The CRDs moved with it: v1.21.1's, applied by us.
-    let crds = env.dynamic("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", None);
+    let crds = env.dynamic(
+        "apiextensions.k8s.io",
+        "v1",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+        None,
+    );
     let crd = env.get(&crds, "certificates.cert-manager.io").unwrap();
-    assert_eq!(crd["metadata"]["labels"]["app.kubernetes.io/version"], "v1.21.1");
-    assert!(env.events("cert-manager").iter().any(|e| e.starts_with("Upgraded: ")));
+    assert_eq!(
+        crd["metadata"]["labels"]["app.kubernetes.io/version"],
+        "v1.21.1"
+    );
+    assert!(env
+        .events("cert-manager")
+        .iter()
+        .any(|e| e.starts_with("Upgraded: ")));
     // Converged: the CloudNativePG release was not touched by the restart.
-    assert_eq!(env.release("cnpg-system", "cloudnative-pg").unwrap()["version"], "1");
+    assert_eq!(
+        env.release("cnpg-system", "cloudnative-pg").unwrap()["version"],
+        "1"
+    );
     op.stop();
 
     // Someone else's cert-manager at the old version is adopted and stays.
     let env = Env::new();
     let old_chart = shared().unwrap().join("upgrade/cert-manager-v1.19.2.tgz");
-    env.helm("tools", &["install", "my-cm", old_chart.to_str().unwrap(), r#"{"crds": {"enabled": true}}"#]);
+    env.helm(
+        "tools",
+        &[
+            "install",
+            "my-cm",
+            old_chart.to_str().unwrap(),
+            r#"{"crds": {"enabled": true}}"#,
+        ],
+    );
     env.track_namespace("tools");
     let op = Operator::start(&env);
     let ns = env.namespace("team-k");
@@ -369,7 +660,10 @@ fn a_normal_stop_fails_the_action_in_flight_cleanly_and_the_next_start_retries_i
     }
     // No simulated controllers: cert-manager's post-install hook Job never
     // completes, so the install is still waiting when the operator stops.
-    let env = Env::with(navique_sandbox::Options { simulate: false, ..Default::default() });
+    let env = Env::with(navique_sandbox::Options {
+        simulate: false,
+        ..Default::default()
+    });
     if env.is_real() {
         eprintln!("skipping on a real cluster: its controllers complete the hook Job");
         return;
@@ -377,13 +671,25 @@ fn a_normal_stop_fails_the_action_in_flight_cleanly_and_the_next_start_retries_i
     let op = Operator::start(&env);
     let ns = env.namespace("team-z");
     env.create_postgres(&ns, "app-db", managed());
-    env.wait_for("cert-manager pending-install", Duration::from_secs(60), |e| {
-        let l = e.release("cert-manager", "cert-manager").unwrap_or_default();
-        (l.get("status").map(String::as_str) == Some("pending-install")).then_some(()).ok_or(format!("{l:?}"))
-    });
+    env.wait_for(
+        "cert-manager pending-install",
+        Duration::from_secs(60),
+        |e| {
+            let l = e
+                .release("cert-manager", "cert-manager")
+                .unwrap_or_default();
+            (l.get("status").map(String::as_str) == Some("pending-install"))
+                .then_some(())
+                .ok_or(format!("{l:?}"))
+        },
+    );
     let t = std::time::Instant::now();
     op.stop();
-    assert!(t.elapsed() < Duration::from_secs(10), "stop took {:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "stop took {:?}",
+        t.elapsed()
+    );
     let l = env.release("cert-manager", "cert-manager").unwrap();
     assert_eq!(l["status"], "failed", "never left pending by a normal stop");
     env.sandbox.as_ref().unwrap().set_simulate(true);
@@ -392,18 +698,34 @@ fn a_normal_stop_fails_the_action_in_flight_cleanly_and_the_next_start_retries_i
     env.kubectl(&["-n", "cert-manager", "rollout", "restart", "deployment"]);
     env.wait_postgres_ready(&ns, "app-db");
     let l = env.release("cert-manager", "cert-manager").unwrap();
-    assert_eq!((l["status"].as_str(), l["version"].as_str()), ("deployed", "2"));
+    assert_eq!(
+        (l["status"].as_str(), l["version"].as_str()),
+        ("deployed", "2")
+    );
     op.stop();
 }
 
 fn operator_process(env: &Env) -> std::process::Child {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"));
-    cmd.args(["run", "--leader-elect=false", "--metrics-bind", "0", "--health-bind", "0", "--poll-ms", "200", "--kubeconfig"])
-        .arg(&env.kubeconfig);
+    cmd.args([
+        "run",
+        "--leader-elect=false",
+        "--metrics-bind",
+        "0",
+        "--health-bind",
+        "0",
+        "--poll-ms",
+        "200",
+        "--kubeconfig",
+    ])
+    .arg(&env.kubeconfig);
     for d in charts_dirs() {
         cmd.arg("--charts-dir").arg(d);
     }
-    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().expect("navique-operator run")
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("navique-operator run")
 }
 
 #[test]
@@ -411,19 +733,34 @@ fn killed_mid_install_it_recovers_the_pending_release_and_a_converged_pass_write
     if shared().is_none() || !helm_available() {
         return;
     }
-    let env = Env::with(navique_sandbox::Options { simulate: false, ..Default::default() });
+    let env = Env::with(navique_sandbox::Options {
+        simulate: false,
+        ..Default::default()
+    });
     env.install_crds();
     let ns = env.namespace("team-l");
     env.create_postgres(&ns, "app-db", managed());
     let mut child = operator_process(&env);
     // Without simulated controllers the install waits on its hook Job: kill it there.
-    env.wait_for("cert-manager pending-install", Duration::from_secs(60), |e| {
-        let l = e.release("cert-manager", "cert-manager").unwrap_or_default();
-        (l.get("status").map(String::as_str) == Some("pending-install")).then_some(()).ok_or(format!("{l:?}"))
-    });
+    env.wait_for(
+        "cert-manager pending-install",
+        Duration::from_secs(60),
+        |e| {
+            let l = e
+                .release("cert-manager", "cert-manager")
+                .unwrap_or_default();
+            (l.get("status").map(String::as_str) == Some("pending-install"))
+                .then_some(())
+                .ok_or(format!("{l:?}"))
+        },
+    );
     child.kill().expect("SIGKILL");
     child.wait().unwrap();
-    assert_eq!(env.release("cert-manager", "cert-manager").unwrap()["status"], "pending-install", "what Helm would leave stuck");
+    assert_eq!(
+        env.release("cert-manager", "cert-manager").unwrap()["status"],
+        "pending-install",
+        "what Helm would leave stuck"
+    );
     if let Some(sb) = &env.sandbox {
         sb.set_simulate(true);
     }
@@ -433,28 +770,66 @@ fn killed_mid_install_it_recovers_the_pending_release_and_a_converged_pass_write
     let history = env.helm("cert-manager", &["history", "cert-manager"]);
     // Revision 1 was marked failed (interrupted), then superseded by the
     // successful retry, as Helm supersedes the last release on upgrade.
-    let statuses: Vec<&str> = history.as_array().unwrap().iter().map(|h| h["status"].as_str().unwrap()).collect();
+    let statuses: Vec<&str> = history
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["status"].as_str().unwrap())
+        .collect();
     assert_eq!(statuses, ["superseded", "deployed"], "{history}");
     let ours = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
-        .args(["history", "cert-manager", "-n", "cert-manager", "-o", "json", "--kubeconfig"])
+        .args([
+            "history",
+            "cert-manager",
+            "-n",
+            "cert-manager",
+            "-o",
+            "json",
+            "--kubeconfig",
+        ])
         .arg(&env.kubeconfig)
         .output()
         .unwrap();
     let ours: Value = serde_json::from_slice(&ours.stdout).unwrap();
-    assert!(ours[0]["description"].as_str().unwrap_or_default().contains("interrupted"), "{ours}");
-    let releases: Vec<String> = env.releases().into_iter().map(|(n, r, l, _)| format!("{n}/{r}:{}", l["status"])).collect();
-    assert_eq!(releases, ["cert-manager/cert-manager:deployed", "cnpg-system/cloudnative-pg:deployed"]);
+    assert!(
+        ours[0]["description"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("interrupted"),
+        "{ours}"
+    );
+    let releases: Vec<String> = env
+        .releases()
+        .into_iter()
+        .map(|(n, r, l, _)| format!("{n}/{r}:{}", l["status"]))
+        .collect();
+    assert_eq!(
+        releases,
+        [
+            "cert-manager/cert-manager:deployed",
+            "cnpg-system/cloudnative-pg:deployed"
+        ]
+    );
     op.stop();
 
     // A fresh start reconciles everything once more; converged, it writes nothing.
     let before = env.write_requests();
     let op = Operator::start(&env);
     env.wait_for("a full reconcile pass", Duration::from_secs(30), |_| {
-        let (c, p) = (op.metrics.reconciles("Capability"), op.metrics.reconciles("PostgresCluster"));
-        (c >= 6 && p >= 1).then_some(()).ok_or(format!("{c} capability and {p} PostgresCluster reconciles"))
+        let (c, p) = (
+            op.metrics.reconciles("Capability"),
+            op.metrics.reconciles("PostgresCluster"),
+        );
+        (c >= 6 && p >= 1)
+            .then_some(())
+            .ok_or(format!("{c} capability and {p} PostgresCluster reconciles"))
     });
     std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(env.write_requests(), before, "a converged pass made write requests");
+    assert_eq!(
+        env.write_requests(),
+        before,
+        "a converged pass made write requests"
+    );
     assert!(op.metrics.reconciles("Capability") >= 6);
     op.stop();
 }
@@ -480,18 +855,54 @@ fn only_the_leader_reconciles_and_a_follower_takes_over_when_it_stops() {
     env.wait_postgres_ready(&ns, "app-db");
     let b = Operator::start_with(leader_opts("operator-b"));
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(b.metrics.reconciles("Capability") + b.metrics.reconciles("PostgresCluster"), 0, "the follower reconciled");
-    let lease = env.get(&env.dynamic("coordination.k8s.io", "v1", "Lease", "leases", Some(&lease_ns)), "navique-ai-core-operator").expect("the Lease");
+    assert_eq!(
+        b.metrics.reconciles("Capability") + b.metrics.reconciles("PostgresCluster"),
+        0,
+        "the follower reconciled"
+    );
+    let lease = env
+        .get(
+            &env.dynamic(
+                "coordination.k8s.io",
+                "v1",
+                "Lease",
+                "leases",
+                Some(&lease_ns),
+            ),
+            "navique-ai-core-operator",
+        )
+        .expect("the Lease");
     assert_eq!(lease["spec"]["holderIdentity"], "operator-a");
     a.stop();
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pg-conn", "namespace": ns},
         "stringData": {"host": "h", "port": "5432", "username": "u", "password": "p", "dbname": "d"}}).to_string());
-    env.create_postgres(&ns, "ext", json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}));
-    env.wait_for("the follower to take over and reconcile", Duration::from_secs(30), |e| {
-        (e.phase(&ns, "ext") == "Ready").then_some(()).ok_or(e.phase(&ns, "ext"))
-    });
+    env.create_postgres(
+        &ns,
+        "ext",
+        json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}),
+    );
+    env.wait_for(
+        "the follower to take over and reconcile",
+        Duration::from_secs(30),
+        |e| {
+            (e.phase(&ns, "ext") == "Ready")
+                .then_some(())
+                .ok_or(e.phase(&ns, "ext"))
+        },
+    );
     assert!(b.metrics.reconciles("PostgresCluster") > 0);
-    let lease = env.get(&env.dynamic("coordination.k8s.io", "v1", "Lease", "leases", Some(&lease_ns)), "navique-ai-core-operator").unwrap();
+    let lease = env
+        .get(
+            &env.dynamic(
+                "coordination.k8s.io",
+                "v1",
+                "Lease",
+                "leases",
+                Some(&lease_ns),
+            ),
+            "navique-ai-core-operator",
+        )
+        .unwrap();
     assert_eq!(lease["spec"]["holderIdentity"], "operator-b");
     b.stop();
 }
@@ -519,28 +930,57 @@ fn bad_input_is_reported_where_it_is_and_breaks_nothing_else() {
             assert!(err.contains(field.trim_start_matches("spec.")), "{err}");
             continue;
         }
-        env.wait_for(&format!("{name} rejected naming {field}"), Duration::from_secs(30), |e| {
-            let p = e.postgres(&ns, name).unwrap_or_default();
-            let c = condition(&p, "Ready").cloned().unwrap_or_default();
-            (p["status"]["phase"] == "Failed" && c["reason"] == "InvalidSpec" && c["message"].as_str().unwrap_or_default().starts_with(field))
+        env.wait_for(
+            &format!("{name} rejected naming {field}"),
+            Duration::from_secs(30),
+            |e| {
+                let p = e.postgres(&ns, name).unwrap_or_default();
+                let c = condition(&p, "Ready").cloned().unwrap_or_default();
+                (p["status"]["phase"] == "Failed"
+                    && c["reason"] == "InvalidSpec"
+                    && c["message"].as_str().unwrap_or_default().starts_with(field))
                 .then_some(())
                 .ok_or(p["status"].to_string())
-        });
-        assert!(env.events(name).iter().any(|e| e.starts_with("Failed: invalid spec: ") && e.contains(field)), "{:?}", env.events(name));
+            },
+        );
+        assert!(
+            env.events(name)
+                .iter()
+                .any(|e| e.starts_with("Failed: invalid spec: ") && e.contains(field)),
+            "{:?}",
+            env.events(name)
+        );
     }
     env.create_postgres(&ns, "good", managed());
-    env.wait_for("the bad pin reported on its Capability", Duration::from_secs(60), |e| {
-        let c = e.capability("cloudnative-pg");
-        let msg = condition(&c, "Progressing").map(|c| c["message"].to_string()).unwrap_or_default();
-        (msg.contains(&"ab".repeat(32)) && msg.contains("8c30504560828bfd694a596abd69dfb4b9bb4cc14b7e9ca78e1bbbceafa3af08") && msg.contains("cloudnative-pg-0.29.0.tgz"))
+    env.wait_for(
+        "the bad pin reported on its Capability",
+        Duration::from_secs(60),
+        |e| {
+            let c = e.capability("cloudnative-pg");
+            let msg = condition(&c, "Progressing")
+                .map(|c| c["message"].to_string())
+                .unwrap_or_default();
+            (msg.contains(&"ab".repeat(32))
+                && msg.contains("8c30504560828bfd694a596abd69dfb4b9bb4cc14b7e9ca78e1bbbceafa3af08")
+                && msg.contains("cloudnative-pg-0.29.0.tgz"))
             .then_some(())
             .ok_or(msg)
-    });
-    assert!(env.events("cloudnative-pg").iter().any(|e| e.starts_with("Failed: ") && e.contains("sha256")));
+        },
+    );
+    assert!(env
+        .events("cloudnative-pg")
+        .iter()
+        .any(|e| e.starts_with("Failed: ") && e.contains("sha256")));
     // Nothing else broke: cert-manager installed and Ready.
-    assert!(ours_release(&env, "cert-manager", "cert-manager"), "{:?}", env.releases());
+    assert!(
+        ours_release(&env, "cert-manager", "cert-manager"),
+        "{:?}",
+        env.releases()
+    );
     env.wait_for("cert-manager Ready", Duration::from_secs(30), |e| {
-        (e.capability("cert-manager")["status"]["ready"] == true).then_some(()).ok_or("not ready".into())
+        (e.capability("cert-manager")["status"]["ready"] == true)
+            .then_some(())
+            .ok_or("not ready".into())
     });
     op.stop();
 
@@ -555,15 +995,20 @@ fn bad_input_is_reported_where_it_is_and_breaks_nothing_else() {
     env.create_postgres(&ns, "good", managed());
     env.wait_for("the missing chart reported", Duration::from_secs(30), |e| {
         let c = e.capability("cert-manager");
-        let msg = condition(&c, "Progressing").map(|c| c["message"].to_string()).unwrap_or_default();
-        msg.contains(&format!("{}/cert-manager-v1.21.1.tgz", empty.display())).then_some(()).ok_or(msg)
+        let msg = condition(&c, "Progressing")
+            .map(|c| c["message"].to_string())
+            .unwrap_or_default();
+        msg.contains(&format!("{}/cert-manager-v1.21.1.tgz", empty.display()))
+            .then_some(())
+            .ok_or(msg)
     });
     op.stop();
     std::fs::remove_dir_all(&empty).unwrap();
 
     // A catalog file with an error stops the process at start, naming file, line and column.
     let bad = std::env::temp_dir().join(format!("navique-bad-catalog-{}.toml", std::process::id()));
-    let text = navique_ai_core_operator::operator::catalog::BUILT_IN.replace("release = \"cloudnative-pg\"", "release = 3");
+    let text = navique_ai_core_operator::operator::catalog::BUILT_IN
+        .replace("release = \"cloudnative-pg\"", "release = 3");
     let line = text.lines().position(|l| l == "release = 3").unwrap() + 1;
     std::fs::write(&bad, text).unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
@@ -573,7 +1018,10 @@ fn bad_input_is_reported_where_it_is_and_breaks_nothing_else() {
         .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("{}:{line}:11", bad.display())), "{err}");
+    assert!(
+        err.contains(&format!("{}:{line}:11", bad.display())),
+        "{err}"
+    );
     std::fs::remove_file(&bad).unwrap();
 }
 
@@ -584,52 +1032,112 @@ fn plan_reports_what_run_then_does() {
     }
     let env = Env::new();
     let chart = shared().unwrap().join("upgrade/cert-manager-v1.19.2.tgz");
-    env.helm("tools", &["install", "my-cm", chart.to_str().unwrap(), r#"{"crds": {"enabled": true}}"#]);
+    env.helm(
+        "tools",
+        &[
+            "install",
+            "my-cm",
+            chart.to_str().unwrap(),
+            r#"{"crds": {"enabled": true}}"#,
+        ],
+    );
     env.track_namespace("tools");
     env.install_crds();
     let ns = env.namespace("team-p");
     env.create_postgres(&ns, "app-db", managed());
     let plan = |env: &Env| -> Value {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"));
-        cmd.args(["plan", "-o", "json", "--kubeconfig"]).arg(&env.kubeconfig);
+        cmd.args(["plan", "-o", "json", "--kubeconfig"])
+            .arg(&env.kubeconfig);
         let out = cmd.output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).unwrap()
     };
     let writes = env.write_requests();
     let before = plan(&env);
     assert_eq!(env.write_requests(), writes, "plan is read-only");
-    let actions: Vec<(String, String)> = before["actions"].as_array().unwrap().iter()
-        .map(|a| (a["action"].as_str().unwrap().to_string(), a["target"].as_str().unwrap().split(' ').next().unwrap().to_string()))
+    let actions: Vec<(String, String)> = before["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["action"].as_str().unwrap().to_string(),
+                a["target"]
+                    .as_str()
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+                    .to_string(),
+            )
+        })
         .collect();
-    assert_eq!(actions, [("adopt".to_string(), "cert-manager".to_string()), ("install".into(), "cloudnative-pg".into()), ("wait".into(), "postgresql.cnpg.io/v1".into())], "{before:#}");
+    assert_eq!(
+        actions,
+        [
+            ("adopt".to_string(), "cert-manager".to_string()),
+            ("install".into(), "cloudnative-pg".into()),
+            ("wait".into(), "postgresql.cnpg.io/v1".into())
+        ],
+        "{before:#}"
+    );
     let cm = &before["capabilities"][0];
-    assert_eq!((cm["provenance"].as_str(), cm["needed"].as_bool()), (Some("adopted"), Some(true)));
+    assert_eq!(
+        (cm["provenance"].as_str(), cm["needed"].as_bool()),
+        (Some("adopted"), Some(true))
+    );
     assert!(cm["evidence"].as_str().unwrap().contains("my-cm"), "{cm}");
     let op = Operator::start(&env);
     env.wait_postgres_ready(&ns, "app-db");
     // run did what plan said: adopted cert-manager, installed CloudNativePG, emitted the Cluster.
-    assert!(env.events("cert-manager").iter().any(|e| e.starts_with("Adopted: ")));
+    assert!(env
+        .events("cert-manager")
+        .iter()
+        .any(|e| e.starts_with("Adopted: ")));
     assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
     assert!(env.release("cert-manager", "cert-manager").is_none());
     op.stop();
     let after = plan(&env);
-    let left: Vec<&str> = after["actions"].as_array().unwrap().iter().map(|a| a["action"].as_str().unwrap()).collect();
+    let left: Vec<&str> = after["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["action"].as_str().unwrap())
+        .collect();
     assert_eq!(left, ["adopt"], "{after:#}");
 }
 
 fn http_get(addr: &str, path: &str) -> (u16, String) {
     use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect(addr) else { return (0, String::new()) };
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return (0, String::new());
+    };
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
-    let code = out.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let code = out
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     (code, out)
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[test]
@@ -638,16 +1146,36 @@ fn the_process_serves_health_readiness_and_the_contract_metrics_and_logs_json() 
         return;
     }
     let env = Env::new();
-    let (metrics, health) = (format!("127.0.0.1:{}", free_port()), format!("127.0.0.1:{}", free_port()));
+    let (metrics, health) = (
+        format!("127.0.0.1:{}", free_port()),
+        format!("127.0.0.1:{}", free_port()),
+    );
     let lease_ns = env.namespace("navique-system");
     let log = std::env::temp_dir().join(format!("navique-op-log-{}", std::process::id()));
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"));
-    cmd.args(["run", "--log-format", "json", "--namespace", &lease_ns, "--metrics-bind", &metrics, "--health-bind", &health, "--poll-ms", "200", "--kubeconfig"])
-        .arg(&env.kubeconfig);
+    cmd.args([
+        "run",
+        "--log-format",
+        "json",
+        "--namespace",
+        &lease_ns,
+        "--metrics-bind",
+        &metrics,
+        "--health-bind",
+        &health,
+        "--poll-ms",
+        "200",
+        "--kubeconfig",
+    ])
+    .arg(&env.kubeconfig);
     for d in charts_dirs() {
         cmd.arg("--charts-dir").arg(d);
     }
-    let mut child = cmd.stdout(std::process::Stdio::null()).stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
+    let mut child = cmd
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
     env.wait_for("/readyz", Duration::from_secs(30), |_| {
         let (code, _) = http_get(&health, "/readyz");
         (code == 200).then_some(()).ok_or(format!("{code}"))
@@ -668,7 +1196,9 @@ fn the_process_serves_health_readiness_and_the_contract_metrics_and_logs_json() 
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
     // SIGTERM: a clean exit, and the Lease released for the next one.
-    let _ = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     let logs = std::fs::read_to_string(&log).unwrap();
@@ -676,7 +1206,10 @@ fn the_process_serves_health_readiness_and_the_contract_metrics_and_logs_json() 
     assert!(!lines.is_empty());
     for l in &lines {
         let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
-        assert!(v.get("level").is_some() && v.get("timestamp").is_some(), "{l}");
+        assert!(
+            v.get("level").is_some() && v.get("timestamp").is_some(),
+            "{l}"
+        );
     }
     assert!(logs.contains("Installed release cloudnative-pg"), "{logs}");
     std::fs::remove_file(&log).unwrap();
@@ -695,29 +1228,60 @@ fn managed_to_external_deletes_only_the_cluster_we_emitted_and_releases_cnpg() {
     env.wait_postgres_ready(&ns, "app-db");
     env.apply_yaml(&json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster", "metadata": {"name": "legacy-db", "namespace": ns},
         "spec": {"instances": 1, "storage": {"size": "1Gi"}}}).to_string());
-    env.create_postgres(&ns, "legacy", json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}));
+    env.create_postgres(
+        &ns,
+        "legacy",
+        json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}),
+    );
     env.wait_postgres_ready(&ns, "legacy");
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "pg-conn", "namespace": ns},
         "stringData": {"host": "h", "port": "5432", "username": "u", "password": "p", "dbname": "d"}}).to_string());
     let clusters = env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns));
     for name in ["app-db", "legacy"] {
-        env.create_postgres(&ns, name, json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}));
+        env.create_postgres(
+            &ns,
+            name,
+            json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}),
+        );
     }
-    env.wait_for("the CNPG Cluster we emitted deleted", Duration::from_secs(30), |e| {
-        if e.get(&clusters, "app-db").is_none() {
-            return Ok(());
-        }
-        Err(e.postgres(&ns, "app-db").map(|p| p.to_string()).unwrap_or_default())
-    });
+    env.wait_for(
+        "the CNPG Cluster we emitted deleted",
+        Duration::from_secs(30),
+        |e| {
+            if e.get(&clusters, "app-db").is_none() {
+                return Ok(());
+            }
+            Err(e
+                .postgres(&ns, "app-db")
+                .map(|p| p.to_string())
+                .unwrap_or_default())
+        },
+    );
     env.wait_for("app-db external and Ready", Duration::from_secs(30), |e| {
         let p = e.postgres(&ns, "app-db").unwrap_or_default();
-        (p["status"]["phase"] == "Ready" && p["status"]["mode"] == "external" && p["status"]["connectionSecret"] == "pg-conn")
+        (p["status"]["phase"] == "Ready"
+            && p["status"]["mode"] == "external"
+            && p["status"]["connectionSecret"] == "pg-conn")
             .then_some(())
             .ok_or(p["status"].to_string())
     });
-    assert!(env.events("app-db").iter().any(|e| e.starts_with("GarbageCollected: ") && e.contains("Cluster")), "{:?}", env.events("app-db"));
-    env.wait_gone("our CloudNativePG release, needed by nothing now", |e| e.release("cnpg-system", "cloudnative-pg").is_some());
-    assert!(env.get(&clusters, "legacy-db").is_some(), "the adopted Cluster was deleted");
-    assert_eq!(env.postgres(&ns, "app-db").unwrap()["status"].get("owned"), None);
+    assert!(
+        env.events("app-db")
+            .iter()
+            .any(|e| e.starts_with("GarbageCollected: ") && e.contains("Cluster")),
+        "{:?}",
+        env.events("app-db")
+    );
+    env.wait_gone("our CloudNativePG release, needed by nothing now", |e| {
+        e.release("cnpg-system", "cloudnative-pg").is_some()
+    });
+    assert!(
+        env.get(&clusters, "legacy-db").is_some(),
+        "the adopted Cluster was deleted"
+    );
+    assert_eq!(
+        env.postgres(&ns, "app-db").unwrap()["status"].get("owned"),
+        None
+    );
     op.stop();
 }

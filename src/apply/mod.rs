@@ -137,7 +137,10 @@ fn orphan_of(existing: &Value, gone: &[(String, String)]) -> bool {
             .and_then(|a| a.get(k))
             .and_then(Value::as_str)
     };
-    match (ann(RELEASE_NAME_ANNOTATION), ann(RELEASE_NAMESPACE_ANNOTATION)) {
+    match (
+        ann(RELEASE_NAME_ANNOTATION),
+        ann(RELEASE_NAMESPACE_ANNOTATION),
+    ) {
         (Some(n), Some(ns)) => gone.iter().any(|(gn, gns)| gn == n && gns == ns),
         _ => false,
     }
@@ -157,7 +160,9 @@ impl Cluster {
             match api.get_opt(&o.name).await {
                 Ok(Some(existing)) => {
                     let v = serde_json::to_value(&existing).unwrap_or(Value::Null);
-                    if o.kind == "CustomResourceDefinition" && orphan_of(&v, &opts.take_over_crds_from) {
+                    if o.kind == "CustomResourceDefinition"
+                        && orphan_of(&v, &opts.take_over_crds_from)
+                    {
                         continue;
                     }
                     let problems =

@@ -16,7 +16,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Someone else's cert-manager: the older chart of `../shared/charts/upgrade`.
-const OLDER_CERT_MANAGER: (&str, &str, &str) = ("cert-manager", "v1.19.2", "87e2dafa946bd05c56be897b2fe2e171f2bbfad96c9d48409d4b1188d240af6f");
+const OLDER_CERT_MANAGER: (&str, &str, &str) = (
+    "cert-manager",
+    "v1.19.2",
+    "87e2dafa946bd05c56be897b2fe2e171f2bbfad96c9d48409d4b1188d240af6f",
+);
 
 fn default_charts_dirs() -> Vec<PathBuf> {
     let mut roots = vec![PathBuf::from("../shared/charts")];
@@ -32,7 +36,11 @@ fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
     ApiResource {
         group: group.into(),
         version: version.into(),
-        api_version: if group.is_empty() { version.into() } else { format!("{group}/{version}") },
+        api_version: if group.is_empty() {
+            version.into()
+        } else {
+            format!("{group}/{version}")
+        },
         kind: kind.into(),
         plural: plural.into(),
     }
@@ -53,7 +61,10 @@ impl Live {
     /// Prints what changed since the last look: capabilities, the
     /// PostgresCluster, the CNPG Cluster, Events. Plays CloudNativePG.
     async fn look(&mut self, ns: &str) {
-        let caps: Api<DynamicObject> = Api::all_with(self.client.clone(), &ar("core.navique.com", "v1alpha1", "Capability", "capabilities"));
+        let caps: Api<DynamicObject> = Api::all_with(
+            self.client.clone(),
+            &ar("core.navique.com", "v1alpha1", "Capability", "capabilities"),
+        );
         if let Ok(list) = caps.list(&ListParams::default()).await {
             for c in list.items {
                 let s = c.data.get("status").cloned().unwrap_or_default();
@@ -67,7 +78,11 @@ impl Live {
                     if s["ready"] == true { ", ready" } else { "" }
                 );
                 if let Some(r) = s.get("release").filter(|r| r.is_object()) {
-                    line.push_str(&format!(" (release {} in {})", r["name"].as_str().unwrap_or_default(), r["namespace"].as_str().unwrap_or_default()));
+                    line.push_str(&format!(
+                        " (release {} in {})",
+                        r["name"].as_str().unwrap_or_default(),
+                        r["namespace"].as_str().unwrap_or_default()
+                    ));
                 }
                 if s["needed"] == true {
                     line.push_str(&format!(", needed by {}", s["consumerCount"]));
@@ -75,33 +90,91 @@ impl Live {
                 self.changed(&format!("Capability {name}"), line);
             }
         }
-        let pgs: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), ns, &ar("core.navique.com", "v1alpha1", "PostgresCluster", "postgresclusters"));
+        let pgs: Api<DynamicObject> = Api::namespaced_with(
+            self.client.clone(),
+            ns,
+            &ar(
+                "core.navique.com",
+                "v1alpha1",
+                "PostgresCluster",
+                "postgresclusters",
+            ),
+        );
         if let Ok(list) = pgs.list(&ListParams::default()).await {
             for p in list.items {
-                let Some(s) = p.data.get("status").cloned() else { continue };
-                let ready = s["conditions"].as_array().and_then(|cs| cs.iter().find(|c| c["type"] == "Ready")).cloned().unwrap_or_default();
-                let line = format!("{} ({})", s["phase"].as_str().unwrap_or("-"), ready["message"].as_str().unwrap_or_default());
-                self.changed(&format!("PostgresCluster {ns}/{}", p.metadata.name.clone().unwrap_or_default()), line);
+                let Some(s) = p.data.get("status").cloned() else {
+                    continue;
+                };
+                let ready = s["conditions"]
+                    .as_array()
+                    .and_then(|cs| cs.iter().find(|c| c["type"] == "Ready"))
+                    .cloned()
+                    .unwrap_or_default();
+                let line = format!(
+                    "{} ({})",
+                    s["phase"].as_str().unwrap_or("-"),
+                    ready["message"].as_str().unwrap_or_default()
+                );
+                self.changed(
+                    &format!(
+                        "PostgresCluster {ns}/{}",
+                        p.metadata.name.clone().unwrap_or_default()
+                    ),
+                    line,
+                );
             }
         }
-        let clusters: Api<DynamicObject> = Api::namespaced_with(self.client.clone(), ns, &ar("postgresql.cnpg.io", "v1", "Cluster", "clusters"));
+        let clusters: Api<DynamicObject> = Api::namespaced_with(
+            self.client.clone(),
+            ns,
+            &ar("postgresql.cnpg.io", "v1", "Cluster", "clusters"),
+        );
         if let Ok(list) = clusters.list(&ListParams::default()).await {
             for c in list.items {
                 let name = c.metadata.name.clone().unwrap_or_default();
-                let ready = c.data.pointer("/status/conditions").and_then(Value::as_array).is_some_and(|cs| cs.iter().any(|x| x["type"] == "Ready" && x["status"] == "True"));
-                self.changed(&format!("CNPG Cluster {ns}/{name}"), if ready { "Ready".into() } else { "created by the operator".into() });
+                let ready = c
+                    .data
+                    .pointer("/status/conditions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|x| x["type"] == "Ready" && x["status"] == "True")
+                    });
+                self.changed(
+                    &format!("CNPG Cluster {ns}/{name}"),
+                    if ready {
+                        "Ready".into()
+                    } else {
+                        "created by the operator".into()
+                    },
+                );
                 if !ready && c.metadata.deletion_timestamp.is_none() {
                     let status = json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster", "status": {"phase": "Cluster in healthy state",
                         "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterIsReady", "message": "Cluster is Ready", "lastTransitionTime": crate::operator::status::now()}]}});
-                    if clusters.patch_status(&name, &PatchParams::apply("demo-plays-cloudnative-pg").force(), &Patch::Apply(&status)).await.is_ok() {
+                    if clusters
+                        .patch_status(
+                            &name,
+                            &PatchParams::apply("demo-plays-cloudnative-pg").force(),
+                            &Patch::Apply(&status),
+                        )
+                        .await
+                        .is_ok()
+                    {
                         self.say(&format!("[simulated] CloudNativePG reports Cluster {ns}/{name} Ready (its controller does not run on the embedded server)"));
                     }
                 }
             }
         }
-        let events: Api<DynamicObject> = Api::all_with(self.client.clone(), &ar("events.k8s.io", "v1", "Event", "events"));
+        let events: Api<DynamicObject> = Api::all_with(
+            self.client.clone(),
+            &ar("events.k8s.io", "v1", "Event", "events"),
+        );
         if let Ok(list) = events.list(&ListParams::default()).await {
-            let mut items: Vec<Value> = list.items.into_iter().map(|e| serde_json::to_value(e).unwrap_or_default()).collect();
+            let mut items: Vec<Value> = list
+                .items
+                .into_iter()
+                .map(|e| serde_json::to_value(e).unwrap_or_default())
+                .collect();
             items.sort_by_key(|e| e["eventTime"].as_str().unwrap_or_default().to_string());
             for e in items {
                 let key = format!("{}{}", e["metadata"]["name"], e["note"]);
@@ -125,7 +198,12 @@ impl Live {
         }
     }
 
-    async fn until(&mut self, ns: &str, timeout: Duration, mut done: impl FnMut(&BTreeMap<String, String>) -> bool) -> Result<(), String> {
+    async fn until(
+        &mut self,
+        ns: &str,
+        timeout: Duration,
+        mut done: impl FnMut(&BTreeMap<String, String>) -> bool,
+    ) -> Result<(), String> {
         let deadline = Instant::now() + timeout;
         loop {
             self.look(ns).await;
@@ -151,19 +229,42 @@ async fn helm_list(client: &kube::Client) -> Result<(), String> {
         }
     }
     println!("   $ helm list -A");
-    println!("   {:<22} {:<15} {:<9} {:<9} {:<24} {}", "NAME", "NAMESPACE", "REVISION", "STATUS", "CHART", "MANAGED BY");
+    println!(
+        "   {:<22} {:<15} {:<9} {:<9} {:<24} MANAGED BY",
+        "NAME", "NAMESPACE", "REVISION", "STATUS", "CHART"
+    );
     for r in newest.values() {
-        let by = r.labels.get("app.kubernetes.io/managed-by").map(String::as_str).unwrap_or("someone else");
-        println!("   {:<22} {:<15} {:<9} {:<9} {:<24} {by}", r.name, r.namespace, r.version, r.info.status.as_str(), format!("{}-{}", r.chart_name(), r.chart_version()));
+        let by = r
+            .labels
+            .get("app.kubernetes.io/managed-by")
+            .map(String::as_str)
+            .unwrap_or("someone else");
+        println!(
+            "   {:<22} {:<15} {:<9} {:<9} {:<24} {by}",
+            r.name,
+            r.namespace,
+            r.version,
+            r.info.status.as_str(),
+            format!("{}-{}", r.chart_name(), r.chart_version())
+        );
     }
     Ok(())
 }
 
 async fn capabilities_table(client: &kube::Client) -> Result<(), String> {
-    let caps: Api<DynamicObject> = Api::all_with(client.clone(), &ar("core.navique.com", "v1alpha1", "Capability", "capabilities"));
-    let list = caps.list(&ListParams::default()).await.map_err(|e| e.to_string())?;
+    let caps: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &ar("core.navique.com", "v1alpha1", "Capability", "capabilities"),
+    );
+    let list = caps
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| e.to_string())?;
     println!("   $ kubectl get capabilities");
-    println!("   {:<30} {:<11} {:<8} {:<10} {:<6} {}", "NAME", "PROVENANCE", "BUNDLED", "INSTALLED", "READY", "CONSUMERS");
+    println!(
+        "   {:<30} {:<11} {:<8} {:<10} {:<6} CONSUMERS",
+        "NAME", "PROVENANCE", "BUNDLED", "INSTALLED", "READY"
+    );
     for c in list.items {
         let s = c.data.get("status").cloned().unwrap_or_default();
         println!(
@@ -183,7 +284,11 @@ pub fn run(a: &Args) -> Result<(), String> {
     let keep = a.flag("--keep");
     let dirs: Vec<PathBuf> = {
         let given = a.all(&["--charts-dir"]);
-        if given.is_empty() { default_charts_dirs() } else { given.into_iter().map(PathBuf::from).collect() }
+        if given.is_empty() {
+            default_charts_dirs()
+        } else {
+            given.into_iter().map(PathBuf::from).collect()
+        }
     };
     let store = ChartStore::with_dirs(dirs.clone());
     let catalog = crate::operator::catalog::Catalog::built_in();
@@ -199,7 +304,10 @@ pub fn run(a: &Args) -> Result<(), String> {
     .map_err(|e| format!("starting the embedded API server: {e}"))?;
     println!("Navique AI Core Operator: installs an AI platform's building blocks from pinned Helm charts,");
     println!("without helm, and never reinstalls what you installed or uninstalls what it does not own.\n");
-    println!("An embedded Kubernetes API server is running at {} (in memory; Deployments report", sandbox.url());
+    println!(
+        "An embedded Kubernetes API server is running at {} (in memory; Deployments report",
+        sandbox.url()
+    );
     println!("Ready after 0.3 s, as their controllers would).\n");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -209,7 +317,10 @@ pub fn run(a: &Args) -> Result<(), String> {
     let kubeconfig = sandbox.kubeconfig_path().to_path_buf();
     let result = rt.block_on(walk_through(kubeconfig.clone(), dirs, store, keep));
     if keep && result.is_ok() {
-        println!("\nThe server keeps running: kubectl --kubeconfig {} get navique,capabilities -A", kubeconfig.display());
+        println!(
+            "\nThe server keeps running: kubectl --kubeconfig {} get navique,capabilities -A",
+            kubeconfig.display()
+        );
         println!("Press Ctrl-C to stop.");
         let _ = rt.block_on(tokio::signal::ctrl_c());
     }
@@ -217,14 +328,21 @@ pub fn run(a: &Args) -> Result<(), String> {
     result
 }
 
-async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>, store: ChartStore, _keep: bool) -> Result<(), String> {
+async fn walk_through(
+    kubeconfig: PathBuf,
+    dirs: Vec<PathBuf>,
+    store: ChartStore,
+    _keep: bool,
+) -> Result<(), String> {
     let client = crate::apply::client::connect(Some(&kubeconfig), None).await?;
     let catalog = crate::operator::catalog::Catalog::built_in();
 
     println!("1. Someone else already runs cert-manager {}, an older version than the operator bundles, as", OLDER_CERT_MANAGER.1);
     println!("   release platform-cert-manager in namespace platform-tools (installed here the way `helm install`");
     println!("   would, without the operator's marks).");
-    crate::operator::controller::release::ensure_namespace(&client, "platform-tools").await.map_err(|e| e.to_string())?;
+    crate::operator::controller::release::ensure_namespace(&client, "platform-tools")
+        .await
+        .map_err(|e| e.to_string())?;
     let older = crate::operator::catalog::Pin {
         chart: OLDER_CERT_MANAGER.0.into(),
         version: OLDER_CERT_MANAGER.1.into(),
@@ -237,12 +355,30 @@ async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>, store: ChartStore
         ctx.wait = true;
         ctx.field_manager = "helm".into();
         let mut values = crate::gotmpl::value::Map::new();
-        values.insert("crds".into(), crate::gotmpl::value::Value::map([("enabled".to_string(), crate::gotmpl::value::Value::Bool(true))].into()));
-        let r = crate::action::install::install(&ctx, "platform-cert-manager", &cm.chart, &values).await.map_err(|e| e.to_string())?;
-        println!("   release {} revision {} {}\n", r.name, r.version, r.info.status.as_str());
+        values.insert(
+            "crds".into(),
+            crate::gotmpl::value::Value::map(
+                [(
+                    "enabled".to_string(),
+                    crate::gotmpl::value::Value::Bool(true),
+                )]
+                .into(),
+            ),
+        );
+        let r = crate::action::install::install(&ctx, "platform-cert-manager", &cm.chart, &values)
+            .await
+            .map_err(|e| e.to_string())?;
+        println!(
+            "   release {} revision {} {}\n",
+            r.name,
+            r.version,
+            r.info.status.as_str()
+        );
     }
 
-    println!("2. The operator starts beside it (in this process; `navique-operator run` in a cluster).");
+    println!(
+        "2. The operator starts beside it (in this process; `navique-operator run` in a cluster)."
+    );
     println!("   Before it acts, `navique-operator plan` says what it finds and would do:");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut opts = RunOptions::new(PathBuf::new());
@@ -251,9 +387,20 @@ async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>, store: ChartStore
     opts.leader_elect = false;
     opts.poll = Duration::from_millis(300);
     let operator = tokio::spawn(process::run(opts, stop_rx));
-    let pg_api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "team-a", &ar("core.navique.com", "v1alpha1", "PostgresCluster", "postgresclusters"));
+    let pg_api: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        "team-a",
+        &ar(
+            "core.navique.com",
+            "v1alpha1",
+            "PostgresCluster",
+            "postgresclusters",
+        ),
+    );
     let ns = "team-a";
-    crate::operator::controller::release::ensure_namespace(&client, ns).await.map_err(|e| e.to_string())?;
+    crate::operator::controller::release::ensure_namespace(&client, ns)
+        .await
+        .map_err(|e| e.to_string())?;
     // The operator applies its CRDs on start.
     let mut tries = 0;
     while pg_api.list(&ListParams::default()).await.is_err() && tries < 100 {
@@ -264,10 +411,15 @@ async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>, store: ChartStore
         "spec": {"mode": "managed", "managed": {"instances": 1, "storage": {"size": "1Gi"}}}});
     let snap_plan = {
         // What plan shows once the database is asked for (read-only: computed from a snapshot with it).
-        let mut snap = crate::operator::observe::gather(&client, &catalog).await.map_err(|e| e.to_string())?;
+        let mut snap = crate::operator::observe::gather(&client, &catalog)
+            .await
+            .map_err(|e| e.to_string())?;
         let mut with_pg = pg.clone();
         with_pg["metadata"]["uid"] = json!("(not created yet)");
-        snap.resources.push(crate::operator::observe::resource_from("PostgresCluster", &with_pg));
+        snap.resources.push(crate::operator::observe::resource_from(
+            "PostgresCluster",
+            &with_pg,
+        ));
         crate::operator::report::build(&catalog, &snap)
     };
     for line in snap_plan.to_text().lines() {
@@ -281,8 +433,17 @@ async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>, store: ChartStore
         .patch("app-db", &PatchParams::apply("kubectl"), &Patch::Apply(&pg))
         .await
         .map_err(|e| e.to_string())?;
-    let mut live = Live { client: client.clone(), start: Instant::now(), seen_events: Default::default(), last: BTreeMap::new() };
-    live.until(ns, Duration::from_secs(120), |s| s.get("PostgresCluster team-a/app-db").is_some_and(|p| p.starts_with("Ready"))).await?;
+    let mut live = Live {
+        client: client.clone(),
+        start: Instant::now(),
+        seen_events: Default::default(),
+        last: BTreeMap::new(),
+    };
+    live.until(ns, Duration::from_secs(120), |s| {
+        s.get("PostgresCluster team-a/app-db")
+            .is_some_and(|p| p.starts_with("Ready"))
+    })
+    .await?;
     println!();
     println!("4. What the cluster holds now:");
     helm_list(&client).await?;
@@ -291,14 +452,20 @@ async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>, store: ChartStore
 
     println!("5. The team deletes the database:");
     println!("   $ kubectl delete postgrescluster app-db -n team-a");
-    pg_api.delete("app-db", &Default::default()).await.map_err(|e| e.to_string())?;
+    pg_api
+        .delete("app-db", &Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
     live.start = Instant::now();
     live.until(ns, Duration::from_secs(120), |s| {
-        s.get("Capability cloudnative-pg").is_some_and(|c| c.starts_with("absent"))
+        s.get("Capability cloudnative-pg")
+            .is_some_and(|c| c.starts_with("absent"))
     })
     .await?;
     println!();
-    println!("6. CloudNativePG was ours and is needed by nothing: uninstalled. cert-manager is someone");
+    println!(
+        "6. CloudNativePG was ours and is needed by nothing: uninstalled. cert-manager is someone"
+    );
     println!("   else's: adopted, never upgraded to the bundled version, never uninstalled:");
     helm_list(&client).await?;
     capabilities_table(&client).await?;

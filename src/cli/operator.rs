@@ -17,9 +17,16 @@ fn catalog(a: &Args) -> Result<Catalog, String> {
 
 pub fn init_logs(json: bool) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_env("NAVIQUE_LOG").unwrap_or_else(|_| EnvFilter::new("info,kube=warn,kube_lease_manager=warn"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    let _ = if json { builder.json().try_init() } else { builder.try_init() };
+    let filter = EnvFilter::try_from_env("NAVIQUE_LOG")
+        .unwrap_or_else(|_| EnvFilter::new("info,kube=warn,kube_lease_manager=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let _ = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
 }
 
 fn bind(a: &Args, flag: &str, default: &str) -> Result<Option<std::net::SocketAddr>, String> {
@@ -27,7 +34,9 @@ fn bind(a: &Args, flag: &str, default: &str) -> Result<Option<std::net::SocketAd
     if v.is_empty() || v == "0" {
         return Ok(None);
     }
-    v.parse().map(Some).map_err(|e| format!("{flag} {v:?}: {e}"))
+    v.parse()
+        .map(Some)
+        .map_err(|e| format!("{flag} {v:?}: {e}"))
 }
 
 pub fn run_options(a: &Args) -> Result<RunOptions, String> {
@@ -52,10 +61,14 @@ pub fn run_options(a: &Args) -> Result<RunOptions, String> {
         o.identity = id;
     }
     if let Some(s) = a.one(&["--lease-seconds"]) {
-        o.lease_seconds = s.parse().map_err(|e| format!("--lease-seconds {s:?}: {e}"))?;
+        o.lease_seconds = s
+            .parse()
+            .map_err(|e| format!("--lease-seconds {s:?}: {e}"))?;
     }
     if let Some(ms) = a.one(&["--poll-ms"]) {
-        o.poll = std::time::Duration::from_millis(ms.parse().map_err(|e| format!("--poll-ms {ms:?}: {e}"))?);
+        o.poll = std::time::Duration::from_millis(
+            ms.parse().map_err(|e| format!("--poll-ms {ms:?}: {e}"))?,
+        );
     }
     if !a.all(&["--registry-mirror"]).is_empty() || a.one(&["--license-public-key"]).is_some() {
         tracing::warn!("--registry-mirror and --license-public-key are accepted but not implemented by this build");
@@ -73,7 +86,9 @@ pub fn run(a: &Args) -> Result<(), String> {
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
-            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+            let mut term =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                    .expect("SIGTERM handler");
             tokio::select! {
                 _ = term.recv() => {}
                 _ = tokio::signal::ctrl_c() => {}
@@ -90,7 +105,11 @@ pub fn plan(a: &Args) -> Result<(), String> {
     let catalog = catalog(a)?;
     let kubeconfig = a.one(&["--kubeconfig"]).map(PathBuf::from);
     let dirs = a.all(&["--charts-dir"]);
-    let charts = (!dirs.is_empty()).then(|| crate::operator::catalog::ChartStore::with_dirs(dirs.into_iter().map(PathBuf::from).collect()));
+    let charts = (!dirs.is_empty()).then(|| {
+        crate::operator::catalog::ChartStore::with_dirs(
+            dirs.into_iter().map(PathBuf::from).collect(),
+        )
+    });
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -102,7 +121,10 @@ pub fn plan(a: &Args) -> Result<(), String> {
             .map_err(|e| e.to_string())
     })?;
     if a.one(&["-o", "--output"]).as_deref() == Some("json") {
-        println!("{}", serde_json::to_string_pretty(&report.to_json()).expect("json"));
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report.to_json()).expect("json")
+        );
     } else {
         print!("{}", report.to_text());
     }

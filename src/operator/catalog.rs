@@ -118,7 +118,9 @@ impl Catalog {
                 .unwrap_or_default();
             CatalogError(format!("{file}{at}: {}", e.message()))
         })?;
-        catalog.check().map_err(|m| CatalogError(format!("{file}: {m}")))?;
+        catalog
+            .check()
+            .map_err(|m| CatalogError(format!("{file}: {m}")))?;
         Ok(catalog)
     }
 
@@ -193,7 +195,12 @@ fn check_sha256(p: &Pin) -> Result<(), String> {
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|l| l.chars().count())
+        .unwrap_or(0)
+        + 1;
     (line, col)
 }
 
@@ -225,7 +232,9 @@ pub struct PinnedChart {
 
 impl ChartStore {
     pub fn new(dir: impl Into<PathBuf>) -> ChartStore {
-        ChartStore { dirs: vec![dir.into()] }
+        ChartStore {
+            dirs: vec![dir.into()],
+        }
     }
 
     pub fn with_dirs(dirs: Vec<PathBuf>) -> ChartStore {
@@ -344,7 +353,10 @@ mod tests {
                 .unwrap_or_default(),
             "certManager:\n  install: false"
         );
-        assert_eq!(c.workload_for("Observability").unwrap().pin.chart, "langfuse");
+        assert_eq!(
+            c.workload_for("Observability").unwrap().pin.chart,
+            "langfuse"
+        );
     }
 
     #[test]
@@ -356,10 +368,7 @@ mod tests {
         let unknown = BUILT_IN.replace("needed_by = []", "neded_by = []");
         let e = Catalog::parse(&unknown, "cat.toml").unwrap_err();
         assert!(e.0.contains("neded_by"), "{e}");
-        let cycle = BUILT_IN.replace(
-            "prerequisites = []",
-            "prerequisites = [\"cloudnative-pg\"]",
-        );
+        let cycle = BUILT_IN.replace("prerequisites = []", "prerequisites = [\"cloudnative-pg\"]");
         let e = Catalog::parse(&cycle, "cat.toml").unwrap_err();
         assert!(e.0.contains("cycle"), "{e}");
     }
@@ -377,9 +386,15 @@ mod tests {
         };
         let err = ChartStore::new(&dir).load(&pin).err().expect("refused");
         let found = sha256_hex(b"not the pinned bytes");
-        assert!(err.0.contains(&found) && err.0.contains(&"0".repeat(64)), "{err}");
+        assert!(
+            err.0.contains(&found) && err.0.contains(&"0".repeat(64)),
+            "{err}"
+        );
         assert!(err.0.contains("demo-1.0.0.tgz"), "{err}");
-        let missing = ChartStore::new(dir.join("nowhere")).load(&pin).err().unwrap();
+        let missing = ChartStore::new(dir.join("nowhere"))
+            .load(&pin)
+            .err()
+            .unwrap();
         assert!(missing.0.contains("nowhere/demo-1.0.0.tgz"), "{missing}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

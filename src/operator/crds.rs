@@ -60,7 +60,9 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<Vec<String>> {
 pub fn stale(dir: &std::path::Path) -> Vec<String> {
     files()
         .into_iter()
-        .filter(|(name, text)| std::fs::read_to_string(dir.join(name)).ok().as_deref() != Some(text))
+        .filter(|(name, text)| {
+            std::fs::read_to_string(dir.join(name)).ok().as_deref() != Some(text)
+        })
         .map(|(name, _)| name)
         .collect()
 }
@@ -73,17 +75,26 @@ mod tests {
     fn every_kind_is_in_the_navique_category_with_a_status_subresource() {
         for crd in all() {
             let names = &crd.spec.names;
-            assert_eq!(names.categories.as_deref(), Some(&["navique".to_string()][..]));
+            assert_eq!(
+                names.categories.as_deref(),
+                Some(&["navique".to_string()][..])
+            );
             assert!(names.short_names.as_ref().is_some_and(|s| !s.is_empty()));
             let v = &crd.spec.versions[0];
-            assert!(v.subresources.as_ref().and_then(|s| s.status.as_ref()).is_some());
+            assert!(v
+                .subresources
+                .as_ref()
+                .and_then(|s| s.status.as_ref())
+                .is_some());
         }
     }
 
     #[test]
     fn short_names_clash_with_no_bundled_operator() {
         // ClickHouse Inc. uses chc/chk, Altinity chi/chit/chk/chop, Gateway API gtw.
-        let taken = ["chc", "chk", "chi", "chit", "chop", "gtw", "cert", "certs", "cr", "crs"];
+        let taken = [
+            "chc", "chk", "chi", "chit", "chop", "gtw", "cert", "certs", "cr", "crs",
+        ];
         for crd in all() {
             for s in crd.spec.names.short_names.unwrap_or_default() {
                 assert!(!taken.contains(&s.as_str()), "{s}");
@@ -95,16 +106,27 @@ mod tests {
     fn the_committed_crds_are_the_generated_ones() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
         let stale = stale(&dir);
-        assert!(stale.is_empty(), "crds/ is stale ({stale:?}): run `cargo run -- crds`");
+        assert!(
+            stale.is_empty(),
+            "crds/ is stale ({stale:?}): run `cargo run -- crds`"
+        );
     }
 
     #[test]
     fn mode_rule_is_on_the_datastore_specs() {
         let files = files();
-        let pg = &files.iter().find(|(n, _)| n.contains("postgresclusters")).unwrap().1;
+        let pg = &files
+            .iter()
+            .find(|(n, _)| n.contains("postgresclusters"))
+            .unwrap()
+            .1;
         assert!(pg.contains("x-kubernetes-validations"), "{pg}");
         assert!(pg.contains("self.mode == 'managed'"));
-        let gw = &files.iter().find(|(n, _)| n.contains("gateways")).unwrap().1;
+        let gw = &files
+            .iter()
+            .find(|(n, _)| n.contains("gateways"))
+            .unwrap()
+            .1;
         assert!(gw.contains("has(self.secretKeyRef) != has(self.vault)"));
     }
 }

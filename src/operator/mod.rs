@@ -5,14 +5,14 @@
 
 pub mod api;
 pub mod catalog;
+pub mod controller;
 pub mod crds;
 pub mod needs;
 pub mod observe;
 pub mod plan;
+pub mod process;
 pub mod provenance;
 pub mod realise;
+pub mod report;
 pub mod status;
 pub mod telemetry;
-pub mod controller;
-pub mod process;
-pub mod report;

@@ -33,7 +33,9 @@ pub fn direct_needs<'a>(catalog: &'a Catalog, r: &Resource) -> Vec<&'a str> {
             c.needed_by.iter().any(|n| {
                 n.kind == r.kind
                     && n.mode.as_deref().is_none_or(|m| r.field("mode") == Some(m))
-                    && n.type_.as_deref().is_none_or(|t| r.field("type") == Some(t))
+                    && n.type_
+                        .as_deref()
+                        .is_none_or(|t| r.field("type") == Some(t))
             })
         })
         .map(|c| c.name.as_str())
@@ -71,7 +73,9 @@ pub fn compute(catalog: &Catalog, resources: &[Resource]) -> Needs {
         }
     }
     for consumers in needs.by.values_mut() {
-        consumers.sort_by(|a, b| (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name)));
+        consumers.sort_by(|a, b| {
+            (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name))
+        });
         consumers.dedup();
     }
     needs

@@ -206,8 +206,11 @@ pub fn resource_from(kind: &str, v: &Value) -> Resource {
     }
 }
 
+/// A release Secret's labels, annotations and namespace.
+pub type SecretMeta = (BTreeMap<String, String>, BTreeMap<String, String>, String);
+
 /// The newest revision of each release, from release Secrets' metadata.
-pub fn releases_from(secrets: &[(BTreeMap<String, String>, BTreeMap<String, String>, String)]) -> Vec<ReleaseInfo> {
+pub fn releases_from(secrets: &[SecretMeta]) -> Vec<ReleaseInfo> {
     let mut newest: BTreeMap<(String, String), ReleaseInfo> = BTreeMap::new();
     for (labels, annotations, namespace) in secrets {
         let (Some(name), Some(version)) = (labels.get("name"), labels.get("version")) else {
@@ -222,7 +225,10 @@ pub fn releases_from(secrets: &[(BTreeMap<String, String>, BTreeMap<String, Stri
             revision,
             status: labels.get("status").cloned().unwrap_or_default(),
             ours: labels.get(api::MANAGED_BY_LABEL).map(String::as_str) == Some(api::MANAGED_BY)
-                && annotations.get(api::PROVENANCE_ANNOTATION).map(String::as_str) == Some("owned"),
+                && annotations
+                    .get(api::PROVENANCE_ANNOTATION)
+                    .map(String::as_str)
+                    == Some("owned"),
             chart_version: annotations.get(CHART_VERSION_ANNOTATION).cloned(),
             inputs: annotations.get(INPUTS_ANNOTATION).cloned(),
         };
@@ -284,7 +290,10 @@ pub async fn gather(client: &kube::Client, catalog: &Catalog) -> Result<Snapshot
             .status
             .as_ref()
             .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Established" && c.status == "True"));
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True")
+            });
         snap.crds.insert(
             name.clone(),
             CrdInfo {
@@ -308,7 +317,8 @@ pub async fn gather(client: &kube::Client, catalog: &Catalog) -> Result<Snapshot
             plural: full.spec.names.plural.clone(),
         };
         let objs: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-        let lp = ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY));
+        let lp =
+            ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY));
         if let Ok(list) = objs.list(&lp).await {
             let items: Vec<Value> = list
                 .items
@@ -323,18 +333,24 @@ pub async fn gather(client: &kube::Client, catalog: &Catalog) -> Result<Snapshot
 
     let deployments: Api<Deployment> = Api::all(client.clone());
     for d in deployments.list(&ListParams::default()).await?.items {
-        snap.workloads
-            .push(workload_from("Deployment", &serde_json::to_value(d).unwrap_or_default()));
+        snap.workloads.push(workload_from(
+            "Deployment",
+            &serde_json::to_value(d).unwrap_or_default(),
+        ));
     }
     let sets: Api<StatefulSet> = Api::all(client.clone());
     for s in sets.list(&ListParams::default()).await?.items {
-        snap.workloads
-            .push(workload_from("StatefulSet", &serde_json::to_value(s).unwrap_or_default()));
+        snap.workloads.push(workload_from(
+            "StatefulSet",
+            &serde_json::to_value(s).unwrap_or_default(),
+        ));
     }
     let daemons: Api<DaemonSet> = Api::all(client.clone());
     for d in daemons.list(&ListParams::default()).await?.items {
-        snap.workloads
-            .push(workload_from("DaemonSet", &serde_json::to_value(d).unwrap_or_default()));
+        snap.workloads.push(workload_from(
+            "DaemonSet",
+            &serde_json::to_value(d).unwrap_or_default(),
+        ));
     }
 
     for (kind, _, _) in RESOURCE_KINDS {
@@ -357,7 +373,11 @@ pub async fn gather(client: &kube::Client, catalog: &Catalog) -> Result<Snapshot
 
 /// The chart version of a release we did not write, from its newest
 /// revision's body (one Secret read, only for evidence we report).
-pub async fn chart_version_of(client: &kube::Client, name: &str, namespace: &str) -> Option<String> {
+pub async fn chart_version_of(
+    client: &kube::Client,
+    name: &str,
+    namespace: &str,
+) -> Option<String> {
     let storage = crate::release::storage::Storage::new(client.clone(), namespace);
     storage
         .last(name)

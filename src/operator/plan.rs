@@ -86,7 +86,10 @@ pub fn readiness(entry: &CapabilityEntry, prov: &Provenance, snap: &Snapshot) ->
     // workloads may be up, but the install is not done.
     if let Provenance::Owned(r) = prov {
         if r.status != "deployed" {
-            return not(format!("release {} revision {} is {}", r.name, r.revision, r.status));
+            return not(format!(
+                "release {} revision {} is {}",
+                r.name, r.revision, r.status
+            ));
         }
     }
     for crd in &entry.crds {
@@ -171,7 +174,9 @@ fn decide(
                 .sum();
             if emitted > 0 {
                 return Step::HoldUninstall {
-                    reason: format!("{emitted} custom resources we emitted that it serves still exist"),
+                    reason: format!(
+                        "{emitted} custom resources we emitted that it serves still exist"
+                    ),
                 };
             }
             let dependants: Vec<&str> = catalog
@@ -179,8 +184,7 @@ fn decide(
                 .iter()
                 .filter(|c| c.prerequisites.contains(&entry.name))
                 .filter(|c| {
-                    needs.is_needed(&c.name)
-                        || matches!(classify(c, snap), Provenance::Owned(_))
+                    needs.is_needed(&c.name) || matches!(classify(c, snap), Provenance::Owned(_))
                 })
                 .map(|c| c.name.as_str())
                 .collect();
@@ -194,7 +198,11 @@ fn decide(
     }
 }
 
-fn unready_prerequisite(entry: &CapabilityEntry, catalog: &Catalog, snap: &Snapshot) -> Option<String> {
+fn unready_prerequisite(
+    entry: &CapabilityEntry,
+    catalog: &Catalog,
+    snap: &Snapshot,
+) -> Option<String> {
     for p in &entry.prerequisites {
         let Some(pe) = catalog.capability(p) else {
             continue;
@@ -270,7 +278,13 @@ mod tests {
     fn installed(snap: &mut Snapshot, entry: &CapabilityEntry, ready: bool) {
         snap.releases.push(ours(entry));
         for c in &entry.crds {
-            snap.crds.insert(c.clone(), CrdInfo { established: true, release: Some((entry.release.clone(), entry.namespace.clone())) });
+            snap.crds.insert(
+                c.clone(),
+                CrdInfo {
+                    established: true,
+                    release: Some((entry.release.clone(), entry.namespace.clone())),
+                },
+            );
         }
         snap.workloads.push(Workload {
             kind: "Deployment".into(),
@@ -280,7 +294,11 @@ mod tests {
             images: vec![],
             replicas: 1,
             ready,
-            not_ready_reason: if ready { String::new() } else { "0/1 replicas ready".into() },
+            not_ready_reason: if ready {
+                String::new()
+            } else {
+                "0/1 replicas ready".into()
+            },
             release: Some((entry.release.clone(), entry.namespace.clone())),
         });
     }
@@ -288,24 +306,39 @@ mod tests {
     #[test]
     fn absent_and_needed_installs_prerequisites_first_then_waits_for_them() {
         let c = Catalog::built_in();
-        let mut s = Snapshot { resources: vec![pg("a", "managed")], ..Default::default() };
+        let mut s = Snapshot {
+            resources: vec![pg("a", "managed")],
+            ..Default::default()
+        };
         let p = capabilities(&c, &s);
         assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Install);
-        assert!(matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("cert-manager")));
-        assert_eq!(capability(&p, "litellm-operator").unwrap().step, Step::Nothing);
+        assert!(
+            matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("cert-manager"))
+        );
+        assert_eq!(
+            capability(&p, "litellm-operator").unwrap().step,
+            Step::Nothing
+        );
         installed(&mut s, c.capability("cert-manager").unwrap(), true);
         s.releases[0].status = "pending-install".into();
         let p = capabilities(&c, &s);
-        assert!(matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("pending-install")));
+        assert!(
+            matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("pending-install"))
+        );
         s.releases[0].status = "deployed".into();
         s.workloads[0].ready = false;
         s.workloads[0].not_ready_reason = "0/1 replicas ready".into();
         let p = capabilities(&c, &s);
         assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Nothing);
-        assert!(matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("0/1 replicas ready")));
+        assert!(
+            matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("0/1 replicas ready"))
+        );
         s.workloads[0].ready = true;
         let p = capabilities(&c, &s);
-        assert_eq!(capability(&p, "cloudnative-pg").unwrap().step, Step::Install);
+        assert_eq!(
+            capability(&p, "cloudnative-pg").unwrap().step,
+            Step::Install
+        );
     }
 
     #[test]
@@ -318,21 +351,39 @@ mod tests {
         for needed in [vec![pg("a", "managed")], vec![]] {
             s.resources = needed;
             let p = capabilities(&c, &s);
-            assert!(matches!(capability(&p, "cert-manager").unwrap().step, Step::Adopt(_)));
+            assert!(matches!(
+                capability(&p, "cert-manager").unwrap().step,
+                Step::Adopt(_)
+            ));
         }
     }
 
     #[test]
     fn owned_upgrades_when_its_inputs_change_and_only_then() {
         let c = Catalog::built_in();
-        let mut s = Snapshot { resources: vec![pg("a", "managed")], ..Default::default() };
+        let mut s = Snapshot {
+            resources: vec![pg("a", "managed")],
+            ..Default::default()
+        };
         installed(&mut s, c.capability("cert-manager").unwrap(), true);
-        assert_eq!(capability(&capabilities(&c, &s), "cert-manager").unwrap().step, Step::Nothing);
+        assert_eq!(
+            capability(&capabilities(&c, &s), "cert-manager")
+                .unwrap()
+                .step,
+            Step::Nothing
+        );
         s.releases[0].inputs = Some("sha256:older".into());
         s.releases[0].chart_version = Some("v1.19.2".into());
-        assert!(matches!(&capability(&capabilities(&c, &s), "cert-manager").unwrap().step, Step::Upgrade { reason } if reason.contains("v1.19.2")));
+        assert!(
+            matches!(&capability(&capabilities(&c, &s), "cert-manager").unwrap().step, Step::Upgrade { reason } if reason.contains("v1.19.2"))
+        );
         s.releases[0].status = "pending-upgrade".into();
-        assert_eq!(capability(&capabilities(&c, &s), "cert-manager").unwrap().step, Step::Recover { revision: 1 });
+        assert_eq!(
+            capability(&capabilities(&c, &s), "cert-manager")
+                .unwrap()
+                .step,
+            Step::Recover { revision: 1 }
+        );
     }
 
     #[test]
@@ -341,16 +392,27 @@ mod tests {
         let mut s = Snapshot::default();
         installed(&mut s, c.capability("cert-manager").unwrap(), true);
         installed(&mut s, c.capability("cloudnative-pg").unwrap(), true);
-        s.emitted.insert("clusters.postgresql.cnpg.io".into(), vec![json!({})]);
+        s.emitted
+            .insert("clusters.postgresql.cnpg.io".into(), vec![json!({})]);
         let p = capabilities(&c, &s);
-        assert!(matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::HoldUninstall { reason } if reason.contains("custom resources")));
-        assert!(matches!(&capability(&p, "cert-manager").unwrap().step, Step::HoldUninstall { reason } if reason.contains("cloudnative-pg")));
+        assert!(
+            matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::HoldUninstall { reason } if reason.contains("custom resources"))
+        );
+        assert!(
+            matches!(&capability(&p, "cert-manager").unwrap().step, Step::HoldUninstall { reason } if reason.contains("cloudnative-pg"))
+        );
         s.emitted.clear();
         let p = capabilities(&c, &s);
-        assert_eq!(capability(&p, "cloudnative-pg").unwrap().step, Step::Uninstall);
+        assert_eq!(
+            capability(&p, "cloudnative-pg").unwrap().step,
+            Step::Uninstall
+        );
         s.releases.retain(|r| r.name != "cloudnative-pg");
         let p = capabilities(&c, &s);
-        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Uninstall);
+        assert_eq!(
+            capability(&p, "cert-manager").unwrap().step,
+            Step::Uninstall
+        );
     }
 
     #[test]
@@ -359,7 +421,8 @@ mod tests {
         let mut e = c.capability("cert-manager").unwrap().clone();
         let d = inputs_digest(&e);
         assert_eq!(d, inputs_digest(&e.clone()));
-        e.values.insert("replicaCount".into(), toml::Value::Integer(2));
+        e.values
+            .insert("replicaCount".into(), toml::Value::Integer(2));
         assert_ne!(d, inputs_digest(&e));
     }
 }

@@ -39,9 +39,8 @@ impl RunOptions {
             metrics_bind: None,
             health_bind: None,
             leader_elect: false,
-            identity: std::env::var("POD_NAME").unwrap_or_else(|_| {
-                format!("{}-{}", hostname(), std::process::id())
-            }),
+            identity: std::env::var("POD_NAME")
+                .unwrap_or_else(|_| format!("{}-{}", hostname(), std::process::id())),
             lease_seconds: 15,
             poll: Duration::from_secs(2),
             metrics: None,
@@ -58,12 +57,17 @@ fn hostname() -> String {
 pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, String> {
     match kubeconfig {
         Some(p) => crate::apply::client::connect(Some(p), None).await,
-        None => kube::Client::try_default().await.map_err(|e| format!("in-cluster config: {e}")),
+        None => kube::Client::try_default()
+            .await
+            .map_err(|e| format!("in-cluster config: {e}")),
     }
 }
 
 /// Runs until `stop` turns true.
-pub async fn run(opts: RunOptions, mut stop: tokio::sync::watch::Receiver<bool>) -> Result<(), String> {
+pub async fn run(
+    opts: RunOptions,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), String> {
     let client = client(opts.kubeconfig.as_deref()).await?;
     let metrics = opts.metrics.clone().unwrap_or_else(Metrics::new);
     for bind in [opts.metrics_bind, opts.health_bind].into_iter().flatten() {
@@ -77,23 +81,32 @@ pub async fn run(opts: RunOptions, mut stop: tokio::sync::watch::Receiver<bool>)
         // Reported on the capability when it is needed; the others still work.
         tracing::warn!(error = %problem, "a bundled chart cannot be used");
     }
-    let mut op = Operator::new(client.clone(), opts.catalog.clone(), charts, &opts.namespace, metrics.clone());
+    let mut op = Operator::new(
+        client.clone(),
+        opts.catalog.clone(),
+        charts,
+        &opts.namespace,
+        metrics.clone(),
+    );
     op.poll = opts.poll;
     let op = Arc::new(op);
     if !opts.leader_elect {
-        return controller::run_controllers(op, stop).await.map_err(|e| e.to_string());
+        return controller::run_controllers(op, stop)
+            .await
+            .map_err(|e| e.to_string());
     }
     controller::release::ensure_namespace(&client, &opts.namespace)
         .await
         .map_err(|e| e.to_string())?;
-    let manager = kube_lease_manager::LeaseManagerBuilder::new(client.clone(), controller::LEASE_NAME)
-        .with_namespace(&opts.namespace)
-        .with_identity(&opts.identity)
-        .with_duration(opts.lease_seconds)
-        .with_grace((opts.lease_seconds / 3).max(1))
-        .build()
-        .await
-        .map_err(|e| format!("leader election: {e}"))?;
+    let manager =
+        kube_lease_manager::LeaseManagerBuilder::new(client.clone(), controller::LEASE_NAME)
+            .with_namespace(&opts.namespace)
+            .with_identity(&opts.identity)
+            .with_duration(opts.lease_seconds)
+            .with_grace((opts.lease_seconds / 3).max(1))
+            .build()
+            .await
+            .map_err(|e| format!("leader election: {e}"))?;
     let (mut leading, task) = manager.watch().await;
     // Following the lease counts as ready: the leader does the work.
     metrics.ready.store(true, Ordering::Relaxed);

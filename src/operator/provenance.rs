@@ -53,7 +53,10 @@ impl Provenance {
                 Some((name.clone(), namespace.clone()))
             }
             Provenance::Adopted(Evidence::Controller {
-                release, namespace, name, ..
+                release,
+                namespace,
+                name,
+                ..
             }) => Some(release.clone().unwrap_or((name.clone(), namespace.clone()))),
             Provenance::Absent => None,
         }
@@ -117,9 +120,9 @@ pub fn classify(entry: &CapabilityEntry, snap: &Snapshot) -> Provenance {
     }
     for crd in &entry.crds {
         if let Some((name, namespace)) = snap.crds.get(crd).and_then(|c| c.release.clone()) {
-            let live = snap
-                .release(&name, &namespace)
-                .is_some_and(|r| r.is_live() && !(name == entry.release && namespace == entry.namespace));
+            let live = snap.release(&name, &namespace).is_some_and(|r| {
+                r.is_live() && !(name == entry.release && namespace == entry.namespace)
+            });
             if live {
                 return Provenance::Adopted(Evidence::Release { name, namespace });
             }
@@ -177,7 +180,11 @@ pub fn repository_path(image: &str) -> &str {
         _ => no_digest,
     };
     match no_tag.split_once('/') {
-        Some((first, rest)) if first.contains('.') || first.contains(':') || first == "localhost" => rest,
+        Some((first, rest))
+            if first.contains('.') || first.contains(':') || first == "localhost" =>
+        {
+            rest
+        }
         _ => no_tag,
     }
 }
@@ -209,7 +216,10 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn cnpg() -> CapabilityEntry {
-        Catalog::built_in().capability("cloudnative-pg").unwrap().clone()
+        Catalog::built_in()
+            .capability("cloudnative-pg")
+            .unwrap()
+            .clone()
     }
 
     fn release(name: &str, ns: &str, ours: bool) -> ReleaseInfo {
@@ -229,7 +239,10 @@ mod tests {
             kind: "Deployment".into(),
             namespace: ns.into(),
             name: "ctrl".into(),
-            pod_labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            pod_labels: labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
             images: vec![image.into()],
             replicas: 1,
             ready: true,
@@ -252,7 +265,8 @@ mod tests {
     #[test]
     fn our_release_is_owned_and_anyone_elses_in_its_place_adopted() {
         let mut s = Snapshot::default();
-        s.releases.push(release("cloudnative-pg", "cnpg-system", true));
+        s.releases
+            .push(release("cloudnative-pg", "cnpg-system", true));
         assert!(matches!(classify(&cnpg(), &s), Provenance::Owned(_)));
         s.releases[0].ours = false;
         assert_eq!(
@@ -279,13 +293,20 @@ mod tests {
         ));
         assert!(matches!(
             classify(&cnpg(), &s),
-            Provenance::Adopted(Evidence::Controller { matched_by: Match::Labels, .. })
+            Provenance::Adopted(Evidence::Controller {
+                matched_by: Match::Labels,
+                ..
+            })
         ));
         s.workloads[0].pod_labels.clear();
-        s.workloads[0].images = vec!["registry.local:5000/mirror/cloudnative-pg/cloudnative-pg@sha256:abcd".into()];
+        s.workloads[0].images =
+            vec!["registry.local:5000/mirror/cloudnative-pg/cloudnative-pg@sha256:abcd".into()];
         assert!(matches!(
             classify(&cnpg(), &s),
-            Provenance::Adopted(Evidence::Controller { matched_by: Match::Image(_), .. })
+            Provenance::Adopted(Evidence::Controller {
+                matched_by: Match::Image(_),
+                ..
+            })
         ));
         // Scaled to zero: not running.
         s.workloads[0].replicas = 0;
@@ -299,11 +320,16 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(classify(&cnpg(), &s), Provenance::Absent);
-        s.workloads.push(workload("cnpg-system", &[("app", "nginx")], "nginx:1.27"));
+        s.workloads
+            .push(workload("cnpg-system", &[("app", "nginx")], "nginx:1.27"));
         assert_eq!(classify(&cnpg(), &s), Provenance::Absent);
         // The controller without its CRDs is not adopted either.
         let s = Snapshot {
-            workloads: vec![workload("x", &[("app.kubernetes.io/name", "cloudnative-pg")], "a/b")],
+            workloads: vec![workload(
+                "x",
+                &[("app.kubernetes.io/name", "cloudnative-pg")],
+                "a/b",
+            )],
             ..Default::default()
         };
         assert_eq!(classify(&cnpg(), &s), Provenance::Absent);
@@ -315,9 +341,16 @@ mod tests {
             crds: crds(Some(("my-cnpg", "postgres-operator"))),
             ..Default::default()
         };
-        assert!(is_orphan(Some(&("my-cnpg".into(), "postgres-operator".into())), &s));
-        s.releases.push(release("my-cnpg", "postgres-operator", false));
-        assert!(!is_orphan(Some(&("my-cnpg".into(), "postgres-operator".into())), &s));
+        assert!(is_orphan(
+            Some(&("my-cnpg".into(), "postgres-operator".into())),
+            &s
+        ));
+        s.releases
+            .push(release("my-cnpg", "postgres-operator", false));
+        assert!(!is_orphan(
+            Some(&("my-cnpg".into(), "postgres-operator".into())),
+            &s
+        ));
         assert_eq!(
             classify(&cnpg(), &s),
             Provenance::Adopted(Evidence::Release {
@@ -329,12 +362,33 @@ mod tests {
 
     #[test]
     fn repositories_match_behind_any_registry_or_mirror() {
-        assert!(same_repository("quay.io/jetstack/cert-manager-controller:v1.21.1", "quay.io/jetstack/cert-manager-controller"));
-        assert!(same_repository("registry.local/jetstack/cert-manager-controller", "quay.io/jetstack/cert-manager-controller"));
-        assert!(same_repository("docker.io/altinity/clickhouse-operator:0.25.6", "altinity/clickhouse-operator"));
-        assert!(same_repository("altinity/clickhouse-operator@sha256:00", "altinity/clickhouse-operator"));
-        assert!(same_repository("localhost:5000/m/altinity/clickhouse-operator", "altinity/clickhouse-operator"));
-        assert!(!same_repository("quay.io/jetstack/cert-manager-webhook:v1", "quay.io/jetstack/cert-manager-controller"));
-        assert!(!same_repository("quay.io/other/xjetstack/cert-manager-controller", "jetstack/cert-manager-controllerx"));
+        assert!(same_repository(
+            "quay.io/jetstack/cert-manager-controller:v1.21.1",
+            "quay.io/jetstack/cert-manager-controller"
+        ));
+        assert!(same_repository(
+            "registry.local/jetstack/cert-manager-controller",
+            "quay.io/jetstack/cert-manager-controller"
+        ));
+        assert!(same_repository(
+            "docker.io/altinity/clickhouse-operator:0.25.6",
+            "altinity/clickhouse-operator"
+        ));
+        assert!(same_repository(
+            "altinity/clickhouse-operator@sha256:00",
+            "altinity/clickhouse-operator"
+        ));
+        assert!(same_repository(
+            "localhost:5000/m/altinity/clickhouse-operator",
+            "altinity/clickhouse-operator"
+        ));
+        assert!(!same_repository(
+            "quay.io/jetstack/cert-manager-webhook:v1",
+            "quay.io/jetstack/cert-manager-controller"
+        ));
+        assert!(!same_repository(
+            "quay.io/other/xjetstack/cert-manager-controller",
+            "jetstack/cert-manager-controllerx"
+        ));
     }
 }

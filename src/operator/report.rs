@@ -38,8 +38,13 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
     let caps = plan::capabilities(catalog, snap);
     let mut actions = Vec::new();
     for p in &caps {
-        let entry = catalog.capability(&p.name).expect("planned from the catalog");
-        let target = format!("{} ({} {} as release {} in {})", p.name, entry.pin.chart, entry.pin.version, entry.release, entry.namespace);
+        let entry = catalog
+            .capability(&p.name)
+            .expect("planned from the catalog");
+        let target = format!(
+            "{} ({} {} as release {} in {})",
+            p.name, entry.pin.chart, entry.pin.version, entry.release, entry.namespace
+        );
         match &p.step {
             Step::Install => actions.push(act("install", target, format!("needed by {}", consumers(p)))),
             Step::Upgrade { reason } => actions.push(act("upgrade", target, reason.clone())),
@@ -53,12 +58,23 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
             _ => {}
         }
     }
-    for r in snap.resources.iter().filter(|r| r.kind == "PostgresCluster") {
+    for r in snap
+        .resources
+        .iter()
+        .filter(|r| r.kind == "PostgresCluster")
+    {
         let who = format!("{} {}/{}", r.kind, r.namespace, r.name);
         if r.deleting {
             for list in snap.emitted.values() {
-                for o in list.iter().filter(|o| super::controller::emit::is_ours(o, &r.uid)) {
-                    actions.push(act("delete", describe(o), format!("{who} is being deleted")));
+                for o in list
+                    .iter()
+                    .filter(|o| super::controller::emit::is_ours(o, &r.uid))
+                {
+                    actions.push(act(
+                        "delete",
+                        describe(o),
+                        format!("{who} is being deleted"),
+                    ));
                 }
             }
             continue;
@@ -78,7 +94,11 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
             .collect();
         for o in &realised.emit {
             if !unready.is_empty() {
-                actions.push(act("wait", describe(o), format!("for {} to be Ready", unready.join(", "))));
+                actions.push(act(
+                    "wait",
+                    describe(o),
+                    format!("for {} to be Ready", unready.join(", ")),
+                ));
                 continue;
             }
             let current = snap.emitted.values().flatten().find(|e| same_object(e, o));
@@ -87,24 +107,50 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
             }
         }
         for list in snap.emitted.values() {
-            for o in list.iter().filter(|o| super::controller::emit::is_ours(o, &r.uid)) {
+            for o in list
+                .iter()
+                .filter(|o| super::controller::emit::is_ours(o, &r.uid))
+            {
                 if !realised.emit.iter().any(|w| same_object(w, o)) {
-                    actions.push(act("delete", describe(o), format!("{who} no longer asks for it (mode {})", realised.mode.as_str())));
+                    actions.push(act(
+                        "delete",
+                        describe(o),
+                        format!(
+                            "{who} no longer asks for it (mode {})",
+                            realised.mode.as_str()
+                        ),
+                    ));
                 }
             }
         }
     }
     for p in caps.iter().rev() {
         match &p.step {
-            Step::Uninstall => actions.push(act("uninstall", p.name.clone(), "ours and no longer needed".into())),
-            Step::HoldUninstall { reason } => actions.push(act("wait", p.name.clone(), format!("before uninstalling: {reason}"))),
+            Step::Uninstall => actions.push(act(
+                "uninstall",
+                p.name.clone(),
+                "ours and no longer needed".into(),
+            )),
+            Step::HoldUninstall { reason } => actions.push(act(
+                "wait",
+                p.name.clone(),
+                format!("before uninstalling: {reason}"),
+            )),
             _ => {}
         }
     }
     PlanReport {
         bundled: caps
             .iter()
-            .map(|p| (p.name.clone(), catalog.capability(&p.name).map(|e| e.pin.version.clone()).unwrap_or_default()))
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    catalog
+                        .capability(&p.name)
+                        .map(|e| e.pin.version.clone())
+                        .unwrap_or_default(),
+                )
+            })
             .collect(),
         capabilities: caps,
         actions,
@@ -113,7 +159,9 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
 }
 
 fn same_object(a: &Value, b: &Value) -> bool {
-    a["kind"] == b["kind"] && a["metadata"]["name"] == b["metadata"]["name"] && a["metadata"]["namespace"] == b["metadata"]["namespace"]
+    a["kind"] == b["kind"]
+        && a["metadata"]["name"] == b["metadata"]["name"]
+        && a["metadata"]["namespace"] == b["metadata"]["namespace"]
 }
 
 fn describe(o: &Value) -> String {
@@ -142,7 +190,10 @@ fn consumers(p: &CapabilityPlan) -> String {
 
 fn evidence(p: &CapabilityPlan) -> String {
     match &p.provenance {
-        Provenance::Owned(r) => format!("our release {} revision {} in {} ({})", r.name, r.revision, r.namespace, r.status),
+        Provenance::Owned(r) => format!(
+            "our release {} revision {} in {} ({})",
+            r.name, r.revision, r.namespace, r.status
+        ),
         Provenance::Adopted(e) => e.to_string(),
         Provenance::Absent => "nothing found".into(),
     }
@@ -188,7 +239,13 @@ impl PlanReport {
             out.push_str("  none: the cluster is where the operator wants it\n");
         }
         for (i, a) in self.actions.iter().enumerate() {
-            out.push_str(&format!("  {}. {} {}: {}\n", i + 1, a.action, a.target, a.reason));
+            out.push_str(&format!(
+                "  {}. {} {}: {}\n",
+                i + 1,
+                a.action,
+                a.target,
+                a.reason
+            ));
         }
         for p in &self.chart_problems {
             out.push_str(&format!("\nchart problem: {p}\n"));
@@ -197,7 +254,11 @@ impl PlanReport {
     }
 }
 
-pub async fn plan_report(client: &kube::Client, catalog: &Catalog, charts: Option<&ChartStore>) -> Result<PlanReport, kube::Error> {
+pub async fn plan_report(
+    client: &kube::Client,
+    catalog: &Catalog,
+    charts: Option<&ChartStore>,
+) -> Result<PlanReport, kube::Error> {
     let snap = observe::gather(client, catalog).await?;
     let mut report = build(catalog, &snap);
     if let Some(c) = charts {

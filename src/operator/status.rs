@@ -40,9 +40,9 @@ pub fn condition(
 pub fn is_subset(wanted: &serde_json::Value, existing: &serde_json::Value) -> bool {
     use serde_json::Value;
     match (wanted, existing) {
-        (Value::Object(w), Value::Object(e)) => w
-            .iter()
-            .all(|(k, v)| e.get(k).is_some_and(|ev| is_subset(v, ev)) || (v.is_null() && !e.contains_key(k))),
+        (Value::Object(w), Value::Object(e)) => w.iter().all(|(k, v)| {
+            e.get(k).is_some_and(|ev| is_subset(v, ev)) || (v.is_null() && !e.contains_key(k))
+        }),
         (Value::Array(w), Value::Array(e)) => {
             w.len() == e.len() && w.iter().zip(e).all(|(a, b)| is_subset(a, b))
         }

@@ -68,12 +68,17 @@ impl Metrics {
     pub fn new() -> Arc<Metrics> {
         let mut registry = Registry::default();
         let reconcile_total = Family::<ReconcileLabels, Counter>::default();
-        let reconcile_duration =
-            Family::<KindLabels, Histogram>::new_with_constructor(duration_histogram as fn() -> Histogram);
+        let reconcile_duration = Family::<KindLabels, Histogram>::new_with_constructor(
+            duration_histogram as fn() -> Histogram,
+        );
         let capability_info = Family::<CapabilityInfoLabels, Gauge>::default();
         let capability_ready = Family::<CapabilityLabels, Gauge>::default();
         let release_action_total = Family::<ReleaseActionLabels, Counter>::default();
-        registry.register("navique_reconcile", "Reconciles by kind and result", reconcile_total.clone());
+        registry.register(
+            "navique_reconcile",
+            "Reconciles by kind and result",
+            reconcile_total.clone(),
+        );
         registry.register(
             "navique_reconcile_duration_seconds",
             "Reconcile duration by kind",
@@ -84,7 +89,11 @@ impl Metrics {
             "Each capability's chart version and provenance (value 1)",
             capability_info.clone(),
         );
-        registry.register("navique_capability_ready", "1 when the capability is Ready", capability_ready.clone());
+        registry.register(
+            "navique_capability_ready",
+            "1 when the capability is Ready",
+            capability_ready.clone(),
+        );
         registry.register(
             "navique_release_action",
             "Release actions by release, action and result",
@@ -120,7 +129,10 @@ impl Metrics {
             .iter()
             .map(|r| {
                 self.reconcile_total
-                    .get_or_create(&ReconcileLabels { kind: kind.into(), result: r.to_string() })
+                    .get_or_create(&ReconcileLabels {
+                        kind: kind.into(),
+                        result: r.to_string(),
+                    })
                     .get()
             })
             .sum()
@@ -150,7 +162,9 @@ impl Metrics {
         }
         self.capability_info.get_or_create(&labels).set(1);
         self.capability_ready
-            .get_or_create(&CapabilityLabels { capability: name.into() })
+            .get_or_create(&CapabilityLabels {
+                capability: name.into(),
+            })
             .set(ready as i64);
     }
 
@@ -172,7 +186,10 @@ fn respond(code: u16, text: String) -> hyper::Response<Body> {
 }
 
 /// Serves `/metrics`, `/healthz` and `/readyz` on `bind` until the process ends.
-pub async fn serve(bind: std::net::SocketAddr, metrics: Arc<Metrics>) -> std::io::Result<std::net::SocketAddr> {
+pub async fn serve(
+    bind: std::net::SocketAddr,
+    metrics: Arc<Metrics>,
+) -> std::io::Result<std::net::SocketAddr> {
     let listener = tokio::net::TcpListener::bind(bind).await?;
     let addr = listener.local_addr()?;
     tokio::spawn(async move {
@@ -182,18 +199,22 @@ pub async fn serve(bind: std::net::SocketAddr, metrics: Arc<Metrics>) -> std::io
             };
             let metrics = metrics.clone();
             tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    let metrics = metrics.clone();
-                    async move {
-                        Ok::<_, std::convert::Infallible>(match req.uri().path() {
-                            "/metrics" => respond(200, metrics.encode()),
-                            "/healthz" | "/livez" => respond(200, "ok\n".into()),
-                            "/readyz" if metrics.ready.load(Ordering::Relaxed) => respond(200, "ok\n".into()),
-                            "/readyz" => respond(503, "not ready\n".into()),
-                            _ => respond(404, "not found\n".into()),
-                        })
-                    }
-                });
+                let service = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let metrics = metrics.clone();
+                        async move {
+                            Ok::<_, std::convert::Infallible>(match req.uri().path() {
+                                "/metrics" => respond(200, metrics.encode()),
+                                "/healthz" | "/livez" => respond(200, "ok\n".into()),
+                                "/readyz" if metrics.ready.load(Ordering::Relaxed) => {
+                                    respond(200, "ok\n".into())
+                                }
+                                "/readyz" => respond(503, "not ready\n".into()),
+                                _ => respond(404, "not found\n".into()),
+                            })
+                        }
+                    },
+                );
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                     .await;
@@ -222,6 +243,9 @@ mod tests {
         ] {
             assert!(text.contains(name), "{name} missing from\n{text}");
         }
-        assert!(!text.contains("provenance=\"owned\""), "stale info labels are dropped:\n{text}");
+        assert!(
+            !text.contains("provenance=\"owned\""),
+            "stale info labels are dropped:\n{text}"
+        );
     }
 }

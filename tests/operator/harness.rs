@@ -61,7 +61,10 @@ pub fn helm_available() -> bool {
 }
 
 pub fn real_cluster() -> Option<PathBuf> {
-    std::env::var("NAVIQUE_TEST_KUBECONFIG").ok().filter(|p| !p.is_empty()).map(PathBuf::from)
+    std::env::var("NAVIQUE_TEST_KUBECONFIG")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
 }
 
 impl Env {
@@ -79,14 +82,21 @@ impl Env {
             .build()
             .unwrap();
         let (kubeconfig, sandbox, turn) = match real_cluster() {
-            Some(p) => (p, None, Some(REAL_CLUSTER_TURN.lock().unwrap_or_else(|e| e.into_inner()))),
+            Some(p) => (
+                p,
+                None,
+                Some(REAL_CLUSTER_TURN.lock().unwrap_or_else(|e| e.into_inner())),
+            ),
             None => {
                 let sb = navique_sandbox::Sandbox::start(opts).expect("sandbox");
                 (sb.kubeconfig_path().to_path_buf(), Some(sb), None)
             }
         };
         let client = rt
-            .block_on(navique_ai_core_operator::apply::client::connect(Some(&kubeconfig), None))
+            .block_on(navique_ai_core_operator::apply::client::connect(
+                Some(&kubeconfig),
+                None,
+            ))
             .expect("client");
         let mut env = Env {
             kubeconfig,
@@ -98,7 +108,13 @@ impl Env {
             _turn: turn,
         };
         if env.is_real() {
-            env.before = Some((env.crd_names(), env.releases().into_iter().map(|(n, r, _, _)| (n, r)).collect()));
+            env.before = Some((
+                env.crd_names(),
+                env.releases()
+                    .into_iter()
+                    .map(|(n, r, _, _)| (n, r))
+                    .collect(),
+            ));
         }
         env
     }
@@ -107,7 +123,12 @@ impl Env {
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
         let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
         self.block(api.list_metadata(&ListParams::default()))
-            .map(|l| l.items.into_iter().filter_map(|c| c.metadata.name).collect())
+            .map(|l| {
+                l.items
+                    .into_iter()
+                    .filter_map(|c| c.metadata.name)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -116,7 +137,9 @@ impl Env {
     /// CRDs that were not there before, and the test's namespaces.
     fn clean_up_real_cluster(&self) {
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-        let Some((crds_before, releases_before)) = &self.before else { return };
+        let Some((crds_before, releases_before)) = &self.before else {
+            return;
+        };
         for (kind, plural) in [("PostgresCluster", "postgresclusters")] {
             let api = self.ours(kind, plural, None);
             if let Ok(list) = self.block(api.list(&ListParams::default())) {
@@ -124,7 +147,11 @@ impl Env {
                     let ns = o.metadata.namespace.clone().unwrap_or_default();
                     let name = o.metadata.name.clone().unwrap_or_default();
                     let api = self.ours(kind, plural, Some(&ns));
-                    let _ = self.block(api.patch(&name, &PatchParams::default(), &Patch::Merge(json!({"metadata": {"finalizers": null}}))));
+                    let _ = self.block(api.patch(
+                        &name,
+                        &PatchParams::default(),
+                        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+                    ));
                     let _ = self.block(api.delete(&name, &Default::default()));
                 }
             }
@@ -132,7 +159,9 @@ impl Env {
         for (ns, name, _, _) in self.releases() {
             if !releases_before.contains(&(ns.clone(), name.clone())) {
                 let ctx = navique_ai_core_operator::action::Context::new(self.client.clone(), &ns);
-                let _ = self.block(navique_ai_core_operator::action::uninstall::uninstall(&ctx, &name, false));
+                let _ = self.block(navique_ai_core_operator::action::uninstall::uninstall(
+                    &ctx, &name, false,
+                ));
                 self.namespaces.lock().unwrap().push(ns);
             }
         }
@@ -143,7 +172,17 @@ impl Env {
             }
         }
         for ns in self.namespaces.lock().unwrap().iter() {
-            let _ = Command::new("kubectl").arg("--kubeconfig").arg(&self.kubeconfig).args(["delete", "namespace", ns, "--wait=false", "--ignore-not-found"]).status();
+            let _ = Command::new("kubectl")
+                .arg("--kubeconfig")
+                .arg(&self.kubeconfig)
+                .args([
+                    "delete",
+                    "namespace",
+                    ns,
+                    "--wait=false",
+                    "--ignore-not-found",
+                ])
+                .status();
         }
     }
 
@@ -170,7 +209,11 @@ impl Env {
             .args(args)
             .output()
             .expect("kubectl");
-        assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -185,7 +228,12 @@ impl Env {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("kubectl");
-        child.stdin.take().unwrap().write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.unwrap_or("").as_bytes())
+            .unwrap();
         let out = child.wait_with_output().unwrap();
         (
             out.status.success(),
@@ -198,16 +246,32 @@ impl Env {
     pub fn install_crds(&self) {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
         self.kubectl(&["apply", "--server-side", "-f", dir.to_str().unwrap()]);
-        self.kubectl(&["wait", "--for=condition=Established", "crd", "postgresclusters.core.navique.com"]);
+        self.kubectl(&[
+            "wait",
+            "--for=condition=Established",
+            "crd",
+            "postgresclusters.core.navique.com",
+        ]);
     }
 
     pub fn apply_yaml(&self, yaml: &str) {
-        let (ok, _, err) = self.kubectl_result(&["apply", "--server-side", "--field-manager", "kubectl", "-f", "-"], Some(yaml));
+        let (ok, _, err) = self.kubectl_result(
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager",
+                "kubectl",
+                "-f",
+                "-",
+            ],
+            Some(yaml),
+        );
         assert!(ok, "kubectl apply: {err}\n{yaml}");
     }
 
     pub fn helm(&self, ns: &str, args: &[&str]) -> Value {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
         let out = Command::new("python3")
             .arg(script)
             .arg(&self.kubeconfig)
@@ -215,7 +279,11 @@ impl Env {
             .args(args)
             .output()
             .expect("python3");
-        assert!(out.status.success(), "helm {args:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "helm {args:?}:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         serde_json::from_slice(&out.stdout).expect("JSON from helm_client.py")
     }
 
@@ -227,7 +295,13 @@ impl Env {
             .as_array()
             .map(|a| {
                 a.iter()
-                    .map(|r| format!("{}/{}", r["name"].as_str().unwrap_or_default(), r["namespace"].as_str().unwrap_or_default()))
+                    .map(|r| {
+                        format!(
+                            "{}/{}",
+                            r["name"].as_str().unwrap_or_default(),
+                            r["namespace"].as_str().unwrap_or_default()
+                        )
+                    })
                     .collect()
             })
             .unwrap_or_default()
@@ -237,11 +311,22 @@ impl Env {
         self.rt.block_on(f)
     }
 
-    pub fn dynamic(&self, group: &str, version: &str, kind: &str, plural: &str, ns: Option<&str>) -> Api<DynamicObject> {
+    pub fn dynamic(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+        plural: &str,
+        ns: Option<&str>,
+    ) -> Api<DynamicObject> {
         let ar = ApiResource {
             group: group.into(),
             version: version.into(),
-            api_version: if group.is_empty() { version.into() } else { format!("{group}/{version}") },
+            api_version: if group.is_empty() {
+                version.into()
+            } else {
+                format!("{group}/{version}")
+            },
             kind: kind.into(),
             plural: plural.into(),
         };
@@ -256,70 +341,133 @@ impl Env {
     }
 
     pub fn get(&self, api: &Api<DynamicObject>, name: &str) -> Option<Value> {
-        self.block(api.get_opt(name)).expect("get").map(|o| serde_json::to_value(o).unwrap())
+        self.block(api.get_opt(name))
+            .expect("get")
+            .map(|o| serde_json::to_value(o).unwrap())
     }
 
     pub fn capability(&self, name: &str) -> Value {
-        self.get(&self.ours("Capability", "capabilities", None), name).unwrap_or(Value::Null)
+        self.get(&self.ours("Capability", "capabilities", None), name)
+            .unwrap_or(Value::Null)
     }
 
     pub fn postgres(&self, ns: &str, name: &str) -> Option<Value> {
-        self.get(&self.ours("PostgresCluster", "postgresclusters", Some(ns)), name)
+        self.get(
+            &self.ours("PostgresCluster", "postgresclusters", Some(ns)),
+            name,
+        )
     }
 
     pub fn create_postgres(&self, ns: &str, name: &str, spec: Value) {
-        self.apply_yaml(&json!({
-            "apiVersion": "core.navique.com/v1alpha1",
-            "kind": "PostgresCluster",
-            "metadata": {"name": name, "namespace": ns},
-            "spec": spec,
-        }).to_string());
+        self.apply_yaml(
+            &json!({
+                "apiVersion": "core.navique.com/v1alpha1",
+                "kind": "PostgresCluster",
+                "metadata": {"name": name, "namespace": ns},
+                "spec": spec,
+            })
+            .to_string(),
+        );
     }
 
     pub fn delete_postgres(&self, ns: &str, name: &str) {
-        self.kubectl(&["delete", "postgresclusters.core.navique.com", name, "-n", ns, "--wait=false"]);
+        self.kubectl(&[
+            "delete",
+            "postgresclusters.core.navique.com",
+            name,
+            "-n",
+            ns,
+            "--wait=false",
+        ]);
     }
 
     /// The newest revision of each Helm release, `(namespace, name) -> labels`.
-    pub fn releases(&self) -> Vec<(String, String, std::collections::BTreeMap<String, String>, std::collections::BTreeMap<String, String>)> {
+    pub fn releases(
+        &self,
+    ) -> Vec<(
+        String,
+        String,
+        std::collections::BTreeMap<String, String>,
+        std::collections::BTreeMap<String, String>,
+    )> {
         let secrets: Api<Secret> = Api::all(self.client.clone());
-        let list = self.block(secrets.list_metadata(&ListParams::default().labels("owner=helm"))).expect("list");
-        let mut newest: std::collections::BTreeMap<(String, String), (i64, std::collections::BTreeMap<String, String>, std::collections::BTreeMap<String, String>)> = Default::default();
+        let list = self
+            .block(secrets.list_metadata(&ListParams::default().labels("owner=helm")))
+            .expect("list");
+        let mut newest: std::collections::BTreeMap<
+            (String, String),
+            (
+                i64,
+                std::collections::BTreeMap<String, String>,
+                std::collections::BTreeMap<String, String>,
+            ),
+        > = Default::default();
         for s in list.items {
             let labels = s.metadata.labels.unwrap_or_default();
-            let v: i64 = labels.get("version").and_then(|v| v.parse().ok()).unwrap_or(0);
-            let key = (s.metadata.namespace.unwrap_or_default(), labels.get("name").cloned().unwrap_or_default());
+            let v: i64 = labels
+                .get("version")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            let key = (
+                s.metadata.namespace.unwrap_or_default(),
+                labels.get("name").cloned().unwrap_or_default(),
+            );
             if newest.get(&key).is_none_or(|(n, _, _)| *n < v) {
                 newest.insert(key, (v, labels, s.metadata.annotations.unwrap_or_default()));
             }
         }
-        newest.into_iter().map(|((ns, n), (_, l, a))| (ns, n, l, a)).collect()
+        newest
+            .into_iter()
+            .map(|((ns, n), (_, l, a))| (ns, n, l, a))
+            .collect()
     }
 
-    pub fn release(&self, ns: &str, name: &str) -> Option<std::collections::BTreeMap<String, String>> {
-        self.releases().into_iter().find(|(n, r, _, _)| n == ns && r == name).map(|(_, _, l, _)| l)
+    pub fn release(
+        &self,
+        ns: &str,
+        name: &str,
+    ) -> Option<std::collections::BTreeMap<String, String>> {
+        self.releases()
+            .into_iter()
+            .find(|(n, r, _, _)| n == ns && r == name)
+            .map(|(_, _, l, _)| l)
     }
 
     /// Events on an object (by name), as `reason: note`.
     pub fn events(&self, name: &str) -> Vec<String> {
         let api = self.dynamic("events.k8s.io", "v1", "Event", "events", None);
-        let list = self.block(api.list(&ListParams::default())).expect("events");
+        let list = self
+            .block(api.list(&ListParams::default()))
+            .expect("events");
         list.items
             .into_iter()
             .map(|e| serde_json::to_value(e).unwrap())
             .filter(|e| e.pointer("/regarding/name").and_then(Value::as_str) == Some(name))
-            .map(|e| format!("{}: {}", e["reason"].as_str().unwrap_or_default(), e["note"].as_str().unwrap_or_default()))
+            .map(|e| {
+                format!(
+                    "{}: {}",
+                    e["reason"].as_str().unwrap_or_default(),
+                    e["note"].as_str().unwrap_or_default()
+                )
+            })
             .collect()
     }
 
     /// Plays CloudNativePG's part: every Cluster in `ns` reports Ready.
     pub fn cnpg_reports_ready(&self, ns: &str) {
         let api = self.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(ns));
-        let Ok(list) = self.block(api.list(&ListParams::default())) else { return };
+        let Ok(list) = self.block(api.list(&ListParams::default())) else {
+            return;
+        };
         for c in list.items {
-            let ready = c.data.pointer("/status/conditions").and_then(Value::as_array).is_some_and(|cs| {
-                cs.iter().any(|x| x["type"] == "Ready" && x["status"] == "True")
-            });
+            let ready = c
+                .data
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|x| x["type"] == "Ready" && x["status"] == "True")
+                });
             if ready {
                 continue;
             }
@@ -328,12 +476,21 @@ impl Env {
                 "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterIsReady",
                                 "message": "Cluster is Ready", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}});
             let name = c.metadata.name.clone().unwrap_or_default();
-            let _ = self.block(api.patch_status(&name, &PatchParams::apply("cloudnative-pg-played-by-test").force(), &Patch::Apply(&status)));
+            let _ = self.block(api.patch_status(
+                &name,
+                &PatchParams::apply("cloudnative-pg-played-by-test").force(),
+                &Patch::Apply(&status),
+            ));
         }
     }
 
     /// Waits for `cond`, failing with `what` and the last observation.
-    pub fn wait_for<T>(&self, what: &str, timeout: Duration, mut cond: impl FnMut(&Env) -> Result<T, String>) -> T {
+    pub fn wait_for<T>(
+        &self,
+        what: &str,
+        timeout: Duration,
+        mut cond: impl FnMut(&Env) -> Result<T, String>,
+    ) -> T {
         let start = Instant::now();
         let mut last = String::new();
         while start.elapsed() < timeout {
@@ -348,24 +505,38 @@ impl Env {
 
     pub fn phase(&self, ns: &str, name: &str) -> String {
         self.postgres(ns, name)
-            .and_then(|p| p.pointer("/status/phase").and_then(Value::as_str).map(str::to_string))
+            .and_then(|p| {
+                p.pointer("/status/phase")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
             .unwrap_or_default()
     }
 
     pub fn wait_postgres_ready(&self, ns: &str, name: &str) {
-        self.wait_for(&format!("PostgresCluster {ns}/{name} Ready"), Duration::from_secs(90), |e| {
-            e.cnpg_reports_ready(ns);
-            let p = e.postgres(ns, name).ok_or("gone")?;
-            if p.pointer("/status/phase") == Some(&json!("Ready")) {
-                Ok(())
-            } else {
-                Err(p.get("status").map(Value::to_string).unwrap_or_default())
-            }
-        })
+        self.wait_for(
+            &format!("PostgresCluster {ns}/{name} Ready"),
+            Duration::from_secs(90),
+            |e| {
+                e.cnpg_reports_ready(ns);
+                let p = e.postgres(ns, name).ok_or("gone")?;
+                if p.pointer("/status/phase") == Some(&json!("Ready")) {
+                    Ok(())
+                } else {
+                    Err(p.get("status").map(Value::to_string).unwrap_or_default())
+                }
+            },
+        )
     }
 
     pub fn wait_gone(&self, what: &str, mut exists: impl FnMut(&Env) -> bool) {
-        self.wait_for(what, Duration::from_secs(90), |e| if exists(e) { Err("still there".into()) } else { Ok(()) })
+        self.wait_for(what, Duration::from_secs(90), |e| {
+            if exists(e) {
+                Err("still there".into())
+            } else {
+                Ok(())
+            }
+        })
     }
 
     pub fn write_requests(&self) -> Option<u64> {
@@ -458,7 +629,10 @@ pub fn catalog_with_pin(capability: &str, version: &str, sha256: &str) -> Catalo
 }
 
 pub fn status_str(v: &Value, pointer: &str) -> String {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_string()
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 pub fn condition<'a>(v: &'a Value, type_: &str) -> Option<&'a Value> {

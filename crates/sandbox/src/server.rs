@@ -658,7 +658,14 @@ fn list(
     });
     let rv = st.rv;
     drop(st);
-    Ok(list_response(target, items, rv, cont, remaining, metadata_only))
+    Ok(list_response(
+        target,
+        items,
+        rv,
+        cont,
+        remaining,
+        metadata_only,
+    ))
 }
 
 struct StreamBody {

@@ -394,7 +394,13 @@ pub fn apply(
 
     // Every field of the object, whatever the scope: an apply to status must
     // not drop other managers' ownership of the spec.
-    let new_leaves = leaves(&object, builtin, Scope::Main { exclude_status: false });
+    let new_leaves = leaves(
+        &object,
+        builtin,
+        Scope::Main {
+            exclude_status: false,
+        },
+    );
     for e in entries.iter_mut() {
         e.fields.retain(|p| new_leaves.contains_key(p));
     }

@@ -617,12 +617,16 @@ async fn status_subresource_and_delete_preconditions() {
     let spec = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
         "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "d"}},
                  "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}});
-    api.patch("d", &PatchParams::apply("spec-owner"), &Patch::Apply(&spec)).await.unwrap();
+    api.patch("d", &PatchParams::apply("spec-owner"), &Patch::Apply(&spec))
+        .await
+        .unwrap();
     let st = api
         .patch_status(
             "d",
             &PatchParams::apply("status-owner").force(),
-            &Patch::Apply(json!({"apiVersion": "apps/v1", "kind": "Deployment", "status": {"replicas": 3}})),
+            &Patch::Apply(
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "status": {"replicas": 3}}),
+            ),
         )
         .await
         .unwrap();
@@ -633,8 +637,14 @@ async fn status_subresource_and_delete_preconditions() {
         .into_iter()
         .map(|m| (m.manager.unwrap_or_default(), m.subresource))
         .collect();
-    assert!(managers.contains(&("spec-owner".into(), None)), "{managers:?}");
-    assert!(managers.contains(&("status-owner".into(), Some("status".into()))), "{managers:?}");
+    assert!(
+        managers.contains(&("spec-owner".into(), None)),
+        "{managers:?}"
+    );
+    assert!(
+        managers.contains(&("status-owner".into(), Some("status".into()))),
+        "{managers:?}"
+    );
 
     let wrong = DeleteParams {
         preconditions: Some(kube::api::Preconditions {

@@ -17,12 +17,32 @@ use serde::{Deserialize, Serialize};
     status = "CapabilityStatus",
     shortname = "nvcap",
     category = "navique",
-    printcolumn(name = "Provenance", type_ = "string", json_path = ".status.provenance"),
-    printcolumn(name = "Bundled", type_ = "string", json_path = ".status.bundledVersion"),
-    printcolumn(name = "Installed", type_ = "string", json_path = ".status.installedVersion"),
+    printcolumn(
+        name = "Provenance",
+        type_ = "string",
+        json_path = ".status.provenance"
+    ),
+    printcolumn(
+        name = "Bundled",
+        type_ = "string",
+        json_path = ".status.bundledVersion"
+    ),
+    printcolumn(
+        name = "Installed",
+        type_ = "string",
+        json_path = ".status.installedVersion"
+    ),
     printcolumn(name = "Ready", type_ = "boolean", json_path = ".status.ready"),
-    printcolumn(name = "Consumers", type_ = "integer", json_path = ".status.consumerCount"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn(
+        name = "Consumers",
+        type_ = "integer",
+        json_path = ".status.consumerCount"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 pub struct CapabilitySpec {}
 

@@ -19,8 +19,16 @@ use std::collections::BTreeMap;
     category = "navique",
     printcolumn(name = "Mode", type_ = "string", json_path = ".spec.mode"),
     printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase"),
-    printcolumn(name = "Secret", type_ = "string", json_path = ".status.connectionSecret"),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp"),
+    printcolumn(
+        name = "Secret",
+        type_ = "string",
+        json_path = ".status.connectionSecret"
+    ),
+    printcolumn(
+        name = "Age",
+        type_ = "date",
+        json_path = ".metadata.creationTimestamp"
+    )
 )]
 #[x_kube(validation = Rule::new(crate::operator::api::MODE_RULE).message(crate::operator::api::MODE_RULE_MESSAGE))]
 #[serde(rename_all = "camelCase")]

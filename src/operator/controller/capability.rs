@@ -3,8 +3,8 @@
 //! recorded), then report on its `Capability` object.
 
 use super::{reference, release, Error, Operator};
-use crate::operator::api::capability::{CapabilityStatus, ReleaseLocation};
 use crate::operator::api;
+use crate::operator::api::capability::{CapabilityStatus, ReleaseLocation};
 use crate::operator::observe;
 use crate::operator::plan::{self, CapabilityPlan, Step};
 use crate::operator::provenance::Provenance;
@@ -21,7 +21,8 @@ const KIND: &str = "Capability";
 pub async fn reconcile(obj: Arc<DynamicObject>, op: Arc<Operator>) -> Result<Action, Error> {
     let start = Instant::now();
     let result = reconcile_one(&obj, &op).await;
-    op.metrics.reconciled(KIND, result.is_ok(), start.elapsed().as_secs_f64());
+    op.metrics
+        .reconciled(KIND, result.is_ok(), start.elapsed().as_secs_f64());
     if result.is_ok() {
         op.succeeded(&obj.name_any());
     }
@@ -48,7 +49,9 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         .unwrap_or_default();
     let snap = observe::gather(&op.client, &op.catalog).await?;
     let plans = plan::capabilities(&op.catalog, &snap);
-    let p = plan::capability(&plans, &name).expect("every catalog entry is planned").clone();
+    let p = plan::capability(&plans, &name)
+        .expect("every catalog entry is planned")
+        .clone();
     tracing::debug!(capability = %name, step = p.step.verb(), "planned");
 
     let outcome = match &p.step {
@@ -66,13 +69,25 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         }
         Step::Uninstall => {
             let r = release::uninstall(op, entry).await;
-            op.metrics.release_action(&entry.release, "uninstall", r.is_ok());
+            op.metrics
+                .release_action(&entry.release, "uninstall", r.is_ok());
             Some(("Uninstalled", r))
         }
         Step::Adopt(evidence) => {
-            let found = p.provenance.location(entry).map(|(name, namespace)| ReleaseLocation { name, namespace });
+            let found = p
+                .provenance
+                .location(entry)
+                .map(|(name, namespace)| ReleaseLocation { name, namespace });
             if old.provenance != "adopted" || old.release != found {
-                op.event(&on, EventType::Normal, "Adopted", format!("{name} is installed by someone else ({evidence}); recorded, never touched")).await;
+                op.event(
+                    &on,
+                    EventType::Normal,
+                    "Adopted",
+                    format!(
+                        "{name} is installed by someone else ({evidence}); recorded, never touched"
+                    ),
+                )
+                .await;
             }
             None
         }
@@ -83,11 +98,24 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         match result {
             Ok(what) => {
                 tracing::info!(capability = %name, "{reason} {what}");
-                op.event(&on, EventType::Normal, reason, format!("{reason} {what}")).await;
+                op.event(&on, EventType::Normal, reason, format!("{reason} {what}"))
+                    .await;
             }
             Err(e) => {
-                op.event(&on, EventType::Warning, "Failed", format!("{} of {name} failed: {e}", p.step.verb())).await;
-                write_status(op, obj, &old, status_for(op, entry, &p, &old, Some(&e.to_string())).await).await?;
+                op.event(
+                    &on,
+                    EventType::Warning,
+                    "Failed",
+                    format!("{} of {name} failed: {e}", p.step.verb()),
+                )
+                .await;
+                write_status(
+                    op,
+                    obj,
+                    &old,
+                    status_for(op, entry, &p, &old, Some(&e.to_string())).await,
+                )
+                .await?;
                 return Err(e);
             }
         }
@@ -95,14 +123,22 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     // After an action, report what the cluster holds now.
     let p = if acted {
         let snap = observe::gather(&op.client, &op.catalog).await?;
-        plan::capability(&plan::capabilities(&op.catalog, &snap), &name).expect("planned").clone()
+        plan::capability(&plan::capabilities(&op.catalog, &snap), &name)
+            .expect("planned")
+            .clone()
     } else {
         p
     };
     let status = status_for(op, entry, &p, &old, None).await;
-    op.metrics.capability(&name, &status.installed_version, &status.provenance, status.ready);
+    op.metrics.capability(
+        &name,
+        &status.installed_version,
+        &status.provenance,
+        status.ready,
+    );
     write_status(op, obj, &old, status).await?;
-    let settled = matches!(p.step, Step::Nothing | Step::Adopt(_)) && (p.readiness.ready || !p.needed);
+    let settled =
+        matches!(p.step, Step::Nothing | Step::Adopt(_)) && (p.readiness.ready || !p.needed);
     Ok(if settled && !acted {
         Action::requeue(Duration::from_secs(300))
     } else {
@@ -126,14 +162,30 @@ async fn status_for(
         ("NotReady", p.readiness.reason.clone())
     };
     let step_message = match &p.step {
-        Step::Wait { reason } | Step::HoldUninstall { reason } | Step::Upgrade { reason } => reason.clone(),
+        Step::Wait { reason } | Step::HoldUninstall { reason } | Step::Upgrade { reason } => {
+            reason.clone()
+        }
         Step::Adopt(e) => e.to_string(),
         _ => String::new(),
     };
-    let mut conditions = vec![condition(&old.conditions, "Ready", p.readiness.ready, ready_reason, &ready_message, None)];
+    let mut conditions = vec![condition(
+        &old.conditions,
+        "Ready",
+        p.readiness.ready,
+        ready_reason,
+        &ready_message,
+        None,
+    )];
     conditions.push(match failure {
         Some(e) => condition(&old.conditions, "Progressing", false, "Failed", e, None),
-        None => condition(&old.conditions, "Progressing", true, step_reason(&p.step), &step_message, None),
+        None => condition(
+            &old.conditions,
+            "Progressing",
+            true,
+            step_reason(&p.step),
+            &step_message,
+            None,
+        ),
     });
     CapabilityStatus {
         provenance: p.provenance.as_str().into(),
@@ -142,7 +194,10 @@ async fn status_for(
         consumers: p.consumers.clone(),
         bundled_version: entry.pin.version.clone(),
         installed_version,
-        release: p.provenance.location(entry).map(|(name, namespace)| ReleaseLocation { name, namespace }),
+        release: p
+            .provenance
+            .location(entry)
+            .map(|(name, namespace)| ReleaseLocation { name, namespace }),
         ready: p.readiness.ready,
         conditions,
     }
@@ -162,7 +217,12 @@ fn step_reason(s: &Step) -> &'static str {
 }
 
 /// Writes the status only when it changed: a converged reconcile writes nothing.
-async fn write_status(op: &Operator, obj: &DynamicObject, old: &CapabilityStatus, new: CapabilityStatus) -> Result<(), Error> {
+async fn write_status(
+    op: &Operator,
+    obj: &DynamicObject,
+    old: &CapabilityStatus,
+    new: CapabilityStatus,
+) -> Result<(), Error> {
     if *old == new && obj.data.get("status").is_some() {
         return Ok(());
     }
@@ -172,7 +232,11 @@ async fn write_status(op: &Operator, obj: &DynamicObject, old: &CapabilityStatus
         "kind": KIND,
         "status": new,
     });
-    api.patch_status(&obj.name_any(), &PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force(), &Patch::Apply(&body))
-        .await?;
+    api.patch_status(
+        &obj.name_any(),
+        &PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force(),
+        &Patch::Apply(&body),
+    )
+    .await?;
     Ok(())
 }

@@ -17,16 +17,28 @@ fn as_object(v: &Value) -> Object {
             .to_string()
     };
     Object {
-        api_version: v.get("apiVersion").and_then(Value::as_str).unwrap_or_default().into(),
-        kind: v.get("kind").and_then(Value::as_str).unwrap_or_default().into(),
+        api_version: v
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .into(),
+        kind: v
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .into(),
         name: meta("name"),
         namespace: meta("namespace"),
         body: v.clone(),
-        ..Object::default()
     }
 }
 
-pub async fn api_for(op: &Operator, api_version: &str, kind: &str, namespace: &str) -> Result<Option<Api<DynamicObject>>, Error> {
+pub async fn api_for(
+    op: &Operator,
+    api_version: &str,
+    kind: &str,
+    namespace: &str,
+) -> Result<Option<Api<DynamicObject>>, Error> {
     let o = Object {
         api_version: api_version.into(),
         kind: kind.into(),
@@ -48,7 +60,13 @@ pub async fn api_for(op: &Operator, api_version: &str, kind: &str, namespace: &s
     }
 }
 
-pub async fn get(op: &Operator, api_version: &str, kind: &str, namespace: &str, name: &str) -> Result<Option<Value>, Error> {
+pub async fn get(
+    op: &Operator,
+    api_version: &str,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Value>, Error> {
     let Some(api) = api_for(op, api_version, kind, namespace).await? else {
         return Ok(None);
     };
@@ -63,7 +81,10 @@ pub async fn get(op: &Operator, api_version: &str, kind: &str, namespace: &str, 
 pub async fn apply(op: &Operator, wanted: &Value) -> Result<bool, Error> {
     let o = as_object(wanted);
     let Some(api) = api_for(op, &o.api_version, &o.kind, &o.namespace).await? else {
-        return Err(Error::Release(format!("{} {}: the cluster does not serve this kind", o.api_version, o.kind)));
+        return Err(Error::Release(format!(
+            "{} {}: the cluster does not serve this kind",
+            o.api_version, o.kind
+        )));
     };
     if let Some(existing) = api.get_opt(&o.name).await? {
         let existing = serde_json::to_value(existing).unwrap_or_default();
@@ -90,7 +111,10 @@ pub fn is_ours(existing: &Value, uid: &str) -> bool {
     let owned = existing
         .pointer("/metadata/ownerReferences")
         .and_then(Value::as_array)
-        .is_some_and(|refs| refs.iter().any(|r| r.get("uid").and_then(Value::as_str) == Some(uid)));
+        .is_some_and(|refs| {
+            refs.iter()
+                .any(|r| r.get("uid").and_then(Value::as_str) == Some(uid))
+        });
     labelled && owned
 }
 

@@ -176,7 +176,9 @@ pub async fn ensure_installed(op: &Operator) -> Result<(), Error> {
         let name = crd.metadata.name.clone().unwrap_or_default();
         let existing = crds.get_opt(&name).await?;
         let wanted = serde_json::to_value(&crd).unwrap_or_default();
-        let current = existing.as_ref().map(|e| serde_json::to_value(e).unwrap_or_default());
+        let current = existing
+            .as_ref()
+            .map(|e| serde_json::to_value(e).unwrap_or_default());
         if !current.is_some_and(|c| super::status::is_subset(&wanted, &c)) {
             crds.patch(&name, &pp, &Patch::Apply(&crd)).await?;
         }
@@ -184,16 +186,25 @@ pub async fn ensure_installed(op: &Operator) -> Result<(), Error> {
     for crd in super::crds::all() {
         let name = crd.metadata.name.clone().unwrap_or_default();
         for _ in 0..100 {
-            let established = crds.get_opt(&name).await?.and_then(|c| c.status).and_then(|s| s.conditions).is_some_and(|cs| {
-                cs.iter().any(|c| c.type_ == "Established" && c.status == "True")
-            });
+            let established = crds
+                .get_opt(&name)
+                .await?
+                .and_then(|c| c.status)
+                .and_then(|s| s.conditions)
+                .is_some_and(|cs| {
+                    cs.iter()
+                        .any(|c| c.type_ == "Established" && c.status == "True")
+                });
             if established {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
-    let caps: Api<DynamicObject> = Api::all_with(op.client.clone(), &super::observe::resource_api("Capability"));
+    let caps: Api<DynamicObject> = Api::all_with(
+        op.client.clone(),
+        &super::observe::resource_api("Capability"),
+    );
     for entry in &op.catalog.capability {
         if caps.get_opt(&entry.name).await?.is_some() {
             continue;
@@ -215,26 +226,43 @@ where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
 {
     use kube::runtime::WatchStreamExt;
-    watcher(api, wc).default_backoff().filter_map(|e| async move {
-        match e {
-            Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_) | watcher::Event::InitDone) => Some(()),
-            _ => None,
-        }
-    })
+    watcher(api, wc)
+        .default_backoff()
+        .filter_map(|e| async move {
+            match e {
+                Ok(
+                    watcher::Event::Apply(_) | watcher::Event::Delete(_) | watcher::Event::InitDone,
+                ) => Some(()),
+                _ => None,
+            }
+        })
 }
 
 /// Metadata-only: release Secrets are watched without their bodies.
-fn metadata_changes<K>(client: kube::Client, wc: watcher::Config) -> impl futures::Stream<Item = ()> + Send + 'static
+fn metadata_changes<K>(
+    client: kube::Client,
+    wc: watcher::Config,
+) -> impl futures::Stream<Item = ()> + Send + 'static
 where
-    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
 {
     changes(Api::<kube::core::PartialObjectMeta<K>>::all(client), wc)
 }
 
 /// Runs every controller until `shutdown` resolves; reconciles in flight
 /// then finish (a release is never left pending by a normal stop).
-pub async fn run_controllers(op: Arc<Operator>, stop: tokio::sync::watch::Receiver<bool>) -> Result<(), Error> {
-    op.stopping.store(false, std::sync::atomic::Ordering::Relaxed);
+pub async fn run_controllers(
+    op: Arc<Operator>,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), Error> {
+    op.stopping
+        .store(false, std::sync::atomic::Ordering::Relaxed);
     let flag = op.stopping.clone();
     let mut seen = stop.clone();
     let stop_flag = tokio::spawn(async move {
@@ -261,38 +289,65 @@ pub async fn run_controllers(op: Arc<Operator>, stop: tokio::sync::watch::Receiv
     let caps: Api<DynamicObject> = Api::all_with(client.clone(), &cap_ar);
     let mut triggers: Vec<futures::stream::BoxStream<'static, ()>> = Vec::new();
     for (kind, _, _) in super::observe::RESOURCE_KINDS {
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &super::observe::resource_api(kind));
+        let api: Api<DynamicObject> =
+            Api::all_with(client.clone(), &super::observe::resource_api(kind));
         triggers.push(
             kube::runtime::watcher(api, watcher::Config::default())
                 .filter_map(|e| async move {
-                    matches!(e, Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_))).then_some(())
+                    matches!(e, Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)))
+                        .then_some(())
                 })
                 .boxed(),
         );
     }
-    triggers.push(metadata_changes::<Secret>(client.clone(), watcher::Config::default().labels("owner=helm")).boxed());
-    triggers.push(changes(Api::<Deployment>::all(client.clone()), watcher::Config::default()).boxed());
-    triggers.push(changes(Api::<StatefulSet>::all(client.clone()), watcher::Config::default()).boxed());
-    triggers.push(metadata_changes::<CustomResourceDefinition>(client.clone(), watcher::Config::default()).boxed());
-    let capability_controller = Controller::new_with(caps.clone(), watcher::Config::default(), cap_ar.clone())
-        .with_config(config.clone())
-        .reconcile_all_on(futures::stream::select_all(triggers))
-        .graceful_shutdown_on(shutdown())
-        .run(capability::reconcile, capability::error_policy, op.clone())
-        .for_each(|_| async {});
+    triggers.push(
+        metadata_changes::<Secret>(
+            client.clone(),
+            watcher::Config::default().labels("owner=helm"),
+        )
+        .boxed(),
+    );
+    triggers.push(
+        changes(
+            Api::<Deployment>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .boxed(),
+    );
+    triggers.push(
+        changes(
+            Api::<StatefulSet>::all(client.clone()),
+            watcher::Config::default(),
+        )
+        .boxed(),
+    );
+    triggers.push(
+        metadata_changes::<CustomResourceDefinition>(client.clone(), watcher::Config::default())
+            .boxed(),
+    );
+    let capability_controller =
+        Controller::new_with(caps.clone(), watcher::Config::default(), cap_ar.clone())
+            .with_config(config.clone())
+            .reconcile_all_on(futures::stream::select_all(triggers))
+            .graceful_shutdown_on(shutdown())
+            .run(capability::reconcile, capability::error_policy, op.clone())
+            .for_each(|_| async {});
 
     let pg_ar = super::observe::resource_api("PostgresCluster");
     let pgs: Api<DynamicObject> = Api::all_with(client.clone(), &pg_ar);
     let postgres_controller = Controller::new_with(pgs, watcher::Config::default(), pg_ar)
         .with_config(config)
         .reconcile_all_on(
-            kube::runtime::watcher(caps, watcher::Config::default())
-                .filter_map(|e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) }),
+            kube::runtime::watcher(caps, watcher::Config::default()).filter_map(|e| async move {
+                matches!(e, Ok(watcher::Event::Apply(_))).then_some(())
+            }),
         )
         .graceful_shutdown_on(shutdown())
         .run(postgres::reconcile, postgres::error_policy, op.clone())
         .for_each(|_| async {});
-    op.metrics.ready.store(true, std::sync::atomic::Ordering::Relaxed);
+    op.metrics
+        .ready
+        .store(true, std::sync::atomic::Ordering::Relaxed);
     tokio::join!(capability_controller, postgres_controller);
     stop_flag.abort();
     Ok(())

@@ -24,7 +24,8 @@ const KIND: &str = "PostgresCluster";
 pub async fn reconcile(obj: Arc<DynamicObject>, op: Arc<Operator>) -> Result<Action, Error> {
     let start = Instant::now();
     let result = reconcile_one(&obj, &op).await;
-    op.metrics.reconciled(KIND, result.is_ok(), start.elapsed().as_secs_f64());
+    op.metrics
+        .reconciled(KIND, result.is_ok(), start.elapsed().as_secs_f64());
     if result.is_ok() {
         op.succeeded(&key(&obj));
     }
@@ -32,7 +33,11 @@ pub async fn reconcile(obj: Arc<DynamicObject>, op: Arc<Operator>) -> Result<Act
 }
 
 fn key(obj: &DynamicObject) -> String {
-    format!("{KIND}/{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
+    format!(
+        "{KIND}/{}/{}",
+        obj.namespace().unwrap_or_default(),
+        obj.name_any()
+    )
 }
 
 pub fn error_policy(obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
@@ -69,20 +74,52 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         },
         ..Default::default()
     };
-    let licensed = condition(&old.common.conditions, "Licensed", true, "NotEnforced", "licensing is not enforced by this build", generation);
+    let licensed = condition(
+        &old.common.conditions,
+        "Licensed",
+        true,
+        "NotEnforced",
+        "licensing is not enforced by this build",
+        generation,
+    );
 
     let realised = match realise::postgres::realise(&r) {
         Ok(x) => x,
         Err(e) => {
             let message = e.to_string();
-            let was = old.common.conditions.iter().find(|c| c.type_ == "Ready").map(|c| c.message.clone());
+            let was = old
+                .common
+                .conditions
+                .iter()
+                .find(|c| c.type_ == "Ready")
+                .map(|c| c.message.clone());
             if was.as_deref() != Some(message.as_str()) {
-                op.event(&on, EventType::Warning, "Failed", format!("invalid spec: {message}")).await;
+                op.event(
+                    &on,
+                    EventType::Warning,
+                    "Failed",
+                    format!("invalid spec: {message}"),
+                )
+                .await;
             }
             status.common.phase = Some(Phase::Failed);
             status.common.conditions = vec![
-                condition(&old.common.conditions, "Ready", false, "InvalidSpec", &message, generation),
-                condition(&old.common.conditions, "CapabilitiesReady", false, "InvalidSpec", &message, generation),
+                condition(
+                    &old.common.conditions,
+                    "Ready",
+                    false,
+                    "InvalidSpec",
+                    &message,
+                    generation,
+                ),
+                condition(
+                    &old.common.conditions,
+                    "CapabilitiesReady",
+                    false,
+                    "InvalidSpec",
+                    &message,
+                    generation,
+                ),
                 licensed,
             ];
             write_status(op, obj, &old, status).await?;
@@ -95,8 +132,13 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     let plans = op.capability_plans().await?;
     let mut waiting = Vec::new();
     for need in &realised.needs {
-        let Some(p) = plan::capability(&plans, need) else { continue };
-        let entry = op.catalog.capability(need).expect("planned from the catalog");
+        let Some(p) = plan::capability(&plans, need) else {
+            continue;
+        };
+        let entry = op
+            .catalog
+            .capability(need)
+            .expect("planned from the catalog");
         let location = p.provenance.location(entry);
         status.common.capabilities.push(CapabilityUse {
             name: need.clone(),
@@ -107,23 +149,58 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
             ready: p.readiness.ready,
         });
         if !p.readiness.ready {
-            waiting.push(format!("capability {need} is not Ready: {}", p.readiness.reason));
+            waiting.push(format!(
+                "capability {need} is not Ready: {}",
+                p.readiness.reason
+            ));
         }
     }
     let caps_ready = waiting.is_empty();
     let caps_condition = if caps_ready {
-        condition(&old.common.conditions, "CapabilitiesReady", true, "Ready", "", generation)
+        condition(
+            &old.common.conditions,
+            "CapabilitiesReady",
+            true,
+            "Ready",
+            "",
+            generation,
+        )
     } else {
-        condition(&old.common.conditions, "CapabilitiesReady", false, "Waiting", &waiting.join("; "), generation)
+        condition(
+            &old.common.conditions,
+            "CapabilitiesReady",
+            false,
+            "Waiting",
+            &waiting.join("; "),
+            generation,
+        )
     };
     if !caps_ready {
-        let was = old.common.conditions.iter().find(|c| c.type_ == "CapabilitiesReady").map(|c| c.message.clone());
+        let was = old
+            .common
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "CapabilitiesReady")
+            .map(|c| c.message.clone());
         if was.as_deref() != Some(caps_condition.message.as_str()) {
-            op.event(&on, EventType::Normal, "Waiting", caps_condition.message.clone()).await;
+            op.event(
+                &on,
+                EventType::Normal,
+                "Waiting",
+                caps_condition.message.clone(),
+            )
+            .await;
         }
         status.common.phase = Some(Phase::Pending);
         status.common.conditions = vec![
-            condition(&old.common.conditions, "Ready", false, "Waiting", &caps_condition.message, generation),
+            condition(
+                &old.common.conditions,
+                "Ready",
+                false,
+                "Waiting",
+                &caps_condition.message,
+                generation,
+            ),
             caps_condition,
             licensed,
         ];
@@ -135,30 +212,69 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     let mut owned: Vec<api::OwnedObject> = Vec::new();
     for o in &realised.emit {
         if let Err(e) = emit::apply(op, o).await {
-            op.event(&on, EventType::Warning, "Failed", format!("applying {}: {e}", describe(o))).await;
+            op.event(
+                &on,
+                EventType::Warning,
+                "Failed",
+                format!("applying {}: {e}", describe(o)),
+            )
+            .await;
             return Err(e);
         }
         owned.push(emit::owned_ref(o));
     }
-    let unwanted: Vec<api::OwnedObject> = old.common.owned.iter().filter(|o| !owned.contains(o)).cloned().collect();
+    let unwanted: Vec<api::OwnedObject> = old
+        .common
+        .owned
+        .iter()
+        .filter(|o| !owned.contains(o))
+        .cloned()
+        .collect();
     for gone in &unwanted {
         let still = emit::delete_if_ours(op, gone, &r.uid).await?;
         if still {
             owned.push(gone.clone());
         } else {
-            op.event(&on, EventType::Normal, "GarbageCollected", format!("deleted {} {}/{}: the spec no longer asks for it", gone.kind, gone.namespace, gone.name)).await;
+            op.event(
+                &on,
+                EventType::Normal,
+                "GarbageCollected",
+                format!(
+                    "deleted {} {}/{}: the spec no longer asks for it",
+                    gone.kind, gone.namespace, gone.name
+                ),
+            )
+            .await;
         }
     }
     owned.sort();
     status.common.owned = owned;
 
     let (ready, why) = datastore_ready(op, &r, &realised.ready_when).await?;
-    status.common.phase = Some(if ready { Phase::Ready } else { Phase::Provisioning });
+    status.common.phase = Some(if ready {
+        Phase::Ready
+    } else {
+        Phase::Provisioning
+    });
     status.common.conditions = vec![
         if ready {
-            condition(&old.common.conditions, "Ready", true, "Ready", &format!("connection Secret {}", realised.connection_secret), generation)
+            condition(
+                &old.common.conditions,
+                "Ready",
+                true,
+                "Ready",
+                &format!("connection Secret {}", realised.connection_secret),
+                generation,
+            )
         } else {
-            condition(&old.common.conditions, "Ready", false, "Provisioning", &why, generation)
+            condition(
+                &old.common.conditions,
+                "Ready",
+                false,
+                "Provisioning",
+                &why,
+                generation,
+            )
         },
         caps_condition,
         licensed,
@@ -180,34 +296,62 @@ fn describe(o: &Value) -> String {
     )
 }
 
-async fn datastore_ready(op: &Operator, r: &Resource, when: &ReadyWhen) -> Result<(bool, String), Error> {
+async fn datastore_ready(
+    op: &Operator,
+    r: &Resource,
+    when: &ReadyWhen,
+) -> Result<(bool, String), Error> {
     Ok(match when {
-        ReadyWhen::ConditionReady { api_version, kind, name } => {
-            match emit::get(op, api_version, kind, &r.namespace, name).await? {
-                None => (false, format!("{kind} {}/{name} does not exist", r.namespace)),
-                Some(o) => {
-                    let ready = o
-                        .pointer("/status/conditions")
-                        .and_then(Value::as_array)
-                        .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Ready" && c["status"] == "True"));
-                    if ready {
-                        (true, String::new())
-                    } else {
-                        (false, format!("{kind} {}/{name} does not report Ready=True yet", r.namespace))
-                    }
+        ReadyWhen::ConditionReady {
+            api_version,
+            kind,
+            name,
+        } => match emit::get(op, api_version, kind, &r.namespace, name).await? {
+            None => (
+                false,
+                format!("{kind} {}/{name} does not exist", r.namespace),
+            ),
+            Some(o) => {
+                let ready = o
+                    .pointer("/status/conditions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                    });
+                if ready {
+                    (true, String::new())
+                } else {
+                    (
+                        false,
+                        format!(
+                            "{kind} {}/{name} does not report Ready=True yet",
+                            r.namespace
+                        ),
+                    )
                 }
             }
-        }
+        },
         ReadyWhen::SecretKeys { name, keys } => {
             let secret = emit::get(op, "v1", "Secret", &r.namespace, name).await?;
             match secret {
-                None => (false, format!("Secret {}/{name} does not exist", r.namespace)),
+                None => (
+                    false,
+                    format!("Secret {}/{name} does not exist", r.namespace),
+                ),
                 Some(s) => {
                     let missing = realise::postgres::missing_keys(Some(&s), keys);
                     if missing.is_empty() {
                         (true, String::new())
                     } else {
-                        (false, format!("Secret {}/{name} lacks key {}", r.namespace, missing.join(", ")))
+                        (
+                            false,
+                            format!(
+                                "Secret {}/{name} lacks key {}",
+                                r.namespace,
+                                missing.join(", ")
+                            ),
+                        )
                     }
                 }
             }
@@ -222,9 +366,14 @@ async fn ensure_finalizer(op: &Operator, obj: &DynamicObject) -> Result<(), Erro
     }
     let mut list = finalizers.to_vec();
     list.push(api::FINALIZER.into());
-    let patch = json!({"metadata": {"finalizers": list, "resourceVersion": obj.resource_version()}});
+    let patch =
+        json!({"metadata": {"finalizers": list, "resourceVersion": obj.resource_version()}});
     api(op, &obj.namespace().unwrap_or_default())
-        .patch(&obj.name_any(), &PatchParams::default(), &Patch::Merge(&patch))
+        .patch(
+            &obj.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
         .await?;
     Ok(())
 }
@@ -232,7 +381,12 @@ async fn ensure_finalizer(op: &Operator, obj: &DynamicObject) -> Result<(), Erro
 /// Deletion: the objects we emitted go first; the finalizer goes once they
 /// are gone. Releasing the capability is the capability controller's, which
 /// no longer counts this resource and waits for the emitted objects too.
-async fn cleanup(obj: &DynamicObject, op: &Operator, r: &Resource, old: &PostgresClusterStatus) -> Result<Action, Error> {
+async fn cleanup(
+    obj: &DynamicObject,
+    op: &Operator,
+    r: &Resource,
+    old: &PostgresClusterStatus,
+) -> Result<Action, Error> {
     if !obj.finalizers().iter().any(|f| f == api::FINALIZER) {
         return Ok(Action::await_change());
     }
@@ -253,7 +407,16 @@ async fn cleanup(obj: &DynamicObject, op: &Operator, r: &Resource, old: &Postgre
         if emit::delete_if_ours(op, o, &r.uid).await? {
             remaining.push(o.clone());
         } else if old.common.owned.contains(o) {
-            op.event(&on, EventType::Normal, "GarbageCollected", format!("deleted {} {}/{}: the {KIND} is being deleted", o.kind, o.namespace, o.name)).await;
+            op.event(
+                &on,
+                EventType::Normal,
+                "GarbageCollected",
+                format!(
+                    "deleted {} {}/{}: the {KIND} is being deleted",
+                    o.kind, o.namespace, o.name
+                ),
+            )
+            .await;
         }
     }
     let mut status = old.clone();
@@ -273,7 +436,14 @@ async fn cleanup(obj: &DynamicObject, op: &Operator, r: &Resource, old: &Postgre
         {"op": "remove", "path": format!("/metadata/finalizers/{i}")},
     ]))
     .expect("a JSON patch");
-    match api(op, &r.namespace).patch(&obj.name_any(), &PatchParams::default(), &Patch::<()>::Json(patch)).await {
+    match api(op, &r.namespace)
+        .patch(
+            &obj.name_any(),
+            &PatchParams::default(),
+            &Patch::<()>::Json(patch),
+        )
+        .await
+    {
         Ok(_) => {}
         Err(kube::Error::Api(s)) if s.code == 404 => {}
         Err(e) => return Err(e.into()),
@@ -281,13 +451,22 @@ async fn cleanup(obj: &DynamicObject, op: &Operator, r: &Resource, old: &Postgre
     Ok(Action::await_change())
 }
 
-async fn write_status(op: &Operator, obj: &DynamicObject, old: &PostgresClusterStatus, new: PostgresClusterStatus) -> Result<(), Error> {
+async fn write_status(
+    op: &Operator,
+    obj: &DynamicObject,
+    old: &PostgresClusterStatus,
+    new: PostgresClusterStatus,
+) -> Result<(), Error> {
     if *old == new && obj.data.get("status").is_some() {
         return Ok(());
     }
     let body = json!({"apiVersion": api::API_VERSION, "kind": KIND, "status": new});
     match api(op, &obj.namespace().unwrap_or_default())
-        .patch_status(&obj.name_any(), &PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force(), &Patch::Apply(&body))
+        .patch_status(
+            &obj.name_any(),
+            &PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force(),
+            &Patch::Apply(&body),
+        )
         .await
     {
         Ok(_) => Ok(()),

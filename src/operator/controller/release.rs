@@ -16,7 +16,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Releases whose CRDs we may take over: they own CRDs and no longer exist.
-async fn orphan_owners(client: &kube::Client, snap: &Snapshot) -> Result<Vec<(String, String)>, Error> {
+async fn orphan_owners(
+    client: &kube::Client,
+    snap: &Snapshot,
+) -> Result<Vec<(String, String)>, Error> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
     let mut owners = Vec::new();
@@ -27,7 +30,9 @@ async fn orphan_owners(client: &kube::Client, snap: &Snapshot) -> Result<Vec<(St
             a.get(crate::apply::RELEASE_NAMESPACE_ANNOTATION),
         ) {
             let owner = (n.clone(), ns.clone());
-            if crate::operator::provenance::is_orphan(Some(&owner), snap) && !owners.contains(&owner) {
+            if crate::operator::provenance::is_orphan(Some(&owner), snap)
+                && !owners.contains(&owner)
+            {
                 owners.push(owner);
             }
         }
@@ -42,11 +47,17 @@ pub fn context(op: &Operator, entry: &CapabilityEntry) -> Context {
     ctx.upgrade_crds = true;
     ctx.max_history = 10;
     ctx.timeout = Duration::from_secs(300);
-    ctx.labels = BTreeMap::from([(api::MANAGED_BY_LABEL.to_string(), api::MANAGED_BY.to_string())]);
+    ctx.labels = BTreeMap::from([(
+        api::MANAGED_BY_LABEL.to_string(),
+        api::MANAGED_BY.to_string(),
+    )]);
     ctx.object_labels = BTreeMap::from([(api::CAPABILITY_LABEL.to_string(), entry.name.clone())]);
     ctx.storage.annotations = BTreeMap::from([
         (api::PROVENANCE_ANNOTATION.to_string(), "owned".to_string()),
-        (CHART_VERSION_ANNOTATION.to_string(), entry.pin.version.clone()),
+        (
+            CHART_VERSION_ANNOTATION.to_string(),
+            entry.pin.version.clone(),
+        ),
         (INPUTS_ANNOTATION.to_string(), inputs_digest(entry)),
     ]);
     ctx
@@ -62,9 +73,14 @@ struct Busy {
 impl Busy {
     fn take(op: &Operator, release: &str) -> Result<Busy, Error> {
         if !op.busy.lock().expect("lock").insert(release.to_string()) {
-            return Err(Error::Release(format!("an action on release {release} is still running")));
+            return Err(Error::Release(format!(
+                "an action on release {release} is still running"
+            )));
         }
-        Ok(Busy { set: op.busy.clone(), release: release.into() })
+        Ok(Busy {
+            set: op.busy.clone(),
+            release: release.into(),
+        })
     }
 }
 
@@ -96,7 +112,11 @@ async fn on_worker<T: Send + 'static>(
 
 /// Install or upgrade our release to the pin. An upgrade first marks a
 /// pending revision left by an interrupted run failed (the action does).
-pub async fn install_or_upgrade(op: &Operator, entry: &CapabilityEntry, snap: &Snapshot) -> Result<String, Error> {
+pub async fn install_or_upgrade(
+    op: &Operator,
+    entry: &CapabilityEntry,
+    snap: &Snapshot,
+) -> Result<String, Error> {
     let busy = Busy::take(op, &entry.release)?;
     let take_over = orphan_owners(&op.client, snap).await?;
     ensure_namespace(&op.client, &entry.namespace).await?;
@@ -109,7 +129,13 @@ pub async fn install_or_upgrade(op: &Operator, entry: &CapabilityEntry, snap: &S
         ctx.take_over_crds_from = take_over;
         let values = entry.chart_values();
         let rel = rt
-            .block_on(action::upgrade::upgrade(&ctx, &entry.release, &pinned.chart, &values, true))
+            .block_on(action::upgrade::upgrade(
+                &ctx,
+                &entry.release,
+                &pinned.chart,
+                &values,
+                true,
+            ))
             .map_err(|e| Error::Release(e.to_string()))?;
         Ok(format!(
             "release {} revision {} in namespace {}: chart {}-{}",
@@ -130,7 +156,14 @@ pub async fn uninstall(op: &Operator, entry: &CapabilityEntry) -> Result<String,
     on_worker(move |rt| {
         let _busy = busy;
         rt.block_on(action::uninstall::uninstall(&ctx, &entry.release, false))
-            .map(|u| format!("release {} in namespace {} (chart {})", u.release.name, u.release.namespace, u.release.chart_version()))
+            .map(|u| {
+                format!(
+                    "release {} in namespace {} (chart {})",
+                    u.release.name,
+                    u.release.namespace,
+                    u.release.chart_version()
+                )
+            })
             .map_err(|e| Error::Release(e.to_string()))
     })
     .await?
@@ -142,7 +175,8 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), E
     if api.get_opt(name).await?.is_some() {
         return Ok(());
     }
-    let ns: Namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("namespace");
+    let ns: Namespace =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("namespace");
     match api.create(&Default::default(), &ns).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
@@ -160,7 +194,9 @@ pub async fn installed_version(
     match prov {
         Provenance::Owned(r) => r.chart_version.clone().unwrap_or_default(),
         Provenance::Adopted(_) => match prov.adopted_release() {
-            Some((n, ns)) => observe::chart_version_of(client, &n, &ns).await.unwrap_or_default(),
+            Some((n, ns)) => observe::chart_version_of(client, &n, &ns)
+                .await
+                .unwrap_or_default(),
             None => String::new(),
         },
         Provenance::Absent => String::new(),

@@ -24,7 +24,11 @@ pub fn parse_spec<T: serde::de::DeserializeOwned>(spec: &Value) -> Result<T, Spe
     serde_path_to_error::deserialize(spec).map_err(|e| {
         let path = e.path().to_string();
         SpecError {
-            field: if path == "." { "spec".into() } else { format!("spec.{path}") },
+            field: if path == "." {
+                "spec".into()
+            } else {
+                format!("spec.{path}")
+            },
             message: e.into_inner().to_string(),
         }
     })
@@ -34,7 +38,11 @@ pub fn parse_spec<T: serde::de::DeserializeOwned>(spec: &Value) -> Result<T, Spe
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReadyWhen {
     /// This object (emitted or adopted) reports condition Ready=True.
-    ConditionReady { api_version: String, kind: String, name: String },
+    ConditionReady {
+        api_version: String,
+        kind: String,
+        name: String,
+    },
     /// This Secret exists with these keys.
     SecretKeys { name: String, keys: Vec<String> },
 }

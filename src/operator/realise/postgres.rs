@@ -108,8 +108,12 @@ fn check_blocks(spec: &PostgresClusterSpec) -> Result<(), SpecError> {
 
 /// Why an external connection Secret is not usable yet, naming the key.
 pub fn missing_keys(secret: Option<&Value>, keys: &[String]) -> Vec<String> {
-    let data = secret.and_then(|s| s.get("data")).and_then(Value::as_object);
-    let string_data = secret.and_then(|s| s.get("stringData")).and_then(Value::as_object);
+    let data = secret
+        .and_then(|s| s.get("data"))
+        .and_then(Value::as_object);
+    let string_data = secret
+        .and_then(|s| s.get("stringData"))
+        .and_then(Value::as_object);
     keys.iter()
         .filter(|k| {
             !data.is_some_and(|d| d.contains_key(k.as_str()))
@@ -144,18 +148,33 @@ mod tests {
         let c = &r.emit[0];
         assert_eq!(c["spec"]["instances"], 3);
         assert_eq!(c["spec"]["storage"]["size"], "5Gi");
-        assert_eq!(c["spec"]["bootstrap"]["initdb"], json!({"database": "app", "owner": "app"}));
-        assert_eq!(c["spec"]["postgresql"]["parameters"]["max_connections"], "200");
+        assert_eq!(
+            c["spec"]["bootstrap"]["initdb"],
+            json!({"database": "app", "owner": "app"})
+        );
+        assert_eq!(
+            c["spec"]["postgresql"]["parameters"]["max_connections"],
+            "200"
+        );
         assert_eq!(c["metadata"]["ownerReferences"][0]["uid"], "u-1");
-        assert_eq!(c["metadata"]["labels"]["app.kubernetes.io/managed-by"], "navique-ai-core-operator");
+        assert_eq!(
+            c["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+            "navique-ai-core-operator"
+        );
     }
 
     #[test]
     fn adopt_and_external_emit_nothing_and_need_nothing() {
-        let a = realise(&pg(json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}))).unwrap();
+        let a = realise(&pg(
+            json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}),
+        ))
+        .unwrap();
         assert!(a.needs.is_empty() && a.emit.is_empty());
         assert_eq!(a.connection_secret, "legacy-db-app");
-        let e = realise(&pg(json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}))).unwrap();
+        let e = realise(&pg(
+            json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}),
+        ))
+        .unwrap();
         assert_eq!(e.connection_secret, "pg-conn");
         assert!(matches!(e.ready_when, ReadyWhen::SecretKeys { ref keys, .. } if keys.len() == 5));
     }
@@ -166,8 +185,14 @@ mod tests {
         assert_eq!(e.field, "spec.managed");
         let e = realise(&pg(json!({"mode": "sideways"}))).unwrap_err();
         assert_eq!(e.field, "spec.mode");
-        assert!(e.message.contains("sideways") && e.message.contains("managed"), "{e}");
-        let e = realise(&pg(json!({"mode": "managed", "managed": {"instances": "three"}}))).unwrap_err();
+        assert!(
+            e.message.contains("sideways") && e.message.contains("managed"),
+            "{e}"
+        );
+        let e = realise(&pg(
+            json!({"mode": "managed", "managed": {"instances": "three"}}),
+        ))
+        .unwrap_err();
         assert_eq!(e.field, "spec.managed.instances");
         let e = realise(&pg(json!({"mode": "external", "external": {"connectionSecretRef": {"name": "x"}}, "managed": {}}))).unwrap_err();
         assert_eq!(e.field, "spec.managed");
