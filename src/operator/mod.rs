@@ -1,12 +1,14 @@
 //! The operator: what the user asked ([`api`]), what we know ([`catalog`],
 //! [`observe`]), what we decide ([`provenance`], [`needs`], [`plan`],
-//! [`realise`]), how it happens ([`controller`]). Every decision is a plain
+//! [`realise`], [`gc`]; [`report`] prints it), how it happens
+//! ([`controller`], [`process`], [`telemetry`]). Every decision is a plain
 //! function of a snapshot; only `observe` and `controller` talk to a cluster.
 
 pub mod api;
 pub mod catalog;
 pub mod controller;
 pub mod crds;
+pub mod gc;
 pub mod needs;
 pub mod observe;
 pub mod plan;

@@ -223,13 +223,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         }
         owned.push(emit::owned_ref(o));
     }
-    let unwanted: Vec<api::OwnedObject> = old
-        .common
-        .owned
-        .iter()
-        .filter(|o| !owned.contains(o))
-        .cloned()
-        .collect();
+    let unwanted = crate::operator::gc::unwanted(&old.common.owned, &owned);
     for gone in &unwanted {
         let still = emit::delete_if_ours(op, gone, &r.uid).await?;
         if still {
