@@ -921,3 +921,31 @@ STRVALS = [
     ("json", "a={\"b\":[1,2]}"), ("json", "a=1,b=\"x\""), ("json", "a=[1,{\"c\":null}]"), ("json", "a=bad"), ("json", "a.b=true"),
     ("literal", "a=b,c=d"), ("literal", "a.b=x=y"), ("literal", "a"),
 ]
+
+# ------------------------------------------------------- Helm objects as Go values
+# .Capabilities.APIVersions is a chartutil.VersionSet ([]string): Sprig's
+# list functions reach it through reflection as any slice.
+H = "helmobjects"
+many(H, "versionset", [
+    "{{ has \"apps/v1\" .Capabilities.APIVersions }} {{ has \"monitoring.coreos.com/v1/ServiceMonitor\" .Capabilities.APIVersions }}",
+    "{{ mustHas \"v1\" .Capabilities.APIVersions }}",
+    "{{ first .Capabilities.APIVersions }} {{ last .Capabilities.APIVersions }}",
+    "{{ len .Capabilities.APIVersions | toString | len | lt 0 }}",
+    "{{ index .Capabilities.APIVersions 0 }}",
+    "{{ range $i, $v := .Capabilities.APIVersions }}{{ if lt $i 3 }}{{ $v }};{{ end }}{{ end }}",
+    "{{ without .Capabilities.APIVersions \"v1\" | len | lt 1 }}",
+    "{{ slice .Capabilities.APIVersions 0 2 }}",
+    "{{ uniq .Capabilities.APIVersions | len | lt 1 }}",
+    "{{ compact .Capabilities.APIVersions | first }}",
+    "{{ sortAlpha .Capabilities.APIVersions | first }}",
+    "{{ rest .Capabilities.APIVersions | first }} {{ initial .Capabilities.APIVersions | last }}",
+    "{{ reverse .Capabilities.APIVersions | last }}",
+    "{{ join \",\" (slice .Capabilities.APIVersions 0 2) }}",
+    "{{ kindOf .Capabilities.APIVersions }} {{ typeOf .Capabilities.APIVersions }}",
+    "{{ .Capabilities.APIVersions | toJson | fromJsonArray | first }}",
+    "{{ concat (list \"x\") (slice .Capabilities.APIVersions 0 1) }}",
+    "{{ chunk 2 (slice .Capabilities.APIVersions 0 3) }}",
+    "{{ append (slice .Capabilities.APIVersions 0 1) \"z\" }}",
+    "{{ empty .Capabilities.APIVersions }} {{ empty (slice .Capabilities.APIVersions 0 0) }}",
+    "{{ has 1 .Capabilities.APIVersions }}",
+])

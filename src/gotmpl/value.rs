@@ -98,6 +98,20 @@ pub trait Object {
 }
 
 impl Value {
+    /// A Go slice behind a Helm object (`common.VersionSet`) as the list it
+    /// is, for functions that reach slices through reflection (Sprig's list
+    /// functions, `index`, `slice`); anything else as it is.
+    pub fn as_go_slice(&self) -> Value {
+        if let Value::Object(o) = self {
+            if matches!(o.kind_name(), "slice" | "array") {
+                if let l @ Value::List(..) = o.to_data() {
+                    return l;
+                }
+            }
+        }
+        self.clone()
+    }
+
     pub fn str(s: impl AsRef<str>) -> Value {
         Value::Str(Arc::from(s.as_ref()))
     }

@@ -116,7 +116,7 @@ fn index(x: &mut Exec, a: Vec<Value>) -> FResult {
         return Err("index of untyped nil".into());
     }
     for idx in &a[1..] {
-        item = match &item {
+        item = match &item.as_go_slice() {
             Value::List(l, _) => {
                 let i = index_value(idx)?;
                 if i < 0 || i as usize >= l.len() {

@@ -11,7 +11,7 @@ use std::rc::Rc;
 const NIL_DEREF: &str = "runtime error: invalid memory address or nil pointer dereference";
 
 fn items(v: &Value, what: &str) -> Result<Vec<Value>, FuncError> {
-    match v {
+    match &v.as_go_slice() {
         Value::List(l, _) => Ok(l.as_ref().clone()),
         Value::Bytes(b) => Ok(b.iter().map(|x| Value::Uint8(*x)).collect()),
         Value::Nil => Err(NIL_DEREF.into()),
@@ -20,8 +20,8 @@ fn items(v: &Value, what: &str) -> Result<Vec<Value>, FuncError> {
 }
 
 fn find_items(v: &Value, what: &str) -> Result<Vec<Value>, FuncError> {
-    match v {
-        Value::List(..) | Value::Bytes(_) | Value::Nil => items(v, what),
+    match &v.as_go_slice() {
+        v @ (Value::List(..) | Value::Bytes(_) | Value::Nil) => items(v, what),
         other => Err(format!("Cannot find {what} on type {}", other.kind_name()).into()),
     }
 }
@@ -110,14 +110,15 @@ pub fn register(r: &mut Registry) {
     });
     r.alias("mustHas", "has");
     r.add("compact", &[Any], None, |_, a| {
-        let l = match &a[0] {
+        let l = match &a[0].as_go_slice() {
             Value::List(..) | Value::Bytes(_) | Value::Nil => items(&a[0], "compact")?,
             other => return Err(format!("Cannot compact on type {}", other.kind_name()).into()),
         };
         list(l.into_iter().filter(|v| !is_empty(v)).collect())
     });
     r.alias("mustCompact", "compact");
-    r.add("slice", &[Any], Some(Any), |_, a| {
+    r.add("slice", &[Any], Some(Any), |_, mut a| {
+        a[0] = a[0].as_go_slice();
         let kind = match &a[0] {
             Value::List(_, k) => *k,
             Value::Nil => return Err(NIL_DEREF.into()),
@@ -157,8 +158,8 @@ pub fn register(r: &mut Registry) {
     r.add("concat", &[], Some(Any), |_, a| {
         let mut out = Vec::new();
         for v in &a {
-            match v {
-                Value::List(..) | Value::Bytes(_) => out.extend(items(v, "concat")?),
+            match &v.as_go_slice() {
+                v @ (Value::List(..) | Value::Bytes(_)) => out.extend(items(v, "concat")?),
                 Value::Nil => return Err(NIL_DEREF.into()),
                 other => {
                     return Err(format!("Cannot concat type {} as list", other.kind_name()).into())
@@ -169,8 +170,8 @@ pub fn register(r: &mut Registry) {
     });
     r.add("chunk", &[Int, Any], None, |_, a| {
         let size = super::arg_int(&a[0]);
-        let l = match &a[1] {
-            Value::List(..) | Value::Bytes(_) | Value::Nil => items(&a[1], "chunk")?,
+        let l = match &a[1].as_go_slice() {
+            v @ (Value::List(..) | Value::Bytes(_) | Value::Nil) => items(v, "chunk")?,
             other => return Err(format!("Cannot chunk type {}", other.kind_name()).into()),
         };
         if size <= 0 {

@@ -203,8 +203,8 @@ pub fn register(r: &mut Registry) {
         )))
     });
     r.add("sortAlpha", &[Any], None, |_, a| {
-        let mut l = match &a[0] {
-            Value::List(..) | Value::Bytes(_) => strslice(&a[0]),
+        let mut l = match &a[0].as_go_slice() {
+            v @ (Value::List(..) | Value::Bytes(_)) => strslice(v),
             other => vec![strval(other)],
         };
         l.sort();
@@ -356,6 +356,10 @@ pub fn register(r: &mut Registry) {
 /// Sprig's `empty`.
 pub fn is_empty(v: &Value) -> bool {
     match v {
+        // A slice behind an object (VersionSet) is empty when it has no items.
+        Value::Object(o) if matches!(o.kind_name(), "slice" | "array") => {
+            matches!(o.to_data(), Value::List(l, _) if l.is_empty())
+        }
         // Objects (certificates, .Files, ...) are structs or pointers to
         // them in Go: never empty.
         Value::Object(_) => false,
