@@ -949,3 +949,28 @@ many(H, "versionset", [
     "{{ empty .Capabilities.APIVersions }} {{ empty (slice .Capabilities.APIVersions 0 0) }}",
     "{{ has 1 .Capabilities.APIVersions }}",
 ])
+
+# ------------------------------------------------------- Go's RE2 syntax
+# Where Go's regexp/syntax differs from Rust's regex crate: ASCII Perl
+# classes, class punctuation read literally, `{` as a literal, \Q...\E,
+# and Go's errors (mustRegex* report them; regexMatch turns them into false).
+G = "goregex"
+many(G, "syntax", [
+    r'{{ regexMatch "^[\\w-\\.]+$" "a-b.c" }} {{ regexMatch "^[\\w-\\.]+$" "a b" }}',
+    r'{{ regexMatch "^\\w+$" "é" }} {{ regexMatch "^\\d$" "٣" }} {{ regexMatch "^\\s$" " " }} {{ regexMatch "^\\W$" "é" }}',
+    r'{{ regexMatch "^[a&&b]$" "&" }} {{ regexMatch "^[~~a]$" "~" }} {{ regexMatch "^[[]$" "[" }}',
+    r'{{ regexMatch "^a{,2}$" "a{,2}" }} {{ regexMatch "x{2" "x{2" }} {{ regexMatch "^x{2}$" "xx" }}',
+    r'{{ regexMatch "\\Qa.b\\E" "a.b" }} {{ regexMatch "^\\Qa.b\\E$" "axb" }}',
+    r'{{ regexMatch "^[a-]$" "-" }} {{ regexMatch "^[\\d-z]$" "-" }} {{ regexMatch "^[^\\W]$" "a" }}',
+    r'{{ regexMatch "\\bé" "xé" }} {{ regexMatch "x\\b" "xé" }}',
+    r'{{ regexMatch "^[[:alpha:]]+$" "abc" }} {{ regexMatch "(?i)É" "é" }} {{ regexMatch "(?P<n>a)(?<m>b)" "ab" }}',
+    r'{{ regexFindAll "[\\w-]+" "a-b c_d é" -1 }}',
+    r'{{ regexReplaceAll "(\\w+)@(\\w+)" "me@host you@there" "${2}:${1}" }}',
+    r'{{ regexSplit "[\\s,]+" "a, b  c,d" -1 }}',
+    r'{{ mustRegexMatch "\\Z" "" }}',
+    r'{{ mustRegexMatch "a{1001}" "" }}',
+    r'{{ mustRegexMatch "^[a--b]$" "-" }}',
+    r'{{ mustRegexMatch "^[a-\\d]$" "-" }}',
+    r'{{ mustRegexMatch "[z-a]" "-" }}',
+    r'{{ regexMatch "\\Z" "" }} {{ regexMatch "[z-a]" "" }}',
+])

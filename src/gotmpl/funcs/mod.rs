@@ -7,6 +7,7 @@ pub mod cast;
 mod crypto;
 mod dates;
 mod dicts;
+mod goregex;
 mod helm;
 mod lists;
 mod math;

@@ -871,7 +871,9 @@ fn compile(re: &str) -> Result<regex::Regex, String> {
     if let Some(r) = CACHE.with(|c| c.borrow().get(re).cloned()) {
         return Ok(r);
     }
-    let r = regex::Regex::new(re)
+    let translated =
+        super::goregex::translate(re).map_err(|e| format!("error parsing regexp: {e}"))?;
+    let r = regex::Regex::new(&translated)
         .map_err(|e| format!("error parsing regexp: {}", regex_err_text(&e, re)))?;
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
