@@ -974,3 +974,36 @@ many(G, "syntax", [
     r'{{ mustRegexMatch "[z-a]" "-" }}',
     r'{{ regexMatch "\\Z" "" }} {{ regexMatch "[z-a]" "" }}',
 ])
+
+# ------------------------------------------------------- fmt and numbers at the edges
+F = "fmtedges"
+many(F, "verbs", [
+    '{{ printf "%f" 255 }}|{{ printf "%e" 3 }}|{{ printf "%g" 7 }}|{{ printf "%.2f" 1 }}',
+    '{{ printf "%d" 2.5 }}|{{ printf "%x" 3.5 }}|{{ printf "%d" "s" }}',
+    '{{ printf "%x" "hi" }}|{{ printf "%X" (list 1 2) }}|{{ printf "%q" 65 }}|{{ printf "%c" 66 }}',
+    '{{ printf "%v|%+v|%#v" (dict "a" 1) (dict "a" 1) (dict "a" 1) }}',
+    '{{ printf "%v|%#v" (list 1 "a") (list 1 "a") }}',
+    '{{ printf "%T %T %T %T" 1 1.5 "s" (list) }}',
+    '{{ printf "%d %d" 1 }}|{{ printf "%d" 1 2 }}|{{ printf "%!" }}|{{ printf "%z" 1 }}',
+    '{{ printf "%8.3f|%-8d|%+d|%08.2f" 3.14159 42 5 -1.5 }}',
+    '{{ printf "%s" 1 }}|{{ printf "%s" nil }}|{{ printf "%d" nil }}',
+    '{{ print 1 2 "a" "b" 3 }}|{{ print "a" 1 }}|{{ println 1 "x" }}',
+    '{{ printf "%x|%X|%x|%x|%.1x|%.0x|%.3x|%+x" 1.0 255.5 -0.1 0.0 1.96875 1.5 0.1 2.0 }}',
+    '{{ printf "%x|%x|%8.2f|%-6.1e|" .Values.tiny .Values.neg 2.0 12345.678 }}',
+])
+many(F, "numbers", [
+    '{{ .Values.big }} {{ .Values.big | int64 }} {{ .Values.big | toString }}',
+    '{{ .Values.huge | int64 }} {{ .Values.huge | int }}',
+    '{{ .Values.negzero }} {{ .Values.negzero | toString }} {{ .Values.exp }} {{ .Values.exp | int }}',
+    '{{ atoi "12a" }} {{ atoi "-7" }} {{ float64 "1e3" }} {{ int "0x1F" }}',
+    '{{ toDecimal "0777" }} {{ toDecimal "9" }}',
+    '{{ 1e3 }} {{ 1.5e-7 }} {{ 100000000 | float64 }}',
+], values="big: 9007199254740993\nhuge: 1e20\nnegzero: -0.0\nexp: 1.5e3\n")
+c(F, "verbs-hexfloat-values", '{{ printf "%x|%x|%x" .Values.tiny .Values.neg .Values.huge }}', values="tiny: 5e-324\nneg: -1e-300\nhuge: 1e300\n")
+many(F, "case", [
+    '{{ upper "ß" }} {{ lower "ẞ" }} {{ title "ǆemal" }} {{ upper "ǆ" }}',
+    '{{ camelcase "hello_wörld" }} {{ snakecase "HelloWörld" }} {{ kebabcase "HelloWörld" }} {{ swapcase "Héllo" }}',
+    '{{ initials "élan vital" }} {{ abbrev 5 "héllo wörld" }} {{ abbrevboth 5 10 "1234 5678 9123 öö" }}',
+    '{{ substr 1 3 "héllo" }} {{ trunc 2 "héllo" }} {{ trunc -2 "héllo" }} {{ nospace "h é l" }}',
+    '{{ wrap 5 "héllo wörld again" }}|{{ wrapWith 5 "|" "héllo wörld" }}',
+])

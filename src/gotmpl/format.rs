@@ -557,9 +557,122 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
     out
 }
 
+/// strconv.FormatFloat(x, 'x', prec, 64): `0x1.cp+01`.
+fn hex_float(x: f64, prec: Option<usize>) -> String {
+    if x.is_nan() {
+        return "NaN".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    let bits = x.abs().to_bits();
+    let (mut mant, mut exp) = (
+        (bits & ((1 << 52) - 1)) as u128,
+        ((bits >> 52) & 0x7ff) as i64,
+    );
+    if exp == 0 && mant == 0 {
+        let zeros = prec
+            .filter(|p| *p > 0)
+            .map(|p| format!(".{}", "0".repeat(p)))
+            .unwrap_or_default();
+        return format!("{sign}0x0{zeros}p+00");
+    }
+    if exp == 0 {
+        // Subnormal: normalise so the leading digit is 1.
+        exp = -1022;
+        while mant & (1 << 52) == 0 {
+            mant <<= 1;
+            exp -= 1;
+        }
+        mant &= (1 << 52) - 1;
+    } else {
+        exp -= 1023;
+    }
+    // 52 fraction bits are 13 hex digits.
+    let mut lead = 1u128;
+    let mut digits = format!("{mant:013x}");
+    if let Some(p) = prec {
+        if p < 13 {
+            let drop = (13 - p) * 4;
+            let full = (1u128 << 52) | mant;
+            let half = 1u128 << (drop - 1);
+            let rem = full & ((1u128 << drop) - 1);
+            let mut kept = full >> drop;
+            if rem > half || (rem == half && kept & 1 == 1) {
+                kept += 1;
+            }
+            if kept >> (p * 4) >= 2 {
+                kept >>= 1;
+                exp += 1;
+            }
+            lead = kept >> (p * 4);
+            digits = if p == 0 {
+                String::new()
+            } else {
+                format!("{:0w$x}", kept & ((1u128 << (p * 4)) - 1), w = p)
+            };
+        } else {
+            digits.push_str(&"0".repeat(p - 13));
+        }
+    } else {
+        digits = digits.trim_end_matches('0').to_string();
+    }
+    let frac = if digits.is_empty() {
+        String::new()
+    } else {
+        format!(".{digits}")
+    };
+    let esign = if exp < 0 { '-' } else { '+' };
+    format!("{sign}0x{lead}{frac}p{esign}{:02}", exp.abs())
+}
+
+/// `%#v` of a slice or map: Go syntax, `[]interface {}{1, "a"}`.
+fn go_syntax(out: &mut String, v: &Value, inside: bool) {
+    match v {
+        Value::Nil if inside => out.push_str("interface {}(nil)"),
+        Value::Str(s) => out.push_str(&quote_go(s)),
+        Value::List(l, _) => {
+            out.push_str(&v.type_name());
+            out.push('{');
+            for (i, x) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                go_syntax(out, x, true);
+            }
+            out.push('}');
+        }
+        Value::Map(m, _) => {
+            out.push_str(&v.type_name());
+            out.push('{');
+            for (i, (k, x)) in m.borrow().iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&quote_go(k));
+                out.push(':');
+                go_syntax(out, x, true);
+            }
+            out.push('}');
+        }
+        other => write_v(out, other, false),
+    }
+}
+
 fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
     if verb == 'T' {
         pad(out, &arg.type_name(), f);
+        return;
+    }
+    if verb == 'v' && f.sharp && matches!(arg, Value::List(..) | Value::Map(..)) {
+        let mut s = String::new();
+        go_syntax(&mut s, arg, false);
+        pad(out, &s, f);
         return;
     }
     match arg {
@@ -579,7 +692,17 @@ fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
         Value::Uint32(n) => fmt_integer(out, arg, false, *n as u128, verb, f),
         Value::Float(x) => match verb {
             'v' | 'g' | 'G' | 'f' | 'F' | 'e' | 'E' => fmt_float(out, *x, verb, f),
-            'x' | 'X' | 'b' => bad_verb(out, verb, arg),
+            'x' | 'X' => {
+                let mut h = hex_float(*x, f.prec);
+                if f.plus && !h.starts_with('-') && !h.starts_with('+') {
+                    h.insert(0, '+');
+                }
+                if verb == 'X' {
+                    h = h.to_uppercase();
+                }
+                pad(out, &h, f)
+            }
+            'b' => bad_verb(out, verb, arg),
             _ => bad_verb(out, verb, arg),
         },
         Value::Str(s) => fmt_string(out, s.as_bytes(), verb, f, arg),
@@ -657,9 +780,16 @@ fn fmt_integer(out: &mut String, arg: &Value, neg: bool, mag: u128, verb: char, 
             f,
         ),
         'U' => pad(out, &format!("U+{:04X}", mag), f),
+        // Go's fmt has no float verbs for integers: a bad verb, whose value
+        // is printed with the verb's width and precision still in effect.
         'e' | 'E' | 'f' | 'F' | 'g' | 'G' => {
-            let x = if neg { -(mag as f64) } else { mag as f64 };
-            fmt_float(out, x, verb, f)
+            out.push_str("%!");
+            out.push(verb);
+            out.push('(');
+            out.push_str(&arg.type_name());
+            out.push('=');
+            fmt_int(out, neg, mag, 'v', f);
+            out.push(')');
         }
         _ => bad_verb(out, verb, arg),
     }

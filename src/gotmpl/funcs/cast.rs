@@ -42,16 +42,20 @@ pub fn to_int64(v: &Value) -> i64 {
         Value::Uint64(u) => *u as i64,
         Value::Uint8(u) => *u as i64,
         Value::Uint32(u) => *u as i64,
-        Value::Float(f) => {
-            if f.is_nan() {
-                i64::MIN
-            } else {
-                *f as i64
-            }
-        }
+        Value::Float(f) => go_float_to_int64(*f),
         Value::Bool(b) => *b as i64,
         Value::Str(s) => parse_int_base0(trim_zero_decimal(s)).unwrap_or(0),
         _ => 0,
+    }
+}
+
+/// Go's `int64(f)` on amd64 (CVTTSD2SQ): out of range or NaN gives the
+/// minimum int64, where Rust's `as` saturates.
+pub fn go_float_to_int64(f: f64) -> i64 {
+    if f.is_nan() || f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
+        i64::MIN
+    } else {
+        f as i64
     }
 }
 

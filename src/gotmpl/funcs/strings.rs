@@ -37,10 +37,16 @@ pub fn register(r: &mut Registry) {
             .to_string())
     });
     r.add("upper", &[Str], None, |_, a| {
-        s(arg_str(&a[0]).to_uppercase())
+        s(arg_str(&a[0])
+            .chars()
+            .map(|c| simple_case(c, c.to_uppercase()))
+            .collect())
     });
     r.add("lower", &[Str], None, |_, a| {
-        s(arg_str(&a[0]).to_lowercase())
+        s(arg_str(&a[0])
+            .chars()
+            .map(|c| simple_case(c, c.to_lowercase()))
+            .collect())
     });
     r.add("title", &[Str], None, |_, a| s(title(arg_str(&a[0]))));
     r.add("untitle", &[Str], None, |_, a| s(untitle(arg_str(&a[0]))));
@@ -81,11 +87,19 @@ pub fn register(r: &mut Registry) {
         }
         s(abbreviate_full(arg_str(&a[2]), l, rt).unwrap_or_default())
     });
+    // goutils reads these strings byte by byte, each byte taken as a rune.
     r.add("initials", &[Str], None, |_, a| {
-        s(arg_str(&a[0])
-            .split(char::is_whitespace)
-            .filter_map(|w| w.chars().next())
-            .collect())
+        let mut out = String::new();
+        let mut gap = true;
+        for &b in arg_str(&a[0]).as_bytes() {
+            if go_latin1_space(b) {
+                gap = true;
+            } else if gap {
+                out.push(b as char);
+                gap = false;
+            }
+        }
+        s(out)
     });
     r.add("wrap", &[Int, Str], None, |_, a| {
         s(wrap_custom(arg_str(&a[1]), arg_int(&a[0]), "", false))
@@ -176,8 +190,9 @@ pub fn register(r: &mut Registry) {
     });
     r.add("nospace", &[Str], None, |_, a| {
         s(arg_str(&a[0])
-            .chars()
-            .filter(|c| !c.is_whitespace())
+            .bytes()
+            .filter(|b| !go_latin1_space(*b))
+            .map(|b| b as char)
             .collect())
     });
     r.add("toString", &[Any], None, |_, a| s(strval(&a[0])));
@@ -354,6 +369,23 @@ pub fn register(r: &mut Registry) {
 }
 
 /// Sprig's `empty`.
+/// Go's unicode.ToUpper/ToLower map one rune to one rune (simple case
+/// mapping): where the full mapping expands (`ß` -> `SS`) the rune stays,
+/// unless the rest is combining marks (`İ` -> `i`).
+fn simple_case(c: char, full: impl Iterator<Item = char>) -> char {
+    let mapped: Vec<char> = full.collect();
+    match mapped.as_slice() {
+        [one] => *one,
+        [first, rest @ ..] if rest.iter().all(|r| ('\u{300}'..='\u{36F}').contains(r)) => *first,
+        _ => c,
+    }
+}
+
+/// unicode.IsSpace of a byte taken as a rune (Latin-1).
+fn go_latin1_space(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' | 0x85 | 0xA0)
+}
+
 pub fn is_empty(v: &Value) -> bool {
     match v {
         // A slice behind an object (VersionSet) is empty when it has no items.
