@@ -1007,3 +1007,23 @@ many(F, "case", [
     '{{ substr 1 3 "héllo" }} {{ trunc 2 "héllo" }} {{ trunc -2 "héllo" }} {{ nospace "h é l" }}',
     '{{ wrap 5 "héllo wörld again" }}|{{ wrapWith 5 "|" "héllo wörld" }}',
 ])
+
+# ------------------------------------------------------- toYaml, toToml, case functions
+Y = "yamledges"
+many(Y, "toyaml", [
+    '{{ toYaml (list "yes" "no" "on" "off" "y" "n" "true" "null" "~" "" "1e3" "0x1F" "012" "1_000" ".inf" "-.nan") }}',
+    '{{ toYaml (list "a: b" "- x" "#c" "x #c" "&a" "*a" "!t" "|" ">" "@" "`" "%" "\'q\'" "\\"d\\"" " lead" "trail " "tab\\there") }}',
+    '{{ toYaml (list "multi\\nline" "2001-12-14" "12:30" "1:20:30" "+12" "-0" "0o17" "0b101" "=" "<<" "?" "-" ":" ",") }}',
+    '{{ toYaml (dict "yes" 1 "1" 2 "a b" 3 "null" 4) }}',
+    '{{ toToml (dict "a" 1 "b" (dict "c" "x" "d" (list 1 2)) "e" (list (dict "f" 1) (dict "f" 2)) "g" 1.5 "h" true) }}',
+    '{{ toToml (dict "mixed" (list 1 "a") "empty" (list) "nested" (dict "deep" (dict "x" "y"))) }}',
+    '{{ float64 "NaN" | toYaml }}|{{ float64 "+Inf" | toYaml }}|{{ float64 "NaN" | toJson }}|',
+    '{{ float64 "NaN" | mustToYaml }}',
+    '{{ float64 "-Inf" | mustToJson }}',
+    '{{ camelcase "hello_wörld_x" }} {{ snakecase "HelloWörld" }} {{ kebabcase "HelloWörld" }} {{ swapcase "Héllo Wörld" }}',
+    '{{ title "héllo wörld" }} {{ untitle "Héllo Wörld" }} {{ plural "one" "many" 1 }} {{ substr 0 2 "日本語" }} {{ abbrev 4 "日本語日本語" }}',
+])
+# json.Marshal meets map keys sorted: the first non-finite value is the one
+# under the smallest key, whatever the document order.
+c(Y, "values-nonfinite-order", "x", values="nan: .nan\ninf: .inf\n")
+c(Y, "values-nonfinite-nested", "x", values="z: 1\nb:\n  y: .nan\n  a: -.inf\n")

@@ -384,7 +384,9 @@ impl Emitter {
                 self.emit_scalar(&s, Style::Plain, simple_key)
             }
             Y::Str(s) => {
-                let can_plain = matches!(resolve_plain(s), Scalar::Str(_)) && !is_base60_float(s);
+                // go-yaml v2 writes the merge key `<<` as a plain string too.
+                let can_plain = matches!(resolve_plain(s), Scalar::Str(_) | Scalar::Merge)
+                    && !is_base60_float(s);
                 let style = if s.contains('\n') {
                     Style::Literal
                 } else if can_plain {

@@ -311,7 +311,7 @@ fn map_to_json(pairs: &[(Node, Node)], out: &mut Map) -> Result<(), YamlError> {
                 return Err(YamlError { line: 0, column: 0, msg: "yaml: invalid map key".into() });
             }
         };
-        out.insert(key, to_json(v)?);
+        out.insert(key, to_json_checked(v)?);
     }
     Ok(())
 }
@@ -330,8 +330,54 @@ fn float32_key(f: f64) -> String {
     crate::gotmpl::format::format_float32_g(f as f32)
 }
 
+/// The first value JSON cannot hold, in the order json.Marshal meets it:
+/// map keys sorted, sequences in order.
+fn first_non_finite(n: &Node) -> Option<f64> {
+    match n {
+        Node::Scalar(Scalar::Float(f)) if !f.is_finite() => Some(*f),
+        Node::Scalar(_) => None,
+        Node::Seq(items) => items.iter().find_map(first_non_finite),
+        Node::Map(pairs) => {
+            let mut sorted: Vec<(String, &Node)> =
+                pairs.iter().map(|(k, v)| (key_text(k), v)).collect();
+            sorted.sort_by(|a, b| a.0.cmp(&b.0));
+            sorted.into_iter().find_map(|(_, v)| first_non_finite(v))
+        }
+    }
+}
+
+fn key_text(k: &Node) -> String {
+    match k {
+        Node::Scalar(Scalar::Str(s) | Scalar::Timestamp(s)) => s.clone(),
+        Node::Scalar(Scalar::Int(i)) => i.to_string(),
+        Node::Scalar(Scalar::Uint(u)) => u.to_string(),
+        Node::Scalar(Scalar::Bool(b)) => b.to_string(),
+        Node::Scalar(Scalar::Null) => "null".into(),
+        Node::Scalar(Scalar::Merge) => "<<".into(),
+        _ => String::new(),
+    }
+}
+
 /// Convert a node to the value Helm's templates see (JSON semantics).
 pub fn to_json(n: &Node) -> Result<Value, YamlError> {
+    if let Some(f) = first_non_finite(n) {
+        let t = if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "+Inf"
+        } else {
+            "-Inf"
+        };
+        return Err(YamlError {
+            line: 0,
+            column: 0,
+            msg: format!("error converting YAML to JSON: json: unsupported value: {t}"),
+        });
+    }
+    to_json_checked(n)
+}
+
+fn to_json_checked(n: &Node) -> Result<Value, YamlError> {
     Ok(match n {
         Node::Scalar(s) => match s {
             Scalar::Null => Value::Nil,
@@ -358,7 +404,12 @@ pub fn to_json(n: &Node) -> Result<Value, YamlError> {
             Scalar::Str(s) | Scalar::Timestamp(s) => Value::str(s),
             Scalar::Merge => Value::str("<<"),
         },
-        Node::Seq(items) => Value::list(items.iter().map(to_json).collect::<Result<Vec<_>, _>>()?),
+        Node::Seq(items) => Value::list(
+            items
+                .iter()
+                .map(to_json_checked)
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
         Node::Map(pairs) => {
             let mut m = Map::new();
             map_to_json(pairs, &mut m)?;

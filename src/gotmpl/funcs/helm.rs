@@ -48,7 +48,7 @@ pub fn register(r: &mut Registry) {
     r.add("mustToYaml", &[Any], None, |_, a| {
         emit::to_yaml(&a[0])
             .map(Value::string)
-            .map_err(|e| FuncError::Msg(e.0))
+            .map_err(|e| FuncError::Msg(format!("error marshaling into JSON: {}", e.0)))
     });
     r.add("toYamlPretty", &[Any], None, |_, a| {
         Ok(Value::string(
@@ -263,22 +263,49 @@ fn toml_inline(v: &Value) -> Result<Option<String>, String> {
     }))
 }
 
-fn toml_table(out: &mut String, m: &Map, path: &[String], depth: usize) -> Result<(), String> {
-    let ind = "  ".repeat(depth);
+/// An array every element of which is a table: written as `[[key]]` blocks.
+fn table_array(v: &Value) -> Option<Vec<Value>> {
+    match v {
+        Value::List(l, _) if !l.is_empty() && l.iter().all(|x| matches!(x, Value::Map(..))) => {
+            Some(l.to_vec())
+        }
+        _ => None,
+    }
+}
+
+/// BurntSushi/toml's eMapOrStruct: plain keys first, then tables and arrays
+/// of tables in key order; keys indented one level per table, headers one
+/// less; a blank line before each top-level table and each `[[...]]`.
+fn toml_table(out: &mut String, m: &Map, path: &[String], _depth: usize) -> Result<(), String> {
+    let kv_ind = "  ".repeat(path.len());
+    let head_ind = "  ".repeat(path.len());
     for (k, v) in m.iter() {
-        if matches!(v, Value::Map(..)) {
+        if matches!(v, Value::Map(..)) || table_array(v).is_some() {
             continue;
         }
         if let Some(s) = toml_inline(v)? {
-            out.push_str(&format!("{ind}{} = {}\n", toml_key(k), s));
+            out.push_str(&format!("{kv_ind}{} = {}\n", toml_key(k), s));
         }
     }
     for (k, v) in m.iter() {
+        let mut p = path.to_vec();
+        p.push(toml_key(k));
         if let Value::Map(sub, _) = v {
-            let mut p = path.to_vec();
-            p.push(toml_key(k));
-            out.push_str(&format!("\n{ind}[{}]\n", p.join(".")));
-            toml_table(out, &sub.borrow(), &p, depth + 1)?;
+            if p.len() == 1 && !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!("{head_ind}[{}]\n", p.join(".")));
+            toml_table(out, &sub.borrow(), &p, 0)?;
+        } else if let Some(items) = table_array(v) {
+            for item in items {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&format!("{head_ind}[[{}]]\n", p.join(".")));
+                if let Value::Map(sub, _) = item {
+                    toml_table(out, &sub.borrow(), &p, 0)?;
+                }
+            }
         }
     }
     Ok(())

@@ -66,10 +66,10 @@ pub fn register(r: &mut Registry) {
         let b = st.as_bytes();
         let l = b.len() as i64;
         if c < 0 && l + c > 0 {
-            return s(String::from_utf8_lossy(&b[(l + c) as usize..]).into_owned());
+            return s(go_lossy(&b[(l + c) as usize..]));
         }
         if c >= 0 && l > c {
-            return s(String::from_utf8_lossy(&b[..c as usize]).into_owned());
+            return s(go_lossy(&b[..c as usize]));
         }
         s(st.to_string())
     });
@@ -245,7 +245,7 @@ pub fn register(r: &mut Registry) {
     });
     r.add("b64dec", &[Str], None, |_, a| {
         s(match go_b64_decode(arg_str(&a[0])) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Ok(b) => go_lossy(&b),
             Err(e) => e,
         })
     });
@@ -254,7 +254,7 @@ pub fn register(r: &mut Registry) {
     });
     r.add("b32dec", &[Str], None, |_, a| {
         s(match b32_decode(arg_str(&a[0])) {
-            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Ok(b) => go_lossy(&b),
             Err(e) => e,
         })
     });
@@ -381,6 +381,28 @@ fn simple_case(c: char, full: impl Iterator<Item = char>) -> char {
     }
 }
 
+/// Bytes as Go prints a string holding them: each byte that starts no valid
+/// UTF-8 sequence becomes one U+FFFD (where Rust's lossy conversion folds a
+/// cut sequence into one).
+pub fn go_lossy(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len());
+    let mut rest = b;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(valid).expect("valid prefix"));
+                out.push('\u{FFFD}');
+                rest = &after[1..];
+            }
+        }
+    }
+}
+
 /// unicode.IsSpace of a byte taken as a rune (Latin-1).
 fn go_latin1_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' | 0x85 | 0xA0)
@@ -491,9 +513,7 @@ fn substr(start: i64, end: i64, st: &str) -> FResult {
             }
             return Err(format!("runtime error: slice bounds out of range [{a}:{z}]").into());
         }
-        Ok(Value::string(
-            String::from_utf8_lossy(&b[a as usize..z as usize]).into_owned(),
-        ))
+        Ok(Value::string(go_lossy(&b[a as usize..z as usize])))
     };
     if start < 0 {
         return slice(0, end);
@@ -523,7 +543,7 @@ fn abbreviate_full(st: &str, offset: i64, max: i64) -> Option<String> {
         offset = l - (max - 3);
     }
     let b = st.as_bytes();
-    let sub = |a: i64, z: i64| String::from_utf8_lossy(&b[a as usize..z as usize]).into_owned();
+    let sub = |a: i64, z: i64| go_lossy(&b[a as usize..z as usize]);
     if offset <= 4 {
         return Some(sub(0, max - 3) + "...");
     }
@@ -581,7 +601,7 @@ fn wrap_custom(st: &str, wrap_len: i64, nl: &str, wrap_long: bool) -> String {
         }
     }
     out.extend_from_slice(&b[offset.min(n)..]);
-    String::from_utf8_lossy(&out).into_owned()
+    go_lossy(&out)
 }
 
 fn indent(n: i64, st: &str) -> String {
@@ -1192,7 +1212,7 @@ fn percent_decode(s: &str) -> String {
         out.push(b[i]);
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    go_lossy(&out)
 }
 
 fn url_join(d: &Value) -> FResult {
