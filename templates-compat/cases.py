@@ -1027,3 +1027,16 @@ many(Y, "toyaml", [
 # under the smallest key, whatever the document order.
 c(Y, "values-nonfinite-order", "x", values="nan: .nan\ninf: .inf\n")
 c(Y, "values-nonfinite-nested", "x", values="z: 1\nb:\n  y: .nan\n  a: -.inf\n")
+
+# ------------------------------------------------------- named time zones
+Z = "zones"
+many(Z, "dateinzone", [
+    '{{ dateInZone "2006-01-02 15:04:05 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" "2024-01-15T12:00:00Z") "Europe/Rome" }}',
+    '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T12:00:00Z") "Europe/Rome" }}',
+    '{{ dateInZone "15:04 MST Z07:00" (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T12:00:00Z") "America/New_York" }}',
+    '{{ dateInZone "2006-01-02 15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2024-03-10T06:59:00Z") "America/New_York" }}|{{ dateInZone "15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2024-03-10T07:01:00Z") "America/New_York" }}',
+    '{{ dateInZone "15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T12:00:00Z") "Asia/Kolkata" }} {{ dateInZone "15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T12:00:00Z") "America/Sao_Paulo" }}',
+    '{{ dateInZone "15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T12:00:00+02:00") "Nowhere/City" }} {{ dateInZone "15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T12:00:00+02:00") "UTC" }}',
+    '{{ htmlDateInZone (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T23:30:00Z") "Asia/Tokyo" }} {{ htmlDateInZone (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T23:30:00Z") "America/Los_Angeles" }}',
+    '{{ dateInZone "Mon Jan 2 15:04:05 MST 2006" 1700000000 "Australia/Sydney" }}',
+])

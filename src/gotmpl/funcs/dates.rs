@@ -93,14 +93,24 @@ pub fn register(r: &mut Registry) {
         Ok(Value::string(go_format(&date_arg(&a[1]), arg_str(&a[0]))))
     });
     r.add("dateInZone", &[Str, Any, Str], None, |_, a| {
-        Ok(Value::string(go_format(&date_arg(&a[1]), arg_str(&a[0]))))
+        let (t, name) = in_zone(&date_arg(&a[1]), arg_str(&a[2]));
+        Ok(Value::string(go_format_in(
+            &t,
+            arg_str(&a[0]),
+            name.as_deref(),
+        )))
     });
     r.alias("date_in_zone", "dateInZone");
     r.add("htmlDate", &[Any], None, |_, a| {
         Ok(Value::string(go_format(&date_arg(&a[0]), "2006-01-02")))
     });
     r.add("htmlDateInZone", &[Any, Str], None, |_, a| {
-        Ok(Value::string(go_format(&date_arg(&a[0]), "2006-01-02")))
+        let (t, name) = in_zone(&date_arg(&a[0]), arg_str(&a[1]));
+        Ok(Value::string(go_format_in(
+            &t,
+            "2006-01-02",
+            name.as_deref(),
+        )))
     });
     r.add("unixEpoch", &[Any], None, |_, a| match as_time(&a[0]) {
         Some(t) => Ok(Value::string(t.timestamp().to_string())),
@@ -328,6 +338,40 @@ const DAYS: [&str; 7] = [
 
 /// Go's Time.Format with a reference-time layout.
 pub fn go_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
+    go_format_in(t, layout, None)
+}
+
+/// `t.In(time.LoadLocation(zone))`: the zone's offset at that instant and
+/// its abbreviation; a zone Go cannot load means UTC, as Sprig falls back.
+pub fn in_zone(t: &DateTime<FixedOffset>, zone: &str) -> (DateTime<FixedOffset>, Option<String>) {
+    use chrono_tz::OffsetName;
+    let utc = FixedOffset::east_opt(0).expect("UTC");
+    if zone.is_empty() || zone == "UTC" || zone == "Local" {
+        return (t.with_timezone(&utc), None);
+    }
+    match zone.parse::<chrono_tz::Tz>() {
+        Ok(tz) => {
+            let z = t.with_timezone(&tz);
+            let off = z.offset();
+            let fixed = z.fixed_offset().timezone();
+            // tzdata's numeric abbreviations ("-03", "+0530") come back as None.
+            let name = off.abbreviation().map(str::to_string).unwrap_or_else(|| {
+                let secs = fixed.local_minus_utc();
+                let (sign, abs) = if secs < 0 { ('-', -secs) } else { ('+', secs) };
+                if abs % 3600 == 0 {
+                    format!("{sign}{:02}", abs / 3600)
+                } else {
+                    format!("{sign}{:02}{:02}", abs / 3600, abs % 3600 / 60)
+                }
+            });
+            (t.with_timezone(&fixed), Some(name))
+        }
+        Err(_) => (t.with_timezone(&utc), None),
+    }
+}
+
+/// Go's Time.Format, with the zone's abbreviation for `MST` when known.
+pub fn go_format_in(t: &DateTime<FixedOffset>, layout: &str, zone_name: Option<&str>) -> String {
     let mut out = String::new();
     let mut rest = layout;
     let off = t.offset().local_minus_utc();
@@ -342,7 +386,9 @@ pub fn go_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
                 DAYS[t.weekday().num_days_from_sunday() as usize][..3].into()
             }),
             ("MST", &|| {
-                if off == 0 {
+                if let Some(n) = zone_name {
+                    n.to_string()
+                } else if off == 0 {
                     "UTC".into()
                 } else {
                     fmt_offset(off, false, false)
