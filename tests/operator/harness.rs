@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 
 static REAL_CLUSTER_TURN: Mutex<()> = Mutex::new(());
 
+/// On namespaces a test makes, so a later run can find them.
+const TEST_LABEL: &str = "navique.test/created";
+
 pub struct Env {
     pub kubeconfig: PathBuf,
     pub sandbox: Option<navique_sandbox::Sandbox>,
@@ -108,6 +111,7 @@ impl Env {
             _turn: turn,
         };
         if env.is_real() {
+            env.sweep_earlier_runs();
             env.before = Some((
                 env.crd_names(),
                 env.releases()
@@ -193,13 +197,132 @@ impl Env {
     pub fn namespace(&self, prefix: &str) -> String {
         let ns = format!("{prefix}-{:06x}", rand::random::<u32>() & 0xffffff);
         self.kubectl(&["create", "namespace", &ns]);
-        self.namespaces.lock().unwrap().push(ns.clone());
+        self.track_namespace(&ns);
         ns
     }
 
-    /// A namespace by its fixed name (a catalog namespace), removed at the end.
+    /// A namespace by its fixed name (a catalog namespace), removed at the end,
+    /// and labelled so that a later run removes it if this one cannot.
     pub fn track_namespace(&self, ns: &str) {
+        let _ = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args([
+                "label",
+                "namespace",
+                ns,
+                &format!("{TEST_LABEL}=true"),
+                "--overwrite",
+            ])
+            .output();
         self.namespaces.lock().unwrap().push(ns.to_string());
+    }
+
+    /// On a shared cluster an earlier run may have been killed before its
+    /// clean-up: remove what such a run leaves (our resources, our releases and
+    /// those in namespaces a run labelled, those namespaces, the Capability
+    /// objects and their Events, and the catalog CRDs nobody's controller serves).
+    fn sweep_earlier_runs(&self) {
+        use k8s_openapi::api::core::v1::Namespace;
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+        let pgs = self.ours("PostgresCluster", "postgresclusters", None);
+        if let Ok(list) = self.block(pgs.list(&ListParams::default())) {
+            for o in list.items {
+                let ns = o.metadata.namespace.clone().unwrap_or_default();
+                let name = o.metadata.name.clone().unwrap_or_default();
+                let api = self.ours("PostgresCluster", "postgresclusters", Some(&ns));
+                let _ = self.block(api.patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+                ));
+                let _ = self.block(api.delete(&name, &Default::default()));
+            }
+        }
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let labelled: Vec<String> = self
+            .block(
+                namespaces
+                    .list_metadata(&ListParams::default().labels(&format!("{TEST_LABEL}=true"))),
+            )
+            .map(|l| {
+                l.items
+                    .into_iter()
+                    .filter_map(|n| n.metadata.name)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (ns, name, labels, _) in self.releases() {
+            let ours = labels
+                .get("app.kubernetes.io/managed-by")
+                .map(String::as_str)
+                == Some("navique-ai-core-operator");
+            if ours || labelled.contains(&ns) {
+                let ctx = navique_ai_core_operator::action::Context::new(self.client.clone(), &ns);
+                let _ = self.block(navique_ai_core_operator::action::uninstall::uninstall(
+                    &ctx, &name, false,
+                ));
+            }
+        }
+        for ns in &labelled {
+            let _ = self.block(namespaces.delete(ns, &Default::default()));
+        }
+        let caps = self.ours("Capability", "capabilities", None);
+        let _ = self.block(caps.delete_collection(&Default::default(), &ListParams::default()));
+        let events = self.dynamic("events.k8s.io", "v1", "Event", "events", None);
+        if let Ok(list) = self.block(events.list(&ListParams::default())) {
+            for e in list.items {
+                let v = serde_json::to_value(&e).unwrap_or_default();
+                if v.pointer("/regarding/kind").and_then(Value::as_str) == Some("Capability") {
+                    let ns = e.metadata.namespace.clone().unwrap_or_default();
+                    let api = self.dynamic("events.k8s.io", "v1", "Event", "events", Some(&ns));
+                    let _ = self.block(api.delete(
+                        &e.metadata.name.clone().unwrap_or_default(),
+                        &Default::default(),
+                    ));
+                }
+            }
+        }
+        // CRDs of a capability no controller serves (what our own decisions call Absent).
+        let catalog = Catalog::built_in();
+        if let Ok(snap) = self.block(navique_ai_core_operator::operator::observe::gather(
+            &self.client,
+            &catalog,
+        )) {
+            let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+            for entry in &catalog.capability {
+                let absent = navique_ai_core_operator::operator::provenance::classify(entry, &snap)
+                    == navique_ai_core_operator::operator::provenance::Provenance::Absent;
+                if !absent {
+                    continue;
+                }
+                let groups: Vec<&str> = entry
+                    .crds
+                    .iter()
+                    .filter_map(|c| c.split_once('.').map(|(_, g)| g))
+                    .collect();
+                for name in self.crd_names() {
+                    if groups.iter().any(|g| {
+                        name.split_once('.').map(|(_, cg)| cg) == Some(*g)
+                            || name.ends_with(&format!(".acme.{g}"))
+                    }) {
+                        let _ = self.block(crds.delete(&name, &Default::default()));
+                    }
+                }
+            }
+        }
+        self.wait_for(
+            "the namespaces of earlier runs to be gone",
+            Duration::from_secs(120),
+            |e| {
+                let left: Vec<String> = labelled
+                    .iter()
+                    .filter(|ns| e.block(namespaces.get_opt(ns)).ok().flatten().is_some())
+                    .cloned()
+                    .collect();
+                left.is_empty().then_some(()).ok_or(format!("{left:?}"))
+            },
+        );
     }
 
     pub fn kubectl(&self, args: &[&str]) -> String {
