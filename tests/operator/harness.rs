@@ -21,6 +21,32 @@ use std::time::{Duration, Instant};
 
 static REAL_CLUSTER_TURN: Mutex<()> = Mutex::new(());
 
+thread_local! {
+    /// Whether this test's thread holds the turn already: a scenario that
+    /// makes a second Env (shadowing, so the first lives on) must not wait for itself.
+    static HOLDS_TURN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Tests take turns on a real cluster; the turn is held by a test's first Env.
+struct Turn(#[allow(dead_code)] MutexGuard<'static, ()>);
+
+impl Turn {
+    fn take() -> Option<Turn> {
+        if HOLDS_TURN.with(|h| h.get()) {
+            return None;
+        }
+        let guard = REAL_CLUSTER_TURN.lock().unwrap_or_else(|e| e.into_inner());
+        HOLDS_TURN.with(|h| h.set(true));
+        Some(Turn(guard))
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        HOLDS_TURN.with(|h| h.set(false));
+    }
+}
+
 /// On namespaces a test makes, so a later run can find them.
 const TEST_LABEL: &str = "navique.test/created";
 
@@ -34,7 +60,7 @@ pub struct Env {
     /// On a real cluster: the CRDs and Helm releases there before the test,
     /// so that everything else can be removed after it, even after a failure.
     before: Option<(Vec<String>, Vec<(String, String)>)>,
-    _turn: Option<MutexGuard<'static, ()>>,
+    _turn: Option<Turn>,
 }
 
 pub fn shared() -> Option<PathBuf> {
@@ -85,11 +111,7 @@ impl Env {
             .build()
             .unwrap();
         let (kubeconfig, sandbox, turn) = match real_cluster() {
-            Some(p) => (
-                p,
-                None,
-                Some(REAL_CLUSTER_TURN.lock().unwrap_or_else(|e| e.into_inner())),
-            ),
+            Some(p) => (p, None, Turn::take()),
             None => {
                 let sb = navique_sandbox::Sandbox::start(opts).expect("sandbox");
                 (sb.kubeconfig_path().to_path_buf(), Some(sb), None)
@@ -368,7 +390,14 @@ impl Env {
     /// The operator's CRDs from `crds/`, as `make install` or OLM would apply them.
     pub fn install_crds(&self) {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("crds");
-        self.kubectl(&["apply", "--server-side", "-f", dir.to_str().unwrap()]);
+        // Whoever installs the CRDs owns them, even where a running operator applied them before.
+        self.kubectl(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "-f",
+            dir.to_str().unwrap(),
+        ]);
         self.kubectl(&[
             "wait",
             "--for=condition=Established",
@@ -442,17 +471,10 @@ impl Env {
         plural: &str,
         ns: Option<&str>,
     ) -> Api<DynamicObject> {
-        let ar = ApiResource {
-            group: group.into(),
-            version: version.into(),
-            api_version: if group.is_empty() {
-                version.into()
-            } else {
-                format!("{group}/{version}")
-            },
-            kind: kind.into(),
-            plural: plural.into(),
-        };
+        let ar = ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk(group, version, kind),
+            plural,
+        );
         match ns {
             Some(ns) => Api::namespaced_with(self.client.clone(), ns, &ar),
             None => Api::all_with(self.client.clone(), &ar),
