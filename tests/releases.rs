@@ -13,14 +13,84 @@ use std::process::Command;
 struct Cluster {
     kubeconfig: PathBuf,
     _sandbox: Option<navique_sandbox::Sandbox>,
+    /// On a real cluster: the CRDs there before the test (the charts' CRDs
+    /// are cluster-scoped, so tests take turns and remove the ones they made).
+    crds_before: Option<Vec<String>>,
+    _turn: Option<std::sync::MutexGuard<'static, ()>>,
+}
+
+static REAL_CLUSTER_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// CRD names and the Helm release (name, namespace) that applied each.
+fn crds(kubeconfig: &Path) -> Vec<(String, Option<(String, String)>)> {
+    let text = kubectl(kubeconfig, &["get", "crd", "-o", "json"]).unwrap_or_default();
+    let list: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    list["items"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|c| {
+                    let a = &c["metadata"]["annotations"];
+                    let owner = match (
+                        a["meta.helm.sh/release-name"].as_str(),
+                        a["meta.helm.sh/release-namespace"].as_str(),
+                    ) {
+                        (Some(n), Some(ns)) => Some((n.to_string(), ns.to_string())),
+                        _ => None,
+                    };
+                    (
+                        c["metadata"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                        owner,
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn cluster() -> Cluster {
     match std::env::var("NAVIQUE_TEST_KUBECONFIG") {
-        Ok(p) if !p.is_empty() => Cluster {
-            kubeconfig: PathBuf::from(p),
-            _sandbox: None,
-        },
+        Ok(p) if !p.is_empty() => {
+            let turn = REAL_CLUSTER_TURN.lock().unwrap_or_else(|e| e.into_inner());
+            let kubeconfig = PathBuf::from(p);
+            // An earlier run killed before its clean-up leaves CRDs whose
+            // release is gone; Helm would refuse to install over them.
+            for (name, owner) in crds(&kubeconfig) {
+                if let Some((release, ns)) = owner {
+                    let selector = format!("owner=helm,name={release}");
+                    let left = kubectl(
+                        &kubeconfig,
+                        &["get", "secrets", "-n", &ns, "-l", &selector, "-o", "name"],
+                    );
+                    if left.is_some_and(|l| l.trim().is_empty()) {
+                        let _ = kubectl(&kubeconfig, &["delete", "crd", &name, "--wait=false"]);
+                    }
+                }
+            }
+            let before = crds(&kubeconfig).into_iter().map(|(n, _)| n).collect();
+            Cluster {
+                kubeconfig,
+                _sandbox: None,
+                crds_before: Some(before),
+                _turn: Some(turn),
+            }
+        }
         _ => {
             let sb = navique_sandbox::Sandbox::start(navique_sandbox::Options {
                 ready_delay: std::time::Duration::from_millis(50),
@@ -30,6 +100,21 @@ fn cluster() -> Cluster {
             Cluster {
                 kubeconfig: sb.kubeconfig_path().to_path_buf(),
                 _sandbox: Some(sb),
+                crds_before: None,
+                _turn: None,
+            }
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let Some(before) = &self.crds_before else {
+            return;
+        };
+        for (name, _) in crds(&self.kubeconfig) {
+            if !before.contains(&name) {
+                let _ = kubectl(&self.kubeconfig, &["delete", "crd", &name, "--wait=false"]);
             }
         }
     }
