@@ -120,6 +120,22 @@ pub fn to_wait_for(
         .collect()
 }
 
+/// Creates the namespace when it does not exist (Helm's `--create-namespace`).
+pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), kube::Error> {
+    use k8s_openapi::api::core::v1::Namespace;
+    let api: kube::Api<Namespace> = kube::Api::all(client.clone());
+    if api.get_opt(name).await?.is_some() {
+        return Ok(());
+    }
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some(name.to_string());
+    match api.create(&Default::default(), &ns).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 pub fn now_text() -> String {
     crate::release::gojson::time_text(&chrono::Utc::now())
 }

@@ -33,17 +33,10 @@ fn default_charts_dirs() -> Vec<PathBuf> {
 }
 
 fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource {
-        group: group.into(),
-        version: version.into(),
-        api_version: if group.is_empty() {
-            version.into()
-        } else {
-            format!("{group}/{version}")
-        },
-        kind: kind.into(),
-        plural: plural.into(),
-    }
+    ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(group, version, kind),
+        plural,
+    )
 }
 
 struct Live {
@@ -340,7 +333,7 @@ async fn walk_through(
     println!("1. Someone else already runs cert-manager {}, an older version than the operator bundles, as", OLDER_CERT_MANAGER.1);
     println!("   release platform-cert-manager in namespace platform-tools (installed here the way `helm install`");
     println!("   would, without the operator's marks).");
-    crate::operator::controller::release::ensure_namespace(&client, "platform-tools")
+    crate::action::ensure_namespace(&client, "platform-tools")
         .await
         .map_err(|e| e.to_string())?;
     let older = crate::operator::catalog::Pin {
@@ -398,7 +391,7 @@ async fn walk_through(
         ),
     );
     let ns = "team-a";
-    crate::operator::controller::release::ensure_namespace(&client, ns)
+    crate::action::ensure_namespace(&client, ns)
         .await
         .map_err(|e| e.to_string())?;
     // The operator applies its CRDs on start.

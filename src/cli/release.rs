@@ -97,23 +97,9 @@ async fn context(a: &Args) -> Result<Context, String> {
 }
 
 async fn ensure_namespace(ctx: &Context) -> Result<(), String> {
-    use k8s_openapi::api::core::v1::Namespace;
-    let api: kube::Api<Namespace> = kube::Api::all(ctx.cluster.client.clone());
-    if api
-        .get_opt(&ctx.namespace)
+    action::ensure_namespace(&ctx.cluster.client, &ctx.namespace)
         .await
-        .map_err(|e| e.to_string())?
-        .is_some()
-    {
-        return Ok(());
-    }
-    let ns: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": ctx.namespace}})).expect("namespace");
-    match api.create(&Default::default(), &ns).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-        Err(e) => Err(e.to_string()),
-    }
+        .map_err(|e| e.to_string())
 }
 
 fn print_release_summary(r: &Release) {

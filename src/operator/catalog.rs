@@ -251,8 +251,8 @@ impl ChartStore {
             .unwrap_or_else(|| self.dirs.first().cloned().unwrap_or_default().join(&file))
     }
 
-    /// Reads the tarball, refuses it unless its SHA-256 is the pin's, loads it.
-    pub fn load(&self, pin: &Pin) -> Result<PinnedChart, CatalogError> {
+    /// The tarball's bytes and digest, refused unless the digest is the pin's.
+    fn read_pinned(&self, pin: &Pin) -> Result<(PathBuf, Vec<u8>, String), CatalogError> {
         let path = self.path(pin);
         let data = std::fs::read(&path).map_err(|e| {
             CatalogError(format!(
@@ -272,47 +272,30 @@ impl ChartStore {
                 pin.sha256
             )));
         }
+        Ok((path, data, found))
+    }
+
+    /// Reads the tarball, refuses it unless its SHA-256 is the pin's, loads it.
+    pub fn load(&self, pin: &Pin) -> Result<PinnedChart, CatalogError> {
+        let (path, data, sha256) = self.read_pinned(pin)?;
         let chart = crate::chart::load::load_archive(&data)
             .map_err(|e| CatalogError(format!("{}: {}", path.display(), e.0)))?;
         Ok(PinnedChart {
             chart,
-            sha256: found,
+            sha256,
             path,
         })
     }
 
-    /// Every pin checked, for a start-up that fails early and names the file.
+    /// Every pin checked, for a start-up that reports each unusable file.
     pub fn verify_all(&self, catalog: &Catalog) -> Vec<CatalogError> {
-        let mut errors = Vec::new();
-        let pins = catalog
+        catalog
             .capability
             .iter()
             .map(|c| &c.pin)
-            .chain(catalog.workload.iter().map(|w| &w.pin));
-        for pin in pins {
-            let path = self.path(pin);
-            match std::fs::read(&path) {
-                Err(e) => errors.push(CatalogError(format!(
-                    "chart {} {}: {}: {e}",
-                    pin.chart,
-                    pin.version,
-                    path.display()
-                ))),
-                Ok(data) => {
-                    let found = sha256_hex(&data);
-                    if !found.eq_ignore_ascii_case(&pin.sha256) {
-                        errors.push(CatalogError(format!(
-                            "chart {} {}: {}: sha256 is {found}, the pin says {}; refusing it",
-                            pin.chart,
-                            pin.version,
-                            path.display(),
-                            pin.sha256
-                        )));
-                    }
-                }
-            }
-        }
-        errors
+            .chain(catalog.workload.iter().map(|w| &w.pin))
+            .filter_map(|pin| self.read_pinned(pin).err())
+            .collect()
     }
 }
 

@@ -87,16 +87,7 @@ mod tests {
     use serde_json::json;
 
     fn pg(name: &str, mode: &str) -> Resource {
-        Resource {
-            kind: "PostgresCluster".into(),
-            namespace: "team-a".into(),
-            name: name.into(),
-            uid: name.into(),
-            generation: 1,
-            created: String::new(),
-            deleting: false,
-            spec: json!({"mode": mode}),
-        }
+        Resource::for_test("PostgresCluster", name, name, json!({"mode": mode}))
     }
 
     #[test]

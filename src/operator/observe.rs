@@ -11,6 +11,7 @@ use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject, ListParams};
+use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -91,6 +92,21 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// A resource as the decisions' unit tests build them.
+    #[cfg(test)]
+    pub fn for_test(kind: &str, name: &str, uid: &str, spec: Value) -> Resource {
+        Resource {
+            kind: kind.into(),
+            namespace: "team-a".into(),
+            name: name.into(),
+            uid: uid.into(),
+            generation: 1,
+            created: String::new(),
+            deleting: false,
+            spec,
+        }
+    }
+
     pub fn field(&self, name: &str) -> Option<&str> {
         self.spec.get(name).and_then(Value::as_str)
     }
@@ -113,13 +129,10 @@ pub fn resource_api(kind: &str) -> ApiResource {
         .find(|(k, _, _)| *k == kind)
         .map(|(_, p, _)| *p)
         .unwrap_or("capabilities");
-    ApiResource {
-        group: api::GROUP.into(),
-        version: api::VERSION.into(),
-        api_version: api::API_VERSION.into(),
-        kind: kind.into(),
-        plural: plural.into(),
-    }
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(api::GROUP, api::VERSION, kind),
+        plural,
+    )
 }
 
 fn labels_of(v: &Value, pointer: &str) -> BTreeMap<String, String> {
@@ -309,13 +322,10 @@ pub async fn gather(client: &kube::Client, catalog: &Catalog) -> Result<Snapshot
             .or_else(|| full.spec.versions.first())
             .map(|v| v.name.clone())
             .unwrap_or_default();
-        let ar = ApiResource {
-            group: full.spec.group.clone(),
-            version: version.clone(),
-            api_version: format!("{}/{version}", full.spec.group),
-            kind: full.spec.names.kind.clone(),
-            plural: full.spec.names.plural.clone(),
-        };
+        let ar = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(&full.spec.group, &version, &full.spec.names.kind),
+            &full.spec.names.plural,
+        );
         let objs: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
         let lp =
             ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY));

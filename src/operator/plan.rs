@@ -130,18 +130,21 @@ pub fn readiness(entry: &CapabilityEntry, prov: &Provenance, snap: &Snapshot) ->
     }
 }
 
+/// What was found of each capability, computed once per snapshot.
+type Found = std::collections::BTreeMap<String, (Provenance, Readiness)>;
+
 fn decide(
     entry: &CapabilityEntry,
-    prov: &Provenance,
+    found: &Found,
     needed: bool,
     catalog: &Catalog,
     snap: &Snapshot,
     needs: &Needs,
 ) -> Step {
-    match prov {
+    match &found[&entry.name].0 {
         Provenance::Adopted(e) => Step::Adopt(e.clone()),
         Provenance::Absent if !needed => Step::Nothing,
-        Provenance::Absent => match unready_prerequisite(entry, catalog, snap) {
+        Provenance::Absent => match unready_prerequisite(entry, found) {
             Some(reason) => Step::Wait { reason },
             None => Step::Install,
         },
@@ -184,7 +187,8 @@ fn decide(
                 .iter()
                 .filter(|c| c.prerequisites.contains(&entry.name))
                 .filter(|c| {
-                    needs.is_needed(&c.name) || matches!(classify(c, snap), Provenance::Owned(_))
+                    needs.is_needed(&c.name)
+                        || matches!(found.get(&c.name), Some((Provenance::Owned(_), _)))
                 })
                 .map(|c| c.name.as_str())
                 .collect();
@@ -198,35 +202,33 @@ fn decide(
     }
 }
 
-fn unready_prerequisite(
-    entry: &CapabilityEntry,
-    catalog: &Catalog,
-    snap: &Snapshot,
-) -> Option<String> {
-    for p in &entry.prerequisites {
-        let Some(pe) = catalog.capability(p) else {
-            continue;
-        };
-        let r = readiness(pe, &classify(pe, snap), snap);
-        if !r.ready {
-            return Some(format!("prerequisite {p} is not Ready: {}", r.reason));
-        }
-    }
-    None
+fn unready_prerequisite(entry: &CapabilityEntry, found: &Found) -> Option<String> {
+    entry.prerequisites.iter().find_map(|p| {
+        let (_, r) = found.get(p)?;
+        (!r.ready).then(|| format!("prerequisite {p} is not Ready: {}", r.reason))
+    })
 }
 
 /// Every capability of the catalog, prerequisites first.
 pub fn capabilities(catalog: &Catalog, snap: &Snapshot) -> Vec<CapabilityPlan> {
     let needs = needs::compute(catalog, &snap.resources);
     let order = catalog.install_order().unwrap_or_default();
-    order
+    let entries: Vec<&CapabilityEntry> =
+        order.iter().filter_map(|n| catalog.capability(n)).collect();
+    let found: Found = entries
         .iter()
-        .filter_map(|n| catalog.capability(n))
+        .map(|e| {
+            let provenance = classify(e, snap);
+            let readiness = readiness(e, &provenance, snap);
+            (e.name.clone(), (provenance, readiness))
+        })
+        .collect();
+    entries
+        .iter()
         .map(|entry| {
-            let provenance = classify(entry, snap);
             let needed = needs.is_needed(&entry.name);
-            let readiness = readiness(entry, &provenance, snap);
-            let step = decide(entry, &provenance, needed, catalog, snap, &needs);
+            let step = decide(entry, &found, needed, catalog, snap, &needs);
+            let (provenance, readiness) = found[&entry.name].clone();
             CapabilityPlan {
                 name: entry.name.clone(),
                 consumers: needs.consumers(&entry.name).to_vec(),
@@ -250,16 +252,7 @@ mod tests {
     use serde_json::json;
 
     fn pg(name: &str, mode: &str) -> Resource {
-        Resource {
-            kind: "PostgresCluster".into(),
-            namespace: "team-a".into(),
-            name: name.into(),
-            uid: name.into(),
-            generation: 1,
-            created: String::new(),
-            deleting: false,
-            spec: json!({"mode": mode}),
-        }
+        Resource::for_test("PostgresCluster", name, name, json!({"mode": mode}))
     }
 
     fn ours(entry: &CapabilityEntry) -> ReleaseInfo {

@@ -95,7 +95,7 @@ pub async fn run(
             .await
             .map_err(|e| e.to_string());
     }
-    controller::release::ensure_namespace(&client, &opts.namespace)
+    crate::action::ensure_namespace(&client, &opts.namespace)
         .await
         .map_err(|e| e.to_string())?;
     let manager =

@@ -200,7 +200,7 @@ fn to_toml(v: &Value) -> Result<String, String> {
         return Err(format!("toml: top-level values must be Go maps or structs"));
     };
     let mut out = String::new();
-    toml_table(&mut out, &m.borrow(), &[], 0)?;
+    toml_table(&mut out, &m.borrow(), &[])?;
     Ok(out)
 }
 
@@ -276,15 +276,15 @@ fn table_array(v: &Value) -> Option<Vec<Value>> {
 /// BurntSushi/toml's eMapOrStruct: plain keys first, then tables and arrays
 /// of tables in key order; keys indented one level per table, headers one
 /// less; a blank line before each top-level table and each `[[...]]`.
-fn toml_table(out: &mut String, m: &Map, path: &[String], _depth: usize) -> Result<(), String> {
-    let kv_ind = "  ".repeat(path.len());
-    let head_ind = "  ".repeat(path.len());
+fn toml_table(out: &mut String, m: &Map, path: &[String]) -> Result<(), String> {
+    // Keys sit one level per table deep; a sub-table's header at its parent's keys.
+    let ind = "  ".repeat(path.len());
     for (k, v) in m.iter() {
         if matches!(v, Value::Map(..)) || table_array(v).is_some() {
             continue;
         }
         if let Some(s) = toml_inline(v)? {
-            out.push_str(&format!("{kv_ind}{} = {}\n", toml_key(k), s));
+            out.push_str(&format!("{ind}{} = {}\n", toml_key(k), s));
         }
     }
     for (k, v) in m.iter() {
@@ -294,16 +294,16 @@ fn toml_table(out: &mut String, m: &Map, path: &[String], _depth: usize) -> Resu
             if p.len() == 1 && !out.is_empty() {
                 out.push('\n');
             }
-            out.push_str(&format!("{head_ind}[{}]\n", p.join(".")));
-            toml_table(out, &sub.borrow(), &p, 0)?;
+            out.push_str(&format!("{ind}[{}]\n", p.join(".")));
+            toml_table(out, &sub.borrow(), &p)?;
         } else if let Some(items) = table_array(v) {
             for item in items {
                 if !out.is_empty() {
                     out.push('\n');
                 }
-                out.push_str(&format!("{head_ind}[[{}]]\n", p.join(".")));
+                out.push_str(&format!("{ind}[[{}]]\n", p.join(".")));
                 if let Value::Map(sub, _) = item {
-                    toml_table(out, &sub.borrow(), &p, 0)?;
+                    toml_table(out, &sub.borrow(), &p)?;
                 }
             }
         }

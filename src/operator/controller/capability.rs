@@ -14,25 +14,16 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::ResourceExt;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KIND: &str = "Capability";
 
 pub async fn reconcile(obj: Arc<DynamicObject>, op: Arc<Operator>) -> Result<Action, Error> {
-    let start = Instant::now();
-    let result = reconcile_one(&obj, &op).await;
-    op.metrics
-        .reconciled(KIND, result.is_ok(), start.elapsed().as_secs_f64());
-    if result.is_ok() {
-        op.succeeded(&obj.name_any());
-    }
-    result
+    super::measured(&op, KIND, &obj.name_any(), reconcile_one(&obj, &op)).await
 }
 
 pub fn error_policy(obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
-    let wait = op.backoff(&obj.name_any());
-    tracing::warn!(capability = %obj.name_any(), error = %err, retry_in = ?wait, "capability reconcile failed");
-    Action::requeue(wait)
+    super::retry(&op, KIND, &obj.name_any(), err)
 }
 
 async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {

@@ -14,6 +14,7 @@ use super::telemetry::Metrics;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::{watcher, Controller};
 use std::collections::HashMap;
@@ -141,6 +142,31 @@ impl Operator {
     fn succeeded(&self, key: &str) {
         self.failures.lock().expect("lock").remove(key);
     }
+}
+
+/// Runs one reconcile of `kind` into the metrics; a success resets the
+/// object's backoff.
+pub async fn measured(
+    op: &Operator,
+    kind: &str,
+    key: &str,
+    reconcile: impl std::future::Future<Output = Result<Action, Error>>,
+) -> Result<Action, Error> {
+    let start = std::time::Instant::now();
+    let result = reconcile.await;
+    op.metrics
+        .reconciled(kind, result.is_ok(), start.elapsed().as_secs_f64());
+    if result.is_ok() {
+        op.succeeded(key);
+    }
+    result
+}
+
+/// After a failed reconcile: look again after the object's next backoff.
+pub fn retry(op: &Operator, kind: &str, key: &str, err: &Error) -> Action {
+    let wait = op.backoff(key);
+    tracing::warn!(kind, object = %key, error = %err, retry_in = ?wait, "reconcile failed");
+    Action::requeue(wait)
 }
 
 fn truncate(s: &str, max: usize) -> String {

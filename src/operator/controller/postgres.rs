@@ -17,19 +17,12 @@ use kube::runtime::events::EventType;
 use kube::ResourceExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KIND: &str = "PostgresCluster";
 
 pub async fn reconcile(obj: Arc<DynamicObject>, op: Arc<Operator>) -> Result<Action, Error> {
-    let start = Instant::now();
-    let result = reconcile_one(&obj, &op).await;
-    op.metrics
-        .reconciled(KIND, result.is_ok(), start.elapsed().as_secs_f64());
-    if result.is_ok() {
-        op.succeeded(&key(&obj));
-    }
-    result
+    super::measured(&op, KIND, &key(&obj), reconcile_one(&obj, &op)).await
 }
 
 fn key(obj: &DynamicObject) -> String {
@@ -41,9 +34,7 @@ fn key(obj: &DynamicObject) -> String {
 }
 
 pub fn error_policy(obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
-    let wait = op.backoff(&key(&obj));
-    tracing::warn!(resource = %key(&obj), error = %err, retry_in = ?wait, "reconcile failed");
-    Action::requeue(wait)
+    super::retry(&op, KIND, &key(&obj), err)
 }
 
 fn api(op: &Operator, namespace: &str) -> Api<DynamicObject> {

@@ -119,7 +119,7 @@ pub async fn install_or_upgrade(
 ) -> Result<String, Error> {
     let busy = Busy::take(op, &entry.release)?;
     let take_over = orphan_owners(&op.client, snap).await?;
-    ensure_namespace(&op.client, &entry.namespace).await?;
+    action::ensure_namespace(&op.client, &entry.namespace).await?;
     let mut ctx = context(op, entry);
     let entry = entry.clone();
     let charts: ChartStore = op.charts.clone();
@@ -167,21 +167,6 @@ pub async fn uninstall(op: &Operator, entry: &CapabilityEntry) -> Result<String,
             .map_err(|e| Error::Release(e.to_string()))
     })
     .await?
-}
-
-pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), Error> {
-    use k8s_openapi::api::core::v1::Namespace;
-    let api: kube::Api<Namespace> = kube::Api::all(client.clone());
-    if api.get_opt(name).await?.is_some() {
-        return Ok(());
-    }
-    let ns: Namespace =
-        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).expect("namespace");
-    match api.create(&Default::default(), &ns).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// The chart version a capability runs, when known: ours from our release's

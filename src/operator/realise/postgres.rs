@@ -128,16 +128,7 @@ mod tests {
     use super::*;
 
     fn pg(spec: Value) -> Resource {
-        Resource {
-            kind: "PostgresCluster".into(),
-            namespace: "team-a".into(),
-            name: "app-db".into(),
-            uid: "u-1".into(),
-            generation: 1,
-            created: String::new(),
-            deleting: false,
-            spec,
-        }
+        Resource::for_test("PostgresCluster", "app-db", "u-1", spec)
     }
 
     #[test]
