@@ -13,6 +13,42 @@ struct Env {
     kubeconfig: PathBuf,
     dir: PathBuf,
     _sandbox: Option<navique_sandbox::Sandbox>,
+    /// On a real cluster, shared with other tests and later runs: what this
+    /// test made there, removed when it ends, failed or not.
+    shared: Option<Shared>,
+}
+
+struct Shared {
+    namespaces: std::sync::Mutex<Vec<String>>,
+    crds_before: Vec<String>,
+    /// CRDs are cluster-scoped: tests that may make them take turns.
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+static REAL_CLUSTER_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The label the operator tests' sweep looks for to remove namespaces an
+/// interrupted run left behind.
+const TEST_LABEL: &str = "navique.test/created";
+
+fn kubectl(kubeconfig: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn crd_names(kubeconfig: &Path) -> Vec<String> {
+    kubectl(kubeconfig, &["get", "crd", "-o", "name"])
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 fn env() -> Env {
@@ -22,11 +58,21 @@ fn env() -> Env {
     ));
     std::fs::create_dir_all(&dir).unwrap();
     match std::env::var("NAVIQUE_TEST_KUBECONFIG") {
-        Ok(p) if !p.is_empty() => Env {
-            kubeconfig: PathBuf::from(p),
-            dir,
-            _sandbox: None,
-        },
+        Ok(p) if !p.is_empty() => {
+            let turn = REAL_CLUSTER_TURN.lock().unwrap_or_else(|e| e.into_inner());
+            let kubeconfig = PathBuf::from(p);
+            let crds_before = crd_names(&kubeconfig);
+            Env {
+                kubeconfig,
+                dir,
+                _sandbox: None,
+                shared: Some(Shared {
+                    namespaces: Default::default(),
+                    crds_before,
+                    _turn: turn,
+                }),
+            }
+        }
         _ => {
             let sb = navique_sandbox::Sandbox::start(navique_sandbox::Options {
                 ready_delay: std::time::Duration::from_millis(50),
@@ -37,6 +83,7 @@ fn env() -> Env {
                 kubeconfig: sb.kubeconfig_path().to_path_buf(),
                 dir,
                 _sandbox: Some(sb),
+                shared: None,
             }
         }
     }
@@ -45,6 +92,19 @@ fn env() -> Env {
 impl Drop for Env {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        // Deleting a namespace deletes the releases stored in it.
+        let namespaces = shared.namespaces.lock().unwrap_or_else(|e| e.into_inner());
+        for ns in namespaces.iter() {
+            let _ = kubectl(&self.kubeconfig, &["delete", "namespace", ns, "--wait=false"]);
+        }
+        for crd in crd_names(&self.kubeconfig) {
+            if !shared.crds_before.contains(&crd) {
+                let _ = kubectl(&self.kubeconfig, &["delete", &crd, "--wait=false"]);
+            }
+        }
     }
 }
 
@@ -84,10 +144,14 @@ impl Env {
 
     async fn namespace(&self, prefix: &str) -> String {
         let ns = unique(prefix);
+        if let Some(shared) = &self.shared {
+            shared.namespaces.lock().unwrap().push(ns.clone());
+        }
         let api: Api<Namespace> = Api::all(self.client().await);
         api.create(
             &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
+            &serde_json::from_value(json!({"metadata": {"name": ns, "labels": {TEST_LABEL: "true"}}}))
+                .unwrap(),
         )
         .await
         .unwrap();

@@ -16,6 +16,9 @@ struct Cluster {
     /// On a real cluster: the CRDs there before the test (the charts' CRDs
     /// are cluster-scoped, so tests take turns and remove the ones they made).
     crds_before: Option<Vec<String>>,
+    /// Namespaces the test's releases went to, deleted (with the releases
+    /// stored there) when it ends on a real cluster.
+    namespaces: std::cell::RefCell<Vec<String>>,
     _turn: Option<std::sync::MutexGuard<'static, ()>>,
 }
 
@@ -88,6 +91,7 @@ fn cluster() -> Cluster {
                 kubeconfig,
                 _sandbox: None,
                 crds_before: Some(before),
+                namespaces: Default::default(),
                 _turn: Some(turn),
             }
         }
@@ -101,6 +105,7 @@ fn cluster() -> Cluster {
                 kubeconfig: sb.kubeconfig_path().to_path_buf(),
                 _sandbox: Some(sb),
                 crds_before: None,
+                namespaces: Default::default(),
                 _turn: None,
             }
         }
@@ -112,6 +117,9 @@ impl Drop for Cluster {
         let Some(before) = &self.crds_before else {
             return;
         };
+        for ns in self.namespaces.borrow().iter() {
+            let _ = kubectl(&self.kubeconfig, &["delete", "namespace", ns, "--wait=false"]);
+        }
         for (name, _) in crds(&self.kubeconfig) {
             if !before.contains(&name) {
                 let _ = kubectl(&self.kubeconfig, &["delete", "crd", &name, "--wait=false"]);
@@ -120,8 +128,13 @@ impl Drop for Cluster {
     }
 }
 
-fn unique(prefix: &str) -> String {
-    format!("{prefix}-{:08x}", rand::random::<u32>())
+impl Cluster {
+    /// A namespace name no other test or run uses; the releases create it.
+    fn namespace(&self, prefix: &str) -> String {
+        let ns = format!("{prefix}-{:08x}", rand::random::<u32>());
+        self.namespaces.borrow_mut().push(ns.clone());
+        ns
+    }
 }
 
 fn shared_chart(name: &str) -> Option<String> {
@@ -241,7 +254,7 @@ async fn our_release_is_helms_release() {
         return;
     }
     let c = cluster();
-    let ns = unique("ours");
+    let ns = c.namespace("ours");
     ours(
         &c,
         &ns,
@@ -358,7 +371,7 @@ async fn helms_release_is_our_release() {
         return;
     }
     let c = cluster();
-    let ns = unique("helms");
+    let ns = c.namespace("helms");
     helm(&c, &ns, &["install", "pg", &chart, "{}"]);
     let list = ours_json(&c, &ns, &["list"]);
     assert_eq!(list[0]["name"], "pg");
@@ -466,7 +479,7 @@ async fn helm_release_round_trips_through_our_codec() {
         return;
     }
     let c = cluster();
-    let ns = unique("codec");
+    let ns = c.namespace("codec");
     helm(
         &c,
         &ns,

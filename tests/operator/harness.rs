@@ -163,7 +163,7 @@ impl Env {
     /// CRDs that were not there before, and the test's namespaces.
     fn clean_up_real_cluster(&self) {
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-        let Some((crds_before, releases_before)) = &self.before else {
+        let Some((crds_before, _)) = &self.before else {
             return;
         };
         for (kind, plural) in [("PostgresCluster", "postgresclusters")] {
@@ -183,13 +183,11 @@ impl Env {
             }
         }
         for (ns, name, _, _) in self.releases() {
-            if !releases_before.contains(&(ns.clone(), name.clone())) {
-                let ctx = navique_ai_core_operator::action::Context::new(self.client.clone(), &ns);
-                let _ = self.block(navique_ai_core_operator::action::uninstall::uninstall(
-                    &ctx, &name, false,
-                ));
-                self.namespaces.lock().unwrap().push(ns);
-            }
+            let ctx = navique_ai_core_operator::action::Context::new(self.client.clone(), &ns);
+            let _ = self.block(navique_ai_core_operator::action::uninstall::uninstall(
+                &ctx, &name, false,
+            ));
+            self.namespaces.lock().unwrap().push(ns);
         }
         let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
         for name in self.crd_names() {
@@ -526,7 +524,9 @@ impl Env {
         ]);
     }
 
-    /// The newest revision of each Helm release, `(namespace, name) -> labels`.
+    /// The newest revision of each Helm release, `(namespace, name) -> labels`;
+    /// on a shared cluster, only the releases that were not there before the
+    /// test (other tests and users keep theirs there).
     pub fn releases(
         &self,
     ) -> Vec<(
@@ -560,6 +560,9 @@ impl Env {
             if newest.get(&key).is_none_or(|(n, _, _)| *n < v) {
                 newest.insert(key, (v, labels, s.metadata.annotations.unwrap_or_default()));
             }
+        }
+        if let Some((_, before)) = &self.before {
+            newest.retain(|key, _| !before.contains(key));
         }
         newest
             .into_iter()
