@@ -12,7 +12,7 @@ pub fn version() -> Value {
         "emulationMinor": "33",
         "minCompatibilityMajor": "1",
         "minCompatibilityMinor": "32",
-        "gitVersion": "v1.33.0-navique-sandbox",
+        "gitVersion": "v1.33.0+navique-sandbox",
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
         "buildDate": "2026-01-01T00:00:00Z",
