@@ -1285,3 +1285,204 @@ fn managed_to_external_deletes_only_the_cluster_we_emitted_and_releases_cnpg() {
     );
     op.stop();
 }
+
+fn clickhouse_managed(type_: &str, keeper: i64) -> Value {
+    json!({"type": type_, "mode": "managed", "managed": {"shards": 1, "replicas": 2, "storage": {"size": "5Gi"}, "keeper": {"replicas": keeper}}})
+}
+
+/// ClickHouse Inc.'s operator and Altinity's never run here: the test
+/// writes the status each would write (`Env::clickhouse_reports_ready`).
+#[test]
+fn clickhouse_managed_then_switched_to_altinity_swaps_operators_and_keeps_the_password() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-ch");
+    env.create("ClickHouseCluster", &ns, "analytics", clickhouse_managed("clickhouse", 0));
+    let ch = env.wait_phase("ClickHouseCluster", &ns, "analytics", "Ready");
+    assert_eq!(ch["status"]["connectionSecret"], "analytics-clickhouse");
+    assert_eq!(ch["status"]["type"], "clickhouse");
+    assert!(ours_release(&env, "clickhouse-operator-system", "clickhouse-operator"));
+    assert!(ours_release(&env, "cert-manager", "cert-manager"));
+    assert!(
+        created_at(&env, "cert-manager", "cert-manager")
+            <= created_at(&env, "clickhouse-operator-system", "clickhouse-operator")
+    );
+    let inc = |kind: &str, plural: &str| env.dynamic("clickhouse.com", "v1alpha1", kind, plural, Some(&ns));
+    let server = env.get(&inc("ClickHouseCluster", "clickhouseclusters"), "analytics").expect("emitted");
+    assert_eq!(server["spec"]["replicas"], 2);
+    assert_eq!(server["spec"]["keeperClusterRef"]["name"], "analytics");
+    assert_eq!(
+        server["metadata"]["ownerReferences"][0]["uid"],
+        ch["metadata"]["uid"]
+    );
+    assert!(env.get(&inc("KeeperCluster", "keeperclusters"), "analytics").is_some());
+    let password = env
+        .secret_value(&ns, "analytics-clickhouse", "password")
+        .expect("a generated password");
+    assert_eq!(password.len(), 32);
+    assert_eq!(
+        env.secret_value(&ns, "analytics-clickhouse", "host").as_deref(),
+        Some(format!("analytics-clickhouse-headless.{ns}.svc").as_str())
+    );
+    let revision = |e: &Env| {
+        e.release("clickhouse-operator-system", "clickhouse-operator")
+            .and_then(|l| l.get("version").cloned())
+    };
+    let before = revision(&env);
+
+    // type clickhouse -> altinity: ClickHouse Inc.'s objects are deleted,
+    // its operator released, Altinity's installed; the password stays.
+    env.create("ClickHouseCluster", &ns, "analytics", clickhouse_managed("altinity", 1));
+    env.wait_for("the type switched", Duration::from_secs(90), |e| {
+        e.clickhouse_reports_ready(&ns);
+        let r = e.resource("ClickHouseCluster", &ns, "analytics").unwrap_or_default();
+        (r["status"]["type"] == "altinity" && r["status"]["phase"] == "Ready")
+            .then_some(())
+            .ok_or(r["status"].to_string())
+    });
+    assert!(env.get(&inc("ClickHouseCluster", "clickhouseclusters"), "analytics").is_none());
+    assert!(env.get(&inc("KeeperCluster", "keeperclusters"), "analytics").is_none());
+    let chi = env
+        .get(
+            &env.dynamic("clickhouse.altinity.com", "v1", "ClickHouseInstallation", "clickhouseinstallations", Some(&ns)),
+            "analytics",
+        )
+        .expect("a ClickHouseInstallation");
+    assert_eq!(chi["spec"]["configuration"]["clusters"][0]["layout"]["replicasCount"], 2);
+    assert!(env
+        .get(
+            &env.dynamic("clickhouse-keeper.altinity.com", "v1", "ClickHouseKeeperInstallation", "clickhousekeeperinstallations", Some(&ns)),
+            "analytics",
+        )
+        .is_some());
+    assert!(ours_release(&env, "altinity-clickhouse", "altinity-clickhouse-operator"));
+    env.wait_gone("the ClickHouse Inc. operator, needed by nothing now", |e| {
+        e.release("clickhouse-operator-system", "clickhouse-operator").is_some()
+    });
+    assert_eq!(
+        env.secret_value(&ns, "analytics-clickhouse", "password"),
+        Some(password),
+        "the connection Secret keeps its password across reconciles and the switch"
+    );
+    assert_eq!(
+        env.secret_value(&ns, "analytics-clickhouse", "host").as_deref(),
+        Some(format!("clickhouse-analytics.{ns}.svc").as_str())
+    );
+    let events = env.events("analytics");
+    for gone in ["ClickHouseCluster", "KeeperCluster"] {
+        assert!(
+            events.iter().any(|e| e.starts_with("GarbageCollected: ") && e.contains(gone)),
+            "{events:?}"
+        );
+    }
+    assert!(before.is_some(), "the first operator had a release");
+
+    // Deleted: the Altinity objects and our Secret go, then the operator.
+    env.delete("ClickHouseCluster", &ns, "analytics");
+    env.wait_gone("the ClickHouseCluster", |e| {
+        e.resource("ClickHouseCluster", &ns, "analytics").is_some()
+    });
+    assert_eq!(env.secret_value(&ns, "analytics-clickhouse", "host"), None);
+    env.wait_gone("Altinity's operator, needed by nothing now", |e| {
+        e.release("altinity-clickhouse", "altinity-clickhouse-operator").is_some()
+    });
+    op.stop();
+}
+
+#[test]
+fn clickhouse_adopt_uses_the_adopted_servers_password_and_external_names_a_missing_key() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-cha");
+    // The user's own Altinity operator: its CRDs (applied as they come in
+    // the chart) and the ClickHouseInstallation it serves.
+    let crds = shared()
+        .unwrap()
+        .join("altinity-clickhouse-operator-0.25.6.tgz");
+    let dir = std::env::temp_dir().join(format!("navique-altinity-crds-{:08x}", rand::random::<u32>()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let status = std::process::Command::new("tar")
+        .args(["xzf", crds.to_str().unwrap(), "-C", dir.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    env.kubectl(&[
+        "apply",
+        "--server-side",
+        "-f",
+        dir.join("altinity-clickhouse-operator/crds").to_str().unwrap(),
+    ]);
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "legacy-pw", "namespace": ns},
+        "stringData": {"pw": "hunter2"}}).to_string());
+    env.apply_yaml(&json!({"apiVersion": "clickhouse.altinity.com/v1", "kind": "ClickHouseInstallation",
+        "metadata": {"name": "legacy-ch", "namespace": ns},
+        "spec": {"configuration": {"users": {"default/password": {"valueFrom": {"secretKeyRef": {"name": "legacy-pw", "key": "pw"}}}},
+                 "clusters": [{"name": "c", "layout": {"shardsCount": 1}}]}}}).to_string());
+    env.create(
+        "ClickHouseCluster",
+        &ns,
+        "legacy",
+        json!({"type": "altinity", "mode": "adopt", "adopt": {"ref": {"name": "legacy-ch"}}}),
+    );
+    let r = env.wait_phase("ClickHouseCluster", &ns, "legacy", "Ready");
+    assert_eq!(r["status"]["connectionSecret"], "legacy-clickhouse");
+    assert_eq!(
+        env.secret_value(&ns, "legacy-clickhouse", "password").as_deref(),
+        Some("hunter2")
+    );
+    assert_eq!(
+        env.secret_value(&ns, "legacy-clickhouse", "host").as_deref(),
+        Some(format!("clickhouse-legacy-ch.{ns}.svc").as_str())
+    );
+    assert!(
+        env.release("altinity-clickhouse", "altinity-clickhouse-operator").is_none(),
+        "adopt installs nothing"
+    );
+
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "ch-conn", "namespace": ns},
+        "stringData": {"host": "ch.example", "httpPort": "8123", "nativePort": "9000", "username": "u", "password": "p"}}).to_string());
+    env.create(
+        "ClickHouseCluster",
+        &ns,
+        "remote",
+        json!({"type": "clickhouse", "mode": "external", "external": {"connectionSecretRef": {"name": "ch-conn"}}}),
+    );
+    let r = env.wait_phase("ClickHouseCluster", &ns, "remote", "Provisioning");
+    let ready = r["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Ready")
+        .unwrap()
+        .clone();
+    assert!(
+        ready["message"].as_str().unwrap().contains("lacks key database"),
+        "{ready}"
+    );
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "ch-conn", "namespace": ns},
+        "stringData": {"database": "default"}}).to_string());
+    env.wait_phase("ClickHouseCluster", &ns, "remote", "Ready");
+    assert!(env.releases().is_empty(), "{:?}", env.releases());
+
+    // Deleting the adopting resource deletes only our Secret.
+    env.delete("ClickHouseCluster", &ns, "legacy");
+    env.wait_gone("the adopting ClickHouseCluster", |e| {
+        e.resource("ClickHouseCluster", &ns, "legacy").is_some()
+    });
+    assert_eq!(env.secret_value(&ns, "legacy-clickhouse", "host"), None);
+    assert!(env
+        .get(
+            &env.dynamic("clickhouse.altinity.com", "v1", "ClickHouseInstallation", "clickhouseinstallations", Some(&ns)),
+            "legacy-ch"
+        )
+        .is_some());
+    env.kubectl(&["delete", "-f", dir.join("altinity-clickhouse-operator/crds").to_str().unwrap(), "--wait=false"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    op.stop();
+}

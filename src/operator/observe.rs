@@ -30,6 +30,9 @@ pub struct Snapshot {
     pub resources: Vec<Resource>,
     /// Custom resources carrying our managed-by label, by CRD name.
     pub emitted: BTreeMap<String, Vec<Value>>,
+    /// Secrets carrying our managed-by label (connection Secrets we write),
+    /// as (namespace, name): their contents are not read here.
+    pub emitted_secrets: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -339,6 +342,14 @@ pub async fn gather(client: &kube::Client, catalog: &Catalog) -> Result<Snapshot
                 snap.emitted.insert(name.clone(), items);
             }
         }
+    }
+
+    let ours = ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY));
+    for s in secrets.list_metadata(&ours).await?.items {
+        snap.emitted_secrets.push((
+            s.metadata.namespace.unwrap_or_default(),
+            s.metadata.name.unwrap_or_default(),
+        ));
     }
 
     let deployments: Api<Deployment> = Api::all(client.clone());

@@ -61,7 +61,7 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
     for r in snap
         .resources
         .iter()
-        .filter(|r| r.kind == "PostgresCluster")
+        .filter(|r| realise::DATASTORE_KINDS.contains(&r.kind.as_str()))
     {
         let who = format!("{} {}/{}", r.kind, r.namespace, r.name);
         if r.deleting {
@@ -79,7 +79,12 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
             }
             continue;
         }
-        let realised = match realise::postgres::realise(r) {
+        // The plan is read-only: a password to be kept or generated is not
+        // read; what it would emit is compared by everything else.
+        let inputs = realise::Inputs {
+            password: Some(String::new()),
+        };
+        let realised = match realise::realise(r, &inputs) {
             Ok(x) => x,
             Err(e) => {
                 actions.push(act("reject", who, e.to_string()));
@@ -99,6 +104,18 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
                     describe(o),
                     format!("for {} to be Ready", unready.join(", ")),
                 ));
+                continue;
+            }
+            if o["kind"] == "Secret" {
+                // A connection Secret's contents are not in the snapshot (nor
+                // should a plan print them): emitted when it does not exist.
+                let name = (
+                    o["metadata"]["namespace"].as_str().unwrap_or_default().to_string(),
+                    o["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+                );
+                if !snap.emitted_secrets.contains(&name) {
+                    actions.push(act("emit", describe(o), format!("for {who}")));
+                }
                 continue;
             }
             let current = snap.emitted.values().flatten().find(|e| same_object(e, o));

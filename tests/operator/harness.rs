@@ -12,6 +12,7 @@ use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use navique_ai_core_operator::operator::catalog::Catalog;
 use navique_ai_core_operator::operator::process::{self, RunOptions};
+use navique_ai_core_operator::operator::status::is_subset;
 use navique_ai_core_operator::operator::telemetry::Metrics;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -49,6 +50,20 @@ impl Drop for Turn {
 
 /// On namespaces a test makes, so a later run can find them.
 const TEST_LABEL: &str = "navique.test/created";
+
+/// Our kinds the scenarios create, with their plurals.
+pub const DATASTORES: [(&str, &str); 2] = [
+    ("PostgresCluster", "postgresclusters"),
+    ("ClickHouseCluster", "clickhouseclusters"),
+];
+
+fn plural(kind: &str) -> &'static str {
+    DATASTORES
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, p)| *p)
+        .expect("a datastore kind")
+}
 
 pub struct Env {
     pub kubeconfig: PathBuf,
@@ -166,7 +181,7 @@ impl Env {
         let Some((crds_before, _)) = &self.before else {
             return;
         };
-        for (kind, plural) in [("PostgresCluster", "postgresclusters")] {
+        for (kind, plural) in DATASTORES {
             let api = self.ours(kind, plural, None);
             if let Ok(list) = self.block(api.list(&ListParams::default())) {
                 for o in list.items {
@@ -245,12 +260,15 @@ impl Env {
     fn sweep_earlier_runs(&self) {
         use k8s_openapi::api::core::v1::Namespace;
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-        let pgs = self.ours("PostgresCluster", "postgresclusters", None);
-        if let Ok(list) = self.block(pgs.list(&ListParams::default())) {
+        for (kind, plural) in DATASTORES {
+            let Ok(list) = self.block(self.ours(kind, plural, None).list(&ListParams::default()))
+            else {
+                continue;
+            };
             for o in list.items {
                 let ns = o.metadata.namespace.clone().unwrap_or_default();
                 let name = o.metadata.name.clone().unwrap_or_default();
-                let api = self.ours("PostgresCluster", "postgresclusters", Some(&ns));
+                let api = self.ours(kind, plural, Some(&ns));
                 let _ = self.block(api.patch(
                     &name,
                     &PatchParams::default(),
@@ -495,22 +513,32 @@ impl Env {
     }
 
     pub fn postgres(&self, ns: &str, name: &str) -> Option<Value> {
-        self.get(
-            &self.ours("PostgresCluster", "postgresclusters", Some(ns)),
-            name,
-        )
+        self.resource("PostgresCluster", ns, name)
+    }
+
+    pub fn resource(&self, kind: &str, ns: &str, name: &str) -> Option<Value> {
+        self.get(&self.ours(kind, plural(kind), Some(ns)), name)
     }
 
     pub fn create_postgres(&self, ns: &str, name: &str, spec: Value) {
+        self.create("PostgresCluster", ns, name, spec)
+    }
+
+    pub fn create(&self, kind: &str, ns: &str, name: &str, spec: Value) {
         self.apply_yaml(
             &json!({
                 "apiVersion": "core.navique.com/v1alpha1",
-                "kind": "PostgresCluster",
+                "kind": kind,
                 "metadata": {"name": name, "namespace": ns},
                 "spec": spec,
             })
             .to_string(),
         );
+    }
+
+    pub fn delete(&self, kind: &str, ns: &str, name: &str) {
+        let resource = format!("{}.core.navique.com", plural(kind));
+        self.kubectl(&["delete", &resource, name, "-n", ns, "--wait=false"]);
     }
 
     pub fn delete_postgres(&self, ns: &str, name: &str) {
@@ -630,6 +658,77 @@ impl Env {
                 &Patch::Apply(&status),
             ));
         }
+    }
+
+    /// Plays the ClickHouse operators' part in `ns`: every KeeperCluster and
+    /// ClickHouseCluster (ClickHouse Inc.) reports Ready=True, every
+    /// ClickHouseInstallation and ClickHouseKeeperInstallation (Altinity)
+    /// reports `status.status: Completed`, as each operator writes them.
+    pub fn clickhouse_reports_ready(&self, ns: &str) {
+        let conditions = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "ClusterReady",
+            "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
+        let completed = json!({"status": "Completed"});
+        for (group, kind, plural, status) in [
+            ("clickhouse.com", "KeeperCluster", "keeperclusters", &conditions),
+            ("clickhouse.com", "ClickHouseCluster", "clickhouseclusters", &conditions),
+            ("clickhouse.altinity.com", "ClickHouseInstallation", "clickhouseinstallations", &completed),
+            ("clickhouse-keeper.altinity.com", "ClickHouseKeeperInstallation", "clickhousekeeperinstallations", &completed),
+        ] {
+            let version = if group == "clickhouse.com" { "v1alpha1" } else { "v1" };
+            let api = self.dynamic(group, version, kind, plural, Some(ns));
+            let Ok(list) = self.block(api.list(&ListParams::default())) else {
+                continue;
+            };
+            for o in list.items {
+                if o.data.get("status").is_some_and(|s| is_subset(status, s)) {
+                    continue;
+                }
+                let body = json!({"apiVersion": format!("{group}/{version}"), "kind": kind, "status": status});
+                let _ = self.block(api.patch_status(
+                    &o.metadata.name.clone().unwrap_or_default(),
+                    &PatchParams::apply("clickhouse-operator-played-by-test").force(),
+                    &Patch::Apply(&body),
+                ));
+            }
+        }
+    }
+
+    /// Waits for the resource's phase, playing every upstream operator in `ns`.
+    pub fn wait_phase(&self, kind: &str, ns: &str, name: &str, phase: &str) -> Value {
+        self.wait_for(
+            &format!("{kind} {ns}/{name} {phase}"),
+            Duration::from_secs(90),
+            |e| {
+                e.cnpg_reports_ready(ns);
+                e.clickhouse_reports_ready(ns);
+                let r = e.resource(kind, ns, name).ok_or("gone")?;
+                if r.pointer("/status/phase") == Some(&json!(phase)) {
+                    return Ok(r);
+                }
+                // What the capabilities it waits for say of themselves.
+                let capabilities: Vec<String> = r
+                    .pointer("/status/capabilities")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c["name"].as_str())
+                    .map(|c| format!("{c}: {}", e.capability(c)["status"]["conditions"]))
+                    .collect();
+                Err(format!(
+                    "{}; {}",
+                    r.get("status").map(Value::to_string).unwrap_or_default(),
+                    capabilities.join("; ")
+                ))
+            },
+        )
+    }
+
+    /// A Secret's value, decoded.
+    pub fn secret_value(&self, ns: &str, name: &str, key: &str) -> Option<String> {
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), ns);
+        let s = self.block(api.get_opt(name)).expect("get")?;
+        let v = s.data?.get(key)?.0.clone();
+        Some(String::from_utf8(v).expect("utf-8"))
     }
 
     /// Waits for `cond`, failing with `what` and the last observation.

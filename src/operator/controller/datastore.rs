@@ -1,63 +1,117 @@
-//! The PostgresCluster controller: validate the spec, wait for the
-//! capabilities it needs, emit the CNPG Cluster (managed), collect what it
-//! no longer wants, report Ready from the datastore; on delete, remove what
-//! we emitted (never an adopted Cluster), then drop the finalizer, after
-//! which the capability controller releases CloudNativePG.
+//! The datastore controllers (PostgresCluster, ClickHouseCluster): validate
+//! the spec, wait for the capabilities it needs, emit the upstream objects
+//! (managed), collect what it no longer wants, report Ready from the
+//! datastore; on delete, remove what we emitted (never an adopted object),
+//! then drop the finalizer, after which the capability controller releases
+//! the capability operator. What differs per kind is `realise`'s.
 
 use super::{emit, reference, release, Error, Operator};
-use crate::operator::api::postgres::PostgresClusterStatus;
 use crate::operator::api::{self, CapabilityUse, CommonStatus, Phase};
 use crate::operator::observe::{self, Resource};
 use crate::operator::plan;
-use crate::operator::realise::{self, ReadyWhen};
+use crate::operator::realise::{self, Inputs, PasswordSource, ReadyWhen};
 use crate::operator::status::condition;
+use base64::Engine;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::ResourceExt;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-const KIND: &str = "PostgresCluster";
-
-pub async fn reconcile(obj: Arc<DynamicObject>, op: Arc<Operator>) -> Result<Action, Error> {
-    super::measured(&op, KIND, &key(&obj), reconcile_one(&obj, &op)).await
+/// A datastore's status: the common shape, plus the kind's own fields
+/// (`connectionSecret`, `mode`, `type`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+struct Status {
+    #[serde(flatten)]
+    common: CommonStatus,
+    #[serde(flatten)]
+    fields: serde_json::Map<String, Value>,
 }
 
-fn key(obj: &DynamicObject) -> String {
+pub async fn reconcile(
+    kind: &'static str,
+    obj: Arc<DynamicObject>,
+    op: Arc<Operator>,
+) -> Result<Action, Error> {
+    super::measured(&op, kind, &key(kind, &obj), reconcile_one(kind, &obj, &op)).await
+}
+
+fn key(kind: &str, obj: &DynamicObject) -> String {
     format!(
-        "{KIND}/{}/{}",
+        "{kind}/{}/{}",
         obj.namespace().unwrap_or_default(),
         obj.name_any()
     )
 }
 
-pub fn error_policy(obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
-    super::retry(&op, KIND, &key(&obj), err)
+pub fn error_policy(kind: &'static str, obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
+    super::retry(&op, kind, &key(kind, &obj), err)
 }
 
-fn api(op: &Operator, namespace: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(op.client.clone(), namespace, &observe::resource_api(KIND))
+fn api(op: &Operator, kind: &str, namespace: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(op.client.clone(), namespace, &observe::resource_api(kind))
 }
 
-fn old_status(obj: &DynamicObject) -> PostgresClusterStatus {
+fn old_status(obj: &DynamicObject) -> Status {
     obj.data
         .get("status")
         .and_then(|s| serde_json::from_value(s.clone()).ok())
         .unwrap_or_default()
 }
 
-async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
-    let r = observe::resource_from(KIND, &serde_json::to_value(obj).unwrap_or_default());
+/// What realise needs from the cluster: the password our connection Secret
+/// keeps (a fresh one the first time), or the one an adopted object names.
+async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error> {
+    let read = |secret: Value, key: &str| {
+        secret
+            .pointer(&format!("/data/{key}"))
+            .and_then(Value::as_str)
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+            .and_then(|b| String::from_utf8(b).ok())
+    };
+    let password = match realise::password_source(r) {
+        PasswordSource::None => None,
+        PasswordSource::Keep { secret, key } => {
+            let kept = emit::get(op, "v1", "Secret", &r.namespace, &secret)
+                .await?
+                .and_then(|s| read(s, &key));
+            Some(kept.unwrap_or_else(fresh_password))
+        }
+        PasswordSource::Adopted {
+            api_version,
+            kind,
+            name,
+        } => match emit::get(op, &api_version, &kind, &r.namespace, &name).await? {
+            None => None,
+            Some(adopted) => match realise::clickhouse::adopted_password_ref(&adopted) {
+                None => None,
+                Some((secret, key)) => emit::get(op, "v1", "Secret", &r.namespace, &secret)
+                    .await?
+                    .and_then(|s| read(s, &key)),
+            },
+        },
+    };
+    Ok(Inputs { password })
+}
+
+fn fresh_password() -> String {
+    use rand::distributions::{Alphanumeric, DistString};
+    Alphanumeric.sample_string(&mut rand::rngs::OsRng, 32)
+}
+
+async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
+    let r = observe::resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = old_status(obj);
     if r.deleting {
-        return cleanup(obj, op, &r, &old).await;
+        return cleanup(kind, obj, op, &r, &old).await;
     }
-    ensure_finalizer(op, obj).await?;
-    let on = reference(obj, api::API_VERSION, KIND);
+    ensure_finalizer(op, kind, obj).await?;
+    let on = reference(obj, api::API_VERSION, kind);
     let generation = Some(r.generation);
-    let mut status = PostgresClusterStatus {
+    let mut status = Status {
         common: CommonStatus {
             observed_generation: generation,
             owned: old.common.owned.clone(),
@@ -74,7 +128,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         generation,
     );
 
-    let realised = match realise::postgres::realise(&r) {
+    let realised = match realise::realise(&r, &inputs(op, &r).await?) {
         Ok(x) => x,
         Err(e) => {
             let message = e.to_string();
@@ -113,12 +167,15 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
                 ),
                 licensed,
             ];
-            write_status(op, obj, &old, status).await?;
+            write_status(op, kind, obj, &old, status).await?;
             return Ok(Action::await_change());
         }
     };
-    status.connection_secret = Some(realised.connection_secret.clone());
-    status.mode = Some(realised.mode);
+    status.fields = realised.status.clone();
+    status
+        .fields
+        .insert("connectionSecret".into(), json!(realised.connection_secret));
+    status.fields.insert("mode".into(), json!(realised.mode));
 
     let plans = op.capability_plans().await?;
     let mut waiting = Vec::new();
@@ -195,7 +252,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
             caps_condition,
             licensed,
         ];
-        write_status(op, obj, &old, status).await?;
+        write_status(op, kind, obj, &old, status).await?;
         return Ok(Action::requeue(op.poll));
     }
 
@@ -220,7 +277,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         if still {
             owned.push(gone.clone());
         } else {
-            op.event(
+            op.event_related(
                 &on,
                 EventType::Normal,
                 "GarbageCollected",
@@ -228,6 +285,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
                     "deleted {} {}/{}: the spec no longer asks for it",
                     gone.kind, gone.namespace, gone.name
                 ),
+                Some(object_reference(gone)),
             )
             .await;
         }
@@ -236,6 +294,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     status.common.owned = owned;
 
     let (ready, why) = datastore_ready(op, &r, &realised.ready_when).await?;
+
     status.common.phase = Some(if ready {
         Phase::Ready
     } else {
@@ -264,12 +323,22 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         caps_condition,
         licensed,
     ];
-    write_status(op, obj, &old, status).await?;
+    write_status(op, kind, obj, &old, status).await?;
     Ok(if ready {
         Action::requeue(Duration::from_secs(300))
     } else {
         Action::requeue(op.poll)
     })
+}
+
+fn object_reference(o: &api::OwnedObject) -> k8s_openapi::api::core::v1::ObjectReference {
+    k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some(o.api_version.clone()),
+        kind: Some(o.kind.clone()),
+        namespace: Some(o.namespace.clone()),
+        name: Some(o.name.clone()),
+        ..Default::default()
+    }
 }
 
 fn describe(o: &Value) -> String {
@@ -281,21 +350,30 @@ fn describe(o: &Value) -> String {
     )
 }
 
+/// The first unmet readiness check, or Ready.
 async fn datastore_ready(
     op: &Operator,
     r: &Resource,
-    when: &ReadyWhen,
+    checks: &[ReadyWhen],
 ) -> Result<(bool, String), Error> {
+    for check in checks {
+        let (ready, why) = check_ready(op, r, check).await?;
+        if !ready {
+            return Ok((false, why));
+        }
+    }
+    Ok((true, String::new()))
+}
+
+async fn check_ready(op: &Operator, r: &Resource, when: &ReadyWhen) -> Result<(bool, String), Error> {
+    let ns = &r.namespace;
     Ok(match when {
         ReadyWhen::ConditionReady {
             api_version,
             kind,
             name,
-        } => match emit::get(op, api_version, kind, &r.namespace, name).await? {
-            None => (
-                false,
-                format!("{kind} {}/{name} does not exist", r.namespace),
-            ),
+        } => match emit::get(op, api_version, kind, ns, name).await? {
+            None => (false, format!("{kind} {ns}/{name} does not exist")),
             Some(o) => {
                 let ready = o
                     .pointer("/status/conditions")
@@ -307,35 +385,45 @@ async fn datastore_ready(
                 if ready {
                     (true, String::new())
                 } else {
+                    (false, format!("{kind} {ns}/{name} does not report Ready=True yet"))
+                }
+            }
+        },
+        ReadyWhen::StatusEquals {
+            api_version,
+            kind,
+            name,
+            pointer,
+            value,
+        } => match emit::get(op, api_version, kind, ns, name).await? {
+            None => (false, format!("{kind} {ns}/{name} does not exist")),
+            Some(o) => {
+                let found = o.pointer(pointer).and_then(Value::as_str);
+                if found == Some(value.as_str()) {
+                    (true, String::new())
+                } else {
+                    let field = pointer.trim_start_matches('/').replace('/', ".");
                     (
                         false,
                         format!(
-                            "{kind} {}/{name} does not report Ready=True yet",
-                            r.namespace
+                            "{kind} {ns}/{name} reports {field} {}, not {value} yet",
+                            found.map_or("unset".to_string(), |f| format!("{f:?}"))
                         ),
                     )
                 }
             }
         },
         ReadyWhen::SecretKeys { name, keys } => {
-            let secret = emit::get(op, "v1", "Secret", &r.namespace, name).await?;
-            match secret {
-                None => (
-                    false,
-                    format!("Secret {}/{name} does not exist", r.namespace),
-                ),
+            match emit::get(op, "v1", "Secret", ns, name).await? {
+                None => (false, format!("Secret {ns}/{name} does not exist")),
                 Some(s) => {
-                    let missing = realise::postgres::missing_keys(Some(&s), keys);
+                    let missing = realise::missing_keys(Some(&s), keys);
                     if missing.is_empty() {
                         (true, String::new())
                     } else {
                         (
                             false,
-                            format!(
-                                "Secret {}/{name} lacks key {}",
-                                r.namespace,
-                                missing.join(", ")
-                            ),
+                            format!("Secret {ns}/{name} lacks key {}", missing.join(", ")),
                         )
                     }
                 }
@@ -344,7 +432,7 @@ async fn datastore_ready(
     })
 }
 
-async fn ensure_finalizer(op: &Operator, obj: &DynamicObject) -> Result<(), Error> {
+async fn ensure_finalizer(op: &Operator, kind: &str, obj: &DynamicObject) -> Result<(), Error> {
     let finalizers = obj.finalizers();
     if finalizers.iter().any(|f| f == api::FINALIZER) {
         return Ok(());
@@ -353,7 +441,7 @@ async fn ensure_finalizer(op: &Operator, obj: &DynamicObject) -> Result<(), Erro
     list.push(api::FINALIZER.into());
     let patch =
         json!({"metadata": {"finalizers": list, "resourceVersion": obj.resource_version()}});
-    api(op, &obj.namespace().unwrap_or_default())
+    api(op, kind, &obj.namespace().unwrap_or_default())
         .patch(
             &obj.name_any(),
             &PatchParams::default(),
@@ -367,39 +455,44 @@ async fn ensure_finalizer(op: &Operator, obj: &DynamicObject) -> Result<(), Erro
 /// are gone. Releasing the capability is the capability controller's, which
 /// no longer counts this resource and waits for the emitted objects too.
 async fn cleanup(
+    kind: &str,
     obj: &DynamicObject,
     op: &Operator,
     r: &Resource,
-    old: &PostgresClusterStatus,
+    old: &Status,
 ) -> Result<Action, Error> {
     if !obj.finalizers().iter().any(|f| f == api::FINALIZER) {
         return Ok(Action::await_change());
     }
-    let on = reference(obj, api::API_VERSION, KIND);
+    let on = reference(obj, api::API_VERSION, kind);
     let mut owned = old.common.owned.clone();
-    // An emitted Cluster the status never recorded (a crash between apply and status).
-    let own_cluster = api::OwnedObject {
-        api_version: realise::postgres::CNPG_API_VERSION.into(),
-        kind: "Cluster".into(),
-        namespace: r.namespace.clone(),
-        name: r.name.clone(),
+    // Objects emitted that the status never recorded (a crash between
+    // apply and status): what the spec asks for now, if it still parses.
+    // Only ours are deleted (label and ownerReference), so asking is safe.
+    let placeholder = Inputs {
+        password: Some(String::new()),
     };
-    if !owned.contains(&own_cluster) {
-        owned.push(own_cluster);
+    if let Ok(x) = realise::realise(r, &placeholder) {
+        for o in x.emit.iter().map(emit::owned_ref) {
+            if !owned.contains(&o) {
+                owned.push(o);
+            }
+        }
     }
     let mut remaining = Vec::new();
     for o in &owned {
         if emit::delete_if_ours(op, o, &r.uid).await? {
             remaining.push(o.clone());
         } else if old.common.owned.contains(o) {
-            op.event(
+            op.event_related(
                 &on,
                 EventType::Normal,
                 "GarbageCollected",
                 format!(
-                    "deleted {} {}/{}: the {KIND} is being deleted",
+                    "deleted {} {}/{}: the {kind} is being deleted",
                     o.kind, o.namespace, o.name
                 ),
+                Some(object_reference(o)),
             )
             .await;
         }
@@ -407,7 +500,7 @@ async fn cleanup(
     let mut status = old.clone();
     status.common.phase = Some(Phase::Deleting);
     status.common.owned = remaining.clone();
-    write_status(op, obj, old, status).await?;
+    write_status(op, kind, obj, old, status).await?;
     if !remaining.is_empty() {
         return Ok(Action::requeue(op.poll));
     }
@@ -421,7 +514,7 @@ async fn cleanup(
         {"op": "remove", "path": format!("/metadata/finalizers/{i}")},
     ]))
     .expect("a JSON patch");
-    match api(op, &r.namespace)
+    match api(op, kind, &r.namespace)
         .patch(
             &obj.name_any(),
             &PatchParams::default(),
@@ -438,15 +531,16 @@ async fn cleanup(
 
 async fn write_status(
     op: &Operator,
+    kind: &str,
     obj: &DynamicObject,
-    old: &PostgresClusterStatus,
-    new: PostgresClusterStatus,
+    old: &Status,
+    new: Status,
 ) -> Result<(), Error> {
     if *old == new && obj.data.get("status").is_some() {
         return Ok(());
     }
-    let body = json!({"apiVersion": api::API_VERSION, "kind": KIND, "status": new});
-    match api(op, &obj.namespace().unwrap_or_default())
+    let body = json!({"apiVersion": api::API_VERSION, "kind": kind, "status": new});
+    match api(op, kind, &obj.namespace().unwrap_or_default())
         .patch_status(
             &obj.name_any(),
             &PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force(),
@@ -458,5 +552,23 @@ async fn write_status(
         // Deleted meanwhile: nothing left to report on.
         Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
         Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_keeps_the_common_shape_and_the_kinds_own_fields_apart() {
+        let v = json!({"phase": "Ready", "observedGeneration": 2, "connectionSecret": "analytics-clickhouse",
+            "type": "altinity", "mode": "managed",
+            "owned": [{"apiVersion": "v1", "kind": "Secret", "namespace": "a", "name": "analytics-clickhouse"}]});
+        let s: Status = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(s.common.phase, Some(Phase::Ready));
+        assert_eq!(s.common.owned.len(), 1);
+        let keys: Vec<&str> = s.fields.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["connectionSecret", "mode", "type"]);
+        assert_eq!(serde_json::to_value(&s).unwrap(), v);
     }
 }

@@ -4,8 +4,8 @@
 //! object per catalog entry), one per kind of resource.
 
 pub mod capability;
+pub mod datastore;
 pub mod emit;
-pub mod postgres;
 pub mod release;
 
 use super::api;
@@ -119,12 +119,26 @@ impl Operator {
 
     /// Publishes an Event; a failure to record one never fails a reconcile.
     pub async fn event(&self, on: &ObjectReference, type_: EventType, reason: &str, note: String) {
+        self.event_related(on, type_, reason, note, None).await
+    }
+
+    /// An Event that names a second object (`related`). kube's Recorder
+    /// folds Events of one reason on one object into a series that keeps
+    /// the first note, so one per deleted object needs the object named.
+    pub async fn event_related(
+        &self,
+        on: &ObjectReference,
+        type_: EventType,
+        reason: &str,
+        note: String,
+        related: Option<ObjectReference>,
+    ) {
         let ev = Event {
             type_,
             reason: reason.into(),
             note: Some(truncate(&note, 1000)),
             action: reason.into(),
-            secondary: None,
+            secondary: related,
         };
         if let Err(e) = self.recorder.publish(&ev, on).await {
             tracing::warn!(reason, error = %e, "could not record an Event");
@@ -359,22 +373,30 @@ pub async fn run_controllers(
             .run(capability::reconcile, capability::error_policy, op.clone())
             .for_each(|_| async {});
 
-    let pg_ar = super::observe::resource_api("PostgresCluster");
-    let pgs: Api<DynamicObject> = Api::all_with(client.clone(), &pg_ar);
-    let postgres_controller = Controller::new_with(pgs, watcher::Config::default(), pg_ar)
-        .with_config(config)
-        .reconcile_all_on(
-            kube::runtime::watcher(caps, watcher::Config::default()).filter_map(|e| async move {
-                matches!(e, Ok(watcher::Event::Apply(_))).then_some(())
-            }),
-        )
-        .graceful_shutdown_on(shutdown())
-        .run(postgres::reconcile, postgres::error_policy, op.clone())
-        .for_each(|_| async {});
+    // One controller per datastore kind; a change of any Capability (one
+    // became Ready, say) looks at every resource again.
+    let datastores = super::realise::DATASTORE_KINDS.iter().map(|&kind| {
+        let ar = super::observe::resource_api(kind);
+        let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        Controller::new_with(all, watcher::Config::default(), ar)
+            .with_config(config.clone())
+            .reconcile_all_on(
+                kube::runtime::watcher(caps.clone(), watcher::Config::default()).filter_map(
+                    |e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) },
+                ),
+            )
+            .graceful_shutdown_on(shutdown())
+            .run(
+                move |obj, op| datastore::reconcile(kind, obj, op),
+                move |obj, err, op| datastore::error_policy(kind, obj, err, op),
+                op.clone(),
+            )
+            .for_each(|_| async {})
+    });
     op.metrics
         .ready
         .store(true, std::sync::atomic::Ordering::Relaxed);
-    tokio::join!(capability_controller, postgres_controller);
+    tokio::join!(capability_controller, futures::future::join_all(datastores));
     stop_flag.abort();
     Ok(())
 }

@@ -2,8 +2,11 @@
 //! capabilities it needs, the upstream objects to emit, where its
 //! connection Secret is, and what makes it Ready. Pure.
 
+pub mod clickhouse;
 pub mod postgres;
 
+use super::api::Mode;
+use super::observe::Resource;
 use serde_json::Value;
 
 /// A spec the operator cannot realise, naming the field.
@@ -34,7 +37,7 @@ pub fn parse_spec<T: serde::de::DeserializeOwned>(spec: &Value) -> Result<T, Spe
     })
 }
 
-/// What makes a realised resource Ready.
+/// One thing a realised resource waits for before it is Ready.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ReadyWhen {
     /// This object (emitted or adopted) reports condition Ready=True.
@@ -42,6 +45,15 @@ pub enum ReadyWhen {
         api_version: String,
         kind: String,
         name: String,
+    },
+    /// This object's field at `pointer` holds `value` (Altinity's
+    /// `status.status: Completed`).
+    StatusEquals {
+        api_version: String,
+        kind: String,
+        name: String,
+        pointer: String,
+        value: String,
     },
     /// This Secret exists with these keys.
     SecretKeys { name: String, keys: Vec<String> },
@@ -52,8 +64,93 @@ pub struct Realised {
     pub needs: Vec<String>,
     pub emit: Vec<Value>,
     pub connection_secret: String,
-    pub ready_when: ReadyWhen,
-    pub mode: super::api::Mode,
+    /// All of them, in order (the first unmet one is what status reports).
+    pub ready_when: Vec<ReadyWhen>,
+    pub mode: Mode,
+    /// Kind-specific status fields besides `connectionSecret` and `mode`.
+    pub status: serde_json::Map<String, Value>,
+}
+
+/// A value realise needs from the cluster and cannot compute: the password
+/// of a connection Secret we write. The controller reads it (or makes a
+/// fresh one) and passes it in, so realise stays a function of its inputs
+/// and a converged reconcile rewrites nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PasswordSource {
+    None,
+    /// Keep what this Secret of ours holds under `key`; generate one if it
+    /// does not exist yet.
+    Keep { secret: String, key: String },
+    /// The password the adopted object names (a Secret it references).
+    Adopted {
+        api_version: String,
+        kind: String,
+        name: String,
+    },
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Inputs {
+    pub password: Option<String>,
+}
+
+/// Our kinds that are realised as emitted objects by a datastore controller.
+pub const DATASTORE_KINDS: &[&str] = &["PostgresCluster", "ClickHouseCluster"];
+
+pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
+    match r.kind.as_str() {
+        "PostgresCluster" => postgres::realise(r),
+        "ClickHouseCluster" => clickhouse::realise(r, inputs),
+        other => Err(SpecError {
+            field: "kind".into(),
+            message: format!("{other} is not realised by a datastore controller"),
+        }),
+    }
+}
+
+pub fn password_source(r: &Resource) -> PasswordSource {
+    match r.kind.as_str() {
+        "ClickHouseCluster" => clickhouse::password_source(r),
+        _ => PasswordSource::None,
+    }
+}
+
+/// The CRD's CEL rule, checked again here: API servers without CEL (and
+/// objects written before the CRD had it) must not get half a realisation.
+pub fn check_blocks(mode: Mode, managed: bool, adopt: bool, external: bool) -> Result<(), SpecError> {
+    let mode = mode.as_str();
+    for (block, set) in [("managed", managed), ("adopt", adopt), ("external", external)] {
+        if block == mode && !set {
+            return Err(SpecError {
+                field: format!("spec.{block}"),
+                message: format!("mode is {mode}, so spec.{block} is required"),
+            });
+        }
+        if block != mode && set {
+            return Err(SpecError {
+                field: format!("spec.{block}"),
+                message: format!("mode is {mode}, so spec.{block} must not be set"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Why an external connection Secret is not usable yet, naming the key.
+pub fn missing_keys(secret: Option<&Value>, keys: &[String]) -> Vec<String> {
+    let data = secret
+        .and_then(|s| s.get("data"))
+        .and_then(Value::as_object);
+    let string_data = secret
+        .and_then(|s| s.get("stringData"))
+        .and_then(Value::as_object);
+    keys.iter()
+        .filter(|k| {
+            !data.is_some_and(|d| d.contains_key(k.as_str()))
+                && !string_data.is_some_and(|d| d.contains_key(k.as_str()))
+        })
+        .cloned()
+        .collect()
 }
 
 /// Metadata every emitted object carries: our label, the owner label, and

@@ -1,17 +1,22 @@
 //! PostgresCluster -> a CNPG Cluster (managed), a reference to the user's
 //! Cluster (adopt), or a connection Secret (external).
 
-use super::{owned_metadata, parse_spec, ReadyWhen, Realised, SpecError};
+use super::{check_blocks, owned_metadata, parse_spec, ReadyWhen, Realised, SpecError};
 use crate::operator::api::postgres::{PostgresClusterSpec, EXTERNAL_KEYS};
 use crate::operator::api::Mode;
 use crate::operator::observe::Resource;
-use serde_json::{json, Value};
+use serde_json::json;
 
 pub const CNPG_API_VERSION: &str = "postgresql.cnpg.io/v1";
 
 pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
     let spec: PostgresClusterSpec = parse_spec(&r.spec)?;
-    check_blocks(&spec)?;
+    check_blocks(
+        spec.mode,
+        spec.managed.is_some(),
+        spec.adopt.is_some(),
+        spec.external.is_some(),
+    )?;
     Ok(match spec.mode {
         Mode::Managed => {
             let m = spec.managed.expect("checked");
@@ -42,12 +47,13 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
                 needs: vec!["cloudnative-pg".into()],
                 emit: vec![cluster],
                 connection_secret: format!("{}-app", r.name),
-                ready_when: ReadyWhen::ConditionReady {
+                ready_when: vec![ReadyWhen::ConditionReady {
                     api_version: CNPG_API_VERSION.into(),
                     kind: "Cluster".into(),
                     name: r.name.clone(),
-                },
+                }],
                 mode: Mode::Managed,
+                status: Default::default(),
             }
         }
         Mode::Adopt => {
@@ -56,12 +62,13 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
                 needs: vec![],
                 emit: vec![],
                 connection_secret: format!("{name}-app"),
-                ready_when: ReadyWhen::ConditionReady {
+                ready_when: vec![ReadyWhen::ConditionReady {
                     api_version: CNPG_API_VERSION.into(),
                     kind: "Cluster".into(),
                     name,
-                },
+                }],
                 mode: Mode::Adopt,
+                status: Default::default(),
             }
         }
         Mode::External => {
@@ -70,62 +77,21 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
                 needs: vec![],
                 emit: vec![],
                 connection_secret: name.clone(),
-                ready_when: ReadyWhen::SecretKeys {
+                ready_when: vec![ReadyWhen::SecretKeys {
                     name,
                     keys: EXTERNAL_KEYS.iter().map(|k| k.to_string()).collect(),
-                },
+                }],
                 mode: Mode::External,
+                status: Default::default(),
             }
         }
     })
 }
 
-/// The CRD's CEL rule, checked again here: API servers without CEL (and
-/// objects written before the CRD had it) must not get half a realisation.
-fn check_blocks(spec: &PostgresClusterSpec) -> Result<(), SpecError> {
-    let blocks = [
-        ("managed", spec.managed.is_some()),
-        ("adopt", spec.adopt.is_some()),
-        ("external", spec.external.is_some()),
-    ];
-    let mode = spec.mode.as_str();
-    for (block, set) in blocks {
-        if block == mode && !set {
-            return Err(SpecError {
-                field: format!("spec.{block}"),
-                message: format!("mode is {mode}, so spec.{block} is required"),
-            });
-        }
-        if block != mode && set {
-            return Err(SpecError {
-                field: format!("spec.{block}"),
-                message: format!("mode is {mode}, so spec.{block} must not be set"),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Why an external connection Secret is not usable yet, naming the key.
-pub fn missing_keys(secret: Option<&Value>, keys: &[String]) -> Vec<String> {
-    let data = secret
-        .and_then(|s| s.get("data"))
-        .and_then(Value::as_object);
-    let string_data = secret
-        .and_then(|s| s.get("stringData"))
-        .and_then(Value::as_object);
-    keys.iter()
-        .filter(|k| {
-            !data.is_some_and(|d| d.contains_key(k.as_str()))
-                && !string_data.is_some_and(|d| d.contains_key(k.as_str()))
-        })
-        .cloned()
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn pg(spec: Value) -> Resource {
         Resource::for_test("PostgresCluster", "app-db", "u-1", spec)
@@ -167,7 +133,7 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(e.connection_secret, "pg-conn");
-        assert!(matches!(e.ready_when, ReadyWhen::SecretKeys { ref keys, .. } if keys.len() == 5));
+        assert!(matches!(&e.ready_when[..], [ReadyWhen::SecretKeys { keys, .. }] if keys.len() == 5));
     }
 
     #[test]
@@ -195,7 +161,7 @@ mod tests {
     fn missing_keys_are_named() {
         let s = json!({"data": {"host": "", "port": "", "username": ""}, "stringData": {"password": "x"}});
         let keys: Vec<String> = EXTERNAL_KEYS.iter().map(|k| k.to_string()).collect();
-        assert_eq!(missing_keys(Some(&s), &keys), ["dbname"]);
-        assert_eq!(missing_keys(None, &keys).len(), 5);
+        assert_eq!(super::super::missing_keys(Some(&s), &keys), ["dbname"]);
+        assert_eq!(super::super::missing_keys(None, &keys).len(), 5);
     }
 }
