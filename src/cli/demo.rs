@@ -375,6 +375,7 @@ async fn walk_through(
     println!("   Before it acts, `navique-operator plan` says what it finds and would do:");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut opts = RunOptions::new(PathBuf::new());
+    let operator_namespace = opts.namespace.clone();
     opts.charts_dirs = dirs;
     opts.kubeconfig = Some(kubeconfig.clone());
     opts.leader_elect = false;
@@ -404,7 +405,8 @@ async fn walk_through(
         "spec": {"mode": "managed", "managed": {"instances": 1, "storage": {"size": "1Gi"}}}});
     let snap_plan = {
         // What plan shows once the database is asked for (read-only: computed from a snapshot with it).
-        let mut snap = crate::operator::observe::gather(&client, &catalog)
+        let licensing = crate::operator::observe::Licensing::built_in(&operator_namespace);
+        let mut snap = crate::operator::observe::gather(&client, &catalog, &licensing)
             .await
             .map_err(|e| e.to_string())?;
         let mut with_pg = pg.clone();

@@ -15,6 +15,21 @@ fn catalog(a: &Args) -> Result<Catalog, String> {
     }
 }
 
+/// `--namespace` (where the license is) and `--license-public-key`.
+fn licensing(a: &Args) -> Result<crate::operator::observe::Licensing, String> {
+    let namespace = a
+        .one(&["--namespace", "-n"])
+        .unwrap_or_else(|| "navique-system".into());
+    let mut l = crate::operator::observe::Licensing::built_in(&namespace);
+    if let Some(path) = a.one(&["--license-public-key"]) {
+        let pem = std::fs::read_to_string(&path)
+            .map_err(|e| format!("--license-public-key {path}: {e}"))?;
+        l.key = crate::operator::license::public_key_from_pem(&pem)
+            .map_err(|e| format!("--license-public-key {path}: {e}"))?;
+    }
+    Ok(l)
+}
+
 pub fn init_logs(json: bool) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_env("NAVIQUE_LOG")
@@ -70,8 +85,9 @@ pub fn run_options(a: &Args) -> Result<RunOptions, String> {
             ms.parse().map_err(|e| format!("--poll-ms {ms:?}: {e}"))?,
         );
     }
-    if !a.all(&["--registry-mirror"]).is_empty() || a.one(&["--license-public-key"]).is_some() {
-        tracing::warn!("--registry-mirror and --license-public-key are accepted but not implemented by this build");
+    o.license_key = Some(licensing(a)?.key);
+    if !a.all(&["--registry-mirror"]).is_empty() {
+        tracing::warn!("--registry-mirror is accepted but not implemented by this build");
     }
     Ok(o)
 }
@@ -103,6 +119,7 @@ pub fn run(a: &Args) -> Result<(), String> {
 /// `navique-operator plan [--kubeconfig F] [--charts-dir DIR] [-o json]`.
 pub fn plan(a: &Args) -> Result<(), String> {
     let catalog = catalog(a)?;
+    let licensing = licensing(a)?;
     let kubeconfig = a.one(&["--kubeconfig"]).map(PathBuf::from);
     let dirs = a.all(&["--charts-dir"]);
     let charts = (!dirs.is_empty()).then(|| {
@@ -116,7 +133,7 @@ pub fn plan(a: &Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let report = rt.block_on(async {
         let client = process::client(kubeconfig.as_deref()).await?;
-        crate::operator::report::plan_report(&client, &catalog, charts.as_ref())
+        crate::operator::report::plan_report(&client, &catalog, &licensing, charts.as_ref())
             .await
             .map_err(|e| e.to_string())
     })?;

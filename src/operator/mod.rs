@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod controller;
 pub mod crds;
 pub mod gc;
+pub mod license;
 pub mod needs;
 pub mod observe;
 pub mod plan;

@@ -33,6 +33,26 @@ pub struct Snapshot {
     /// Secrets carrying our managed-by label (connection Secrets we write),
     /// as (namespace, name): their contents are not read here.
     pub emitted_secrets: Vec<(String, String)>,
+    /// The tier the license Secret gives now (None: not read).
+    pub tier: Option<super::license::Tier>,
+    /// Each resource's standing under it, by uid (absent: licensed).
+    pub verdicts: BTreeMap<String, super::license::Verdict>,
+}
+
+/// Where the license is and the key that must have signed it.
+#[derive(Clone, Debug)]
+pub struct Licensing {
+    pub namespace: String,
+    pub key: ed25519_dalek::VerifyingKey,
+}
+
+impl Licensing {
+    pub fn built_in(namespace: &str) -> Licensing {
+        Licensing {
+            namespace: namespace.into(),
+            key: super::license::built_in_key(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -266,6 +286,15 @@ impl Snapshot {
             .find(|r| r.name == name && r.namespace == namespace)
     }
 
+    /// Resources the license lets the operator act for.
+    pub fn licensed_resources(&self) -> Vec<Resource> {
+        self.resources
+            .iter()
+            .filter(|r| self.verdicts.get(&r.uid).is_none_or(|v| v.is_licensed()))
+            .cloned()
+            .collect()
+    }
+
     pub fn resources_of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Resource> + 'a {
         self.resources.iter().filter(move |r| r.kind == kind)
     }
@@ -273,7 +302,11 @@ impl Snapshot {
 
 /// Reads the snapshot from the cluster. CRDs and emitted objects only for
 /// the catalog's CRDs; release Secrets as metadata only.
-pub async fn gather(client: &kube::Client, catalog: &Catalog) -> Result<Snapshot, kube::Error> {
+pub async fn gather(
+    client: &kube::Client,
+    catalog: &Catalog,
+    licensing: &Licensing,
+) -> Result<Snapshot, kube::Error> {
     let mut snap = Snapshot::default();
     let secrets: Api<Secret> = Api::all(client.clone());
     let mut found = Vec::new();
@@ -389,6 +422,21 @@ pub async fn gather(client: &kube::Client, catalog: &Catalog) -> Result<Snapshot
             Err(e) => return Err(e),
         }
     }
+
+    let licenses: Api<Secret> = Api::namespaced(client.clone(), &licensing.namespace);
+    let data = licenses
+        .get_opt(super::license::SECRET_NAME)
+        .await?
+        .map(|s| {
+            s.data
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(k, v)| (k, v.0))
+                .collect::<BTreeMap<String, Vec<u8>>>()
+        });
+    let tier = super::license::tier(data.as_ref(), &licensing.key, chrono::Utc::now());
+    snap.verdicts = super::license::judge(&tier, &snap.resources);
+    snap.tier = Some(tier);
     Ok(snap)
 }
 

@@ -211,7 +211,8 @@ fn unready_prerequisite(entry: &CapabilityEntry, found: &Found) -> Option<String
 
 /// Every capability of the catalog, prerequisites first.
 pub fn capabilities(catalog: &Catalog, snap: &Snapshot) -> Vec<CapabilityPlan> {
-    let needs = needs::compute(catalog, &snap.resources);
+    // A resource the license rejects needs nothing installed for it.
+    let needs = needs::compute(catalog, &snap.licensed_resources());
     let order = catalog.install_order().unwrap_or_default();
     let entries: Vec<&CapabilityEntry> =
         order.iter().filter_map(|n| catalog.capability(n)).collect();

@@ -27,6 +27,8 @@ pub struct RunOptions {
     pub poll: Duration,
     /// Metrics to report into (tests read them); fresh ones when None.
     pub metrics: Option<Arc<Metrics>>,
+    /// The key licenses must be signed with; the built-in one when None.
+    pub license_key: Option<ed25519_dalek::VerifyingKey>,
 }
 
 impl RunOptions {
@@ -44,6 +46,7 @@ impl RunOptions {
             lease_seconds: 15,
             poll: Duration::from_secs(2),
             metrics: None,
+            license_key: None,
         }
     }
 }
@@ -89,6 +92,9 @@ pub async fn run(
         metrics.clone(),
     );
     op.poll = opts.poll;
+    if let Some(key) = opts.license_key {
+        op.licensing.key = key;
+    }
     let op = Arc::new(op);
     if !opts.leader_elect {
         return controller::run_controllers(op, stop)

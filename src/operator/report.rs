@@ -79,6 +79,12 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
             }
             continue;
         }
+        if let (Some(v), Some(tier)) = (snap.verdicts.get(&r.uid), snap.tier.as_ref()) {
+            if !v.is_licensed() {
+                actions.push(act("reject", who, v.message(tier)));
+                continue;
+            }
+        }
         // The plan is read-only: a password to be kept or generated is not
         // read; what it would emit is compared by everything else.
         let inputs = realise::Inputs {
@@ -274,9 +280,10 @@ impl PlanReport {
 pub async fn plan_report(
     client: &kube::Client,
     catalog: &Catalog,
+    licensing: &observe::Licensing,
     charts: Option<&ChartStore>,
 ) -> Result<PlanReport, kube::Error> {
-    let snap = observe::gather(client, catalog).await?;
+    let snap = observe::gather(client, catalog, licensing).await?;
     let mut report = build(catalog, &snap);
     if let Some(c) = charts {
         report.chart_problems = c.verify_all(catalog).into_iter().map(|e| e.0).collect();

@@ -323,9 +323,11 @@ impl Env {
         }
         // CRDs of a capability no controller serves (what our own decisions call Absent).
         let catalog = Catalog::built_in();
+        let licensing = navique_ai_core_operator::operator::observe::Licensing::built_in("navique-system");
         if let Ok(snap) = self.block(navique_ai_core_operator::operator::observe::gather(
             &self.client,
             &catalog,
+            &licensing,
         )) {
             let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
             for entry in &catalog.capability {
@@ -886,4 +888,55 @@ pub fn condition<'a>(v: &'a Value, type_: &str) -> Option<&'a Value> {
     v.pointer("/status/conditions")
         .and_then(Value::as_array)
         .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+}
+
+pub mod licenses {
+    use super::Env;
+    use serde_json::{json, Value};
+    use base64::Engine;
+    use ed25519_dalek::pkcs8::EncodePublicKey;
+    use ed25519_dalek::{Signer, SigningKey};
+
+    pub fn key() -> SigningKey {
+        SigningKey::from_bytes(&rand::random::<[u8; 32]>())
+    }
+
+    pub fn public_pem(key: &SigningKey, dir: &std::path::Path) -> std::path::PathBuf {
+        let path = dir.join("license.pub");
+        let pem = key
+            .verifying_key()
+            .to_public_key_pem(Default::default())
+            .unwrap();
+        std::fs::write(&path, pem).unwrap();
+        path
+    }
+
+    /// Writes the license Secret; `tamper` changes the payload after signing.
+    pub fn write(env: &Env, ns: &str, key: &SigningKey, payload: &Value, tamper: Option<&Value>) {
+        let bytes = serde_json::to_vec(payload).unwrap();
+        let sig = base64::engine::general_purpose::STANDARD.encode(key.sign(&bytes).to_bytes());
+        let signed = match tamper {
+            Some(t) => serde_json::to_vec(t).unwrap(),
+            None => bytes,
+        };
+        let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+        env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "navique-license", "namespace": ns},
+            "data": {"license.json": b64(&signed), "license.sig": b64(sig.as_bytes())}}).to_string());
+    }
+}
+
+
+/// Options for an operator that checks licenses with a key of the test's,
+/// and the license Secret written in its namespace: `features` included,
+/// no limits, valid for a year.
+pub fn licensed_options(env: &Env, features: &[&str]) -> RunOptions {
+    let key = licenses::key();
+    let mut opts = options(env);
+    opts.namespace = env.namespace("navique-lic");
+    opts.license_key = Some(key.verifying_key());
+    let expires = chrono::Utc::now() + chrono::Duration::days(365);
+    let payload = json!({"licensee": "tests", "tier": "enterprise", "expires": expires.to_rfc3339(), "features": features});
+    licenses::write(env, &opts.namespace, &key, &payload, None);
+    opts
 }

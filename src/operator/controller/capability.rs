@@ -38,7 +38,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         .get("status")
         .and_then(|s| serde_json::from_value(s.clone()).ok())
         .unwrap_or_default();
-    let snap = observe::gather(&op.client, &op.catalog).await?;
+    let snap = op.snapshot().await?;
     let plans = plan::capabilities(&op.catalog, &snap);
     let p = plan::capability(&plans, &name)
         .expect("every catalog entry is planned")
@@ -113,7 +113,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     }
     // After an action, report what the cluster holds now.
     let p = if acted {
-        let snap = observe::gather(&op.client, &op.catalog).await?;
+        let snap = op.snapshot().await?;
         plan::capability(&plan::capabilities(&op.catalog, &snap), &name)
             .expect("planned")
             .clone()

@@ -7,6 +7,7 @@
 
 use super::{emit, reference, release, Error, Operator};
 use crate::operator::api::{self, CapabilityUse, CommonStatus, Phase};
+use crate::operator::license::{Tier, Verdict};
 use crate::operator::observe::{self, Resource};
 use crate::operator::plan;
 use crate::operator::realise::{self, Inputs, PasswordSource, ReadyWhen};
@@ -119,12 +120,21 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
         },
         ..Default::default()
     };
+    let planned = op.planned(&r.uid, r.generation).await?;
+    let verdict = planned
+        .verdicts
+        .get(&r.uid)
+        .cloned()
+        .unwrap_or(Verdict::Licensed);
+    if !verdict.is_licensed() {
+        return reject(kind, obj, op, &old, &verdict, &planned.tier).await;
+    }
     let licensed = condition(
         &old.common.conditions,
         "Licensed",
         true,
-        "NotEnforced",
-        "licensing is not enforced by this build",
+        "Licensed",
+        &verdict.message(&planned.tier),
         generation,
     );
 
@@ -177,10 +187,9 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
         .insert("connectionSecret".into(), json!(realised.connection_secret));
     status.fields.insert("mode".into(), json!(realised.mode));
 
-    let plans = op.capability_plans().await?;
     let mut waiting = Vec::new();
     for need in &realised.needs {
-        let Some(p) = plan::capability(&plans, need) else {
+        let Some(p) = plan::capability(&planned.capabilities, need) else {
             continue;
         };
         let entry = op
@@ -325,10 +334,71 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
     ];
     write_status(op, kind, obj, &old, status).await?;
     Ok(if ready {
-        Action::requeue(Duration::from_secs(300))
+        Action::requeue(until_expiry(&planned.tier).min(Duration::from_secs(300)))
     } else {
         Action::requeue(op.poll)
     })
+}
+
+/// How long until the license expires: the next look must not be later,
+/// since expiry changes what is allowed with nothing else changing.
+fn until_expiry(tier: &Tier) -> Duration {
+    match tier {
+        Tier::Licensed(p) => (p.expires - chrono::Utc::now())
+            .to_std()
+            .unwrap_or_default()
+            + Duration::from_secs(1),
+        Tier::Free { .. } => Duration::MAX,
+    }
+}
+
+/// A resource the license does not cover: reported, never acted for, and
+/// nothing of what it has is deleted. It is looked at again on a license
+/// change (watched) and every few polls (an older resource may go).
+async fn reject(
+    kind: &str,
+    obj: &DynamicObject,
+    op: &Operator,
+    old: &Status,
+    verdict: &Verdict,
+    tier: &Tier,
+) -> Result<Action, Error> {
+    let generation = Some(obj.metadata.generation.unwrap_or_default());
+    let message = verdict.message(tier);
+    let was = old
+        .common
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Licensed")
+        .map(|c| (c.status.clone(), c.reason.clone()));
+    if was != Some(("False".into(), verdict.reason().into())) {
+        op.event(
+            &reference(obj, api::API_VERSION, kind),
+            EventType::Warning,
+            verdict.reason(),
+            message.clone(),
+        )
+        .await;
+    }
+    let mut status = old.clone();
+    status.common.phase = Some(Phase::Rejected);
+    status.common.observed_generation = generation;
+    let caps = old
+        .common
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "CapabilitiesReady")
+        .cloned()
+        .unwrap_or_else(|| {
+            condition(&[], "CapabilitiesReady", false, "Rejected", &message, generation)
+        });
+    status.common.conditions = vec![
+        condition(&old.common.conditions, "Ready", false, "Rejected", &message, generation),
+        caps,
+        condition(&old.common.conditions, "Licensed", false, verdict.reason(), &message, generation),
+    ];
+    write_status(op, kind, obj, old, status).await?;
+    Ok(Action::requeue(op.poll * 5))
 }
 
 fn object_reference(o: &api::OwnedObject) -> k8s_openapi::api::core::v1::ObjectReference {

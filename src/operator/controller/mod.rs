@@ -69,7 +69,24 @@ pub struct Operator {
     pub busy: Arc<Mutex<std::collections::HashSet<String>>>,
     /// The capability plans resource reconciles read, shared for a moment:
     /// a burst of resources costs one snapshot, not one each.
-    plans: tokio::sync::Mutex<Option<(std::time::Instant, Arc<Vec<super::plan::CapabilityPlan>>)>>,
+    plans: tokio::sync::Mutex<Option<(std::time::Instant, Arc<Planned>)>>,
+    /// Where the license is and the key it must be signed with.
+    pub licensing: super::observe::Licensing,
+    /// Whether the expiry of the license was reported (once per expiry).
+    expiry_reported: std::sync::atomic::AtomicBool,
+    /// Set when the license changes: the shared decisions are stale.
+    pub plans_stale: std::sync::atomic::AtomicBool,
+}
+
+/// One snapshot's decisions, shared by the resource reconciles.
+pub struct Planned {
+    pub capabilities: Vec<super::plan::CapabilityPlan>,
+    pub tier: super::license::Tier,
+    /// By uid; the resources of the snapshot.
+    pub verdicts: std::collections::BTreeMap<String, super::license::Verdict>,
+    /// The generation of each resource the verdicts judged, by uid: a spec
+    /// changed since (an altinity type, say) needs a verdict of its own.
+    pub generations: std::collections::BTreeMap<String, i64>,
 }
 
 /// How long resource reconciles share one snapshot of the capabilities.
@@ -100,21 +117,65 @@ impl Operator {
             stopping: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             busy: Arc::new(Mutex::new(std::collections::HashSet::new())),
             plans: tokio::sync::Mutex::new(None),
+            licensing: super::observe::Licensing::built_in(namespace),
+            expiry_reported: std::sync::atomic::AtomicBool::new(false),
+            plans_stale: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
-    /// The capabilities' plans as of at most `PLANS_TTL` ago.
-    pub async fn capability_plans(&self) -> Result<Arc<Vec<super::plan::CapabilityPlan>>, Error> {
+    /// Reads the cluster and decides, reporting a license that expired.
+    pub async fn snapshot(&self) -> Result<super::observe::Snapshot, Error> {
+        let snap = super::observe::gather(&self.client, &self.catalog, &self.licensing).await?;
+        let expired = matches!(snap.tier, Some(super::license::Tier::Free { expired: true, .. }));
+        let was = self
+            .expiry_reported
+            .swap(expired, std::sync::atomic::Ordering::Relaxed);
+        if expired && !was {
+            let on = ObjectReference {
+                api_version: Some("v1".into()),
+                kind: Some("Secret".into()),
+                namespace: Some(self.licensing.namespace.clone()),
+                name: Some(super::license::SECRET_NAME.into()),
+                ..Default::default()
+            };
+            let why = snap.tier.as_ref().map(|t| t.describe()).unwrap_or_default();
+            self.event(
+                &on,
+                EventType::Warning,
+                "LicenseExpired",
+                format!("{why}; resources beyond it stop being updated, nothing is deleted"),
+            )
+            .await;
+        }
+        Ok(snap)
+    }
+
+    /// The decisions as of at most `PLANS_TTL` ago, and from a snapshot
+    /// that saw the resource `uid` at this generation (a resource newer
+    /// than the snapshot, or changed since, needs its own verdict).
+    pub async fn planned(&self, uid: &str, generation: i64) -> Result<Arc<Planned>, Error> {
         let mut cached = self.plans.lock().await;
-        if let Some((at, plans)) = cached.as_ref() {
-            if at.elapsed() < PLANS_TTL {
-                return Ok(plans.clone());
+        let stale = self
+            .plans_stale
+            .swap(false, std::sync::atomic::Ordering::Relaxed);
+        if let Some((at, planned)) = cached.as_ref().filter(|_| !stale) {
+            if at.elapsed() < PLANS_TTL && planned.generations.get(uid) == Some(&generation) {
+                return Ok(planned.clone());
             }
         }
-        let snap = super::observe::gather(&self.client, &self.catalog).await?;
-        let plans = Arc::new(super::plan::capabilities(&self.catalog, &snap));
-        *cached = Some((std::time::Instant::now(), plans.clone()));
-        Ok(plans)
+        let snap = self.snapshot().await?;
+        let planned = Arc::new(Planned {
+            capabilities: super::plan::capabilities(&self.catalog, &snap),
+            tier: snap.tier.clone().expect("gathered"),
+            generations: snap
+                .resources
+                .iter()
+                .map(|r| (r.uid.clone(), r.generation))
+                .collect(),
+            verdicts: snap.verdicts,
+        });
+        *cached = Some((std::time::Instant::now(), planned.clone()));
+        Ok(planned)
     }
 
     /// Publishes an Event; a failure to record one never fails a reconcile.
@@ -365,6 +426,20 @@ pub async fn run_controllers(
         metadata_changes::<CustomResourceDefinition>(client.clone(), watcher::Config::default())
             .boxed(),
     );
+    // The license: a new, changed or deleted one takes effect at once.
+    let license_changes = || {
+        let op = op.clone();
+        changes(
+            Api::<Secret>::namespaced(client.clone(), &op.licensing.namespace),
+            watcher::Config::default()
+                .fields(&format!("metadata.name={}", super::license::SECRET_NAME)),
+        )
+        .inspect(move |_| {
+            op.plans_stale
+                .store(true, std::sync::atomic::Ordering::Relaxed)
+        })
+    };
+    triggers.push(license_changes().boxed());
     let capability_controller =
         Controller::new_with(caps.clone(), watcher::Config::default(), cap_ar.clone())
             .with_config(config.clone())
@@ -380,11 +455,12 @@ pub async fn run_controllers(
         let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
         Controller::new_with(all, watcher::Config::default(), ar)
             .with_config(config.clone())
-            .reconcile_all_on(
+            .reconcile_all_on(futures::stream::select(
                 kube::runtime::watcher(caps.clone(), watcher::Config::default()).filter_map(
                     |e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) },
                 ),
-            )
+                license_changes(),
+            ))
             .graceful_shutdown_on(shutdown())
             .run(
                 move |obj, op| datastore::reconcile(kind, obj, op),
