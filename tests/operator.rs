@@ -1641,3 +1641,129 @@ fn a_signed_license_lifts_limits_until_it_expires_and_expiry_or_tampering_delete
     let _ = std::fs::remove_dir_all(&dir);
     op.stop();
 }
+
+/// CloudNativePG's own finalizer on its Cluster is played by the test: set
+/// while it "cleans up", removed when it is done.
+#[test]
+fn deletion_waits_for_an_upstream_finalizer_names_it_and_releases_cnpg_only_after() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-fin");
+    env.create_postgres(&ns, "app-db", managed());
+    env.wait_postgres_ready(&ns, "app-db");
+    let clusters = env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns));
+    const HELD: &str = "cnpg.io/played-by-test";
+    let set_finalizers = |e: &Env, list: Value| {
+        e.block(clusters.patch(
+            "app-db",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"metadata": {"finalizers": list}})),
+        ))
+        .expect("patch the Cluster's finalizers");
+    };
+    set_finalizers(&env, json!([HELD]));
+    env.delete_postgres(&ns, "app-db");
+    let p = env.wait_for("the wait named", Duration::from_secs(30), |e| {
+        let p = e.postgres(&ns, "app-db").unwrap_or_default();
+        let m = condition_of(&p, "Ready")["message"].as_str().unwrap_or_default().to_string();
+        (m.contains(&format!("Cluster {ns}/app-db")) && m.contains(HELD))
+            .then_some(p.clone())
+            .ok_or(p["status"].to_string())
+    });
+    assert_eq!(p["status"]["phase"], "Deleting");
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        ours_release(&env, "cnpg-system", "cloudnative-pg"),
+        "CloudNativePG must outlive the Cluster it serves"
+    );
+    assert!(env.postgres(&ns, "app-db").is_some(), "our finalizer holds until the Cluster is gone");
+
+    // The upstream operator finishes: the Cluster, then the resource, then CloudNativePG go.
+    set_finalizers(&env, json!(null));
+    env.wait_gone("the PostgresCluster", |e| e.postgres(&ns, "app-db").is_some());
+    assert!(env.get(&clusters, "app-db").is_none());
+    env.wait_gone("our CloudNativePG release", |e| {
+        e.release("cnpg-system", "cloudnative-pg").is_some()
+    });
+
+    // A namespace deleted with our resources in it completes.
+    let doomed = env.namespace("team-doomed");
+    env.create_postgres(&doomed, "db", managed());
+    env.wait_postgres_ready(&doomed, "db");
+    env.kubectl(&["delete", "namespace", &doomed, "--wait=false"]);
+    let namespaces: kube::api::Api<k8s_openapi::api::core::v1::Namespace> =
+        kube::api::Api::all(env.client.clone());
+    env.wait_for("the deleted namespace gone", Duration::from_secs(90), |e| {
+        match e.block(namespaces.get_opt(&doomed)).ok().flatten() {
+            None => Ok(()),
+            Some(n) => Err(format!(
+                "{:?}; our resource: {}",
+                n.status,
+                e.postgres(&doomed, "db").unwrap_or_default()
+            )),
+        }
+    });
+    op.stop();
+}
+
+#[test]
+fn external_to_managed_then_managed_to_adopt_moves_what_we_own_and_nothing_else() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-mig");
+    pg_conn(&env, &ns);
+    env.create_postgres(&ns, "app-db", external_pg());
+    env.wait_postgres_ready(&ns, "app-db");
+    assert!(env.release("cnpg-system", "cloudnative-pg").is_none());
+
+    // external -> managed: CloudNativePG comes, the Cluster is emitted.
+    env.create_postgres(&ns, "app-db", managed());
+    let p = env.wait_for("managed and Ready", Duration::from_secs(90), |e| {
+        e.cnpg_reports_ready(&ns);
+        let p = e.postgres(&ns, "app-db").unwrap_or_default();
+        (p["status"]["mode"] == "managed" && p["status"]["phase"] == "Ready")
+            .then_some(p.clone())
+            .ok_or(p["status"].to_string())
+    });
+    assert_eq!(p["status"]["connectionSecret"], "app-db-app");
+    assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
+    let clusters = env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns));
+    assert!(env.get(&clusters, "app-db").is_some());
+    assert!(env.get(&env.dynamic("", "v1", "Secret", "secrets", Some(&ns)), "pg-conn").is_some());
+
+    // managed -> adopt: our Cluster goes, the adopted one is untouched,
+    // CloudNativePG (ours, needed by nothing now) is released.
+    env.apply_yaml(&json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster", "metadata": {"name": "legacy-db", "namespace": ns},
+        "spec": {"instances": 1, "storage": {"size": "1Gi"}}}).to_string());
+    let legacy_before = env.get(&clusters, "legacy-db").unwrap();
+    env.create_postgres(&ns, "app-db", json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}));
+    env.wait_for("adopt and Ready", Duration::from_secs(90), |e| {
+        e.cnpg_reports_ready(&ns);
+        let p = e.postgres(&ns, "app-db").unwrap_or_default();
+        (p["status"]["mode"] == "adopt" && p["status"]["phase"] == "Ready")
+            .then_some(())
+            .ok_or(p["status"].to_string())
+    });
+    env.wait_gone("the Cluster we emitted", |e| e.get(&clusters, "app-db").is_some());
+    env.wait_gone("our CloudNativePG release", |e| {
+        e.release("cnpg-system", "cloudnative-pg").is_some()
+    });
+    let legacy = env.get(&clusters, "legacy-db").expect("the adopted Cluster stays");
+    assert_eq!(legacy["spec"], legacy_before["spec"]);
+    assert!(legacy["metadata"].get("ownerReferences").is_none());
+    assert_eq!(
+        env.postgres(&ns, "app-db").unwrap()["status"]["connectionSecret"],
+        "legacy-db-app"
+    );
+    assert!(env
+        .events("app-db")
+        .iter()
+        .any(|e| e.starts_with("GarbageCollected: ") && e.contains(&format!("Cluster {ns}/app-db"))));
+    op.stop();
+}

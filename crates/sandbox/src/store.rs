@@ -907,6 +907,14 @@ impl State {
                 self.objects.remove(&rt.key());
             }
         }
+        // A terminating namespace waits for what is in it (an object whose
+        // finalizers held it up, say): look at it again.
+        if let Some(ns) = meta_str(obj, "namespace").filter(|n| !n.is_empty()) {
+            let key: ObjKey = ("/namespaces".into(), String::new(), ns.to_string());
+            if self.get_key(&key).is_some_and(|n| is_deleting(&n)) {
+                self.work.push_back(Work::Recheck(key));
+            }
+        }
         // Owners in foreground deletion wait for this dependent.
         for u in owner_uids(obj) {
             if let Some(k) = self.uids.get(&u).cloned() {

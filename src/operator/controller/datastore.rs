@@ -570,10 +570,46 @@ async fn cleanup(
     let mut status = old.clone();
     status.common.phase = Some(Phase::Deleting);
     status.common.owned = remaining.clone();
-    write_status(op, kind, obj, old, status).await?;
     if !remaining.is_empty() {
+        // Named, with what holds each: a finalizer of an upstream operator
+        // that no longer runs would otherwise be a silent hang.
+        let mut waits = Vec::new();
+        for o in &remaining {
+            let finalizers = emit::get(op, &o.api_version, &o.kind, &o.namespace, &o.name)
+                .await?
+                .and_then(|v| v.pointer("/metadata/finalizers").cloned())
+                .and_then(|f| serde_json::from_value::<Vec<String>>(f).ok())
+                .unwrap_or_default();
+            waits.push(if finalizers.is_empty() {
+                format!("{} {}/{}", o.kind, o.namespace, o.name)
+            } else {
+                format!(
+                    "{} {}/{} (finalizers: {})",
+                    o.kind,
+                    o.namespace,
+                    o.name,
+                    finalizers.join(", ")
+                )
+            });
+        }
+        let generation = Some(r.generation);
+        let message = format!("waiting for {} to be deleted", waits.join(", "));
+        let mut conditions: Vec<_> = old
+            .common
+            .conditions
+            .iter()
+            .filter(|c| c.type_ != "Ready")
+            .cloned()
+            .collect();
+        conditions.insert(
+            0,
+            condition(&old.common.conditions, "Ready", false, "Deleting", &message, generation),
+        );
+        status.common.conditions = conditions;
+        write_status(op, kind, obj, old, status).await?;
         return Ok(Action::requeue(op.poll));
     }
+    write_status(op, kind, obj, old, status).await?;
     // A JSON patch that tests the position: another finalizer added
     // meanwhile is kept, and a stale index fails instead of removing it.
     let Some(i) = obj.finalizers().iter().position(|f| f == api::FINALIZER) else {
