@@ -52,9 +52,10 @@ impl Drop for Turn {
 const TEST_LABEL: &str = "navique.test/created";
 
 /// Our kinds the scenarios create, with their plurals.
-pub const DATASTORES: [(&str, &str); 2] = [
+pub const DATASTORES: [(&str, &str); 3] = [
     ("PostgresCluster", "postgresclusters"),
     ("ClickHouseCluster", "clickhouseclusters"),
+    ("Gateway", "gateways"),
 ];
 
 fn plural(kind: &str) -> &'static str {
@@ -75,6 +76,9 @@ pub struct Env {
     /// On a real cluster: the CRDs and Helm releases there before the test,
     /// so that everything else can be removed after it, even after a failure.
     before: Option<(Vec<String>, Vec<(String, String)>)>,
+    /// On a real cluster: the namespaces there before the test (the ones
+    /// the operator made for its releases are removed with the test's).
+    namespaces_before: Vec<String>,
     _turn: Option<Turn>,
 }
 
@@ -145,10 +149,12 @@ impl Env {
             client,
             namespaces: Mutex::new(Vec::new()),
             before: None,
+            namespaces_before: Vec::new(),
             _turn: turn,
         };
         if env.is_real() {
             env.sweep_earlier_runs();
+            env.namespaces_before = env.namespace_names();
             env.before = Some((
                 env.crd_names(),
                 env.releases()
@@ -158,6 +164,14 @@ impl Env {
             ));
         }
         env
+    }
+
+    fn namespace_names(&self) -> Vec<String> {
+        use k8s_openapi::api::core::v1::Namespace;
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        self.block(api.list_metadata(&ListParams::default()))
+            .map(|l| l.items.into_iter().filter_map(|n| n.metadata.name).collect())
+            .unwrap_or_default()
     }
 
     fn crd_names(&self) -> Vec<String> {
@@ -208,6 +222,11 @@ impl Env {
         for name in self.crd_names() {
             if !crds_before.contains(&name) {
                 let _ = self.block(crds.delete(&name, &Default::default()));
+            }
+        }
+        for ns in self.namespace_names() {
+            if !self.namespaces_before.contains(&ns) {
+                self.namespaces.lock().unwrap().push(ns);
             }
         }
         for ns in self.namespaces.lock().unwrap().iter() {
@@ -695,6 +714,28 @@ impl Env {
         }
     }
 
+    /// Plays the LiteLLM operator's part in `ns`: every LiteLLMProxy
+    /// reports Ready=True.
+    pub fn litellm_reports_ready(&self, ns: &str) {
+        let api = self.dynamic("litellm.home-operations.com", "v1alpha1", "LiteLLMProxy", "litellmproxies", Some(ns));
+        let Ok(list) = self.block(api.list(&ListParams::default())) else {
+            return;
+        };
+        let status = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Available",
+            "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
+        for o in list.items {
+            if o.data.get("status").is_some_and(|s| is_subset(&status, s)) {
+                continue;
+            }
+            let body = json!({"apiVersion": "litellm.home-operations.com/v1alpha1", "kind": "LiteLLMProxy", "status": status});
+            let _ = self.block(api.patch_status(
+                &o.metadata.name.clone().unwrap_or_default(),
+                &PatchParams::apply("litellm-operator-played-by-test").force(),
+                &Patch::Apply(&body),
+            ));
+        }
+    }
+
     /// Waits for the resource's phase, playing every upstream operator in `ns`.
     pub fn wait_phase(&self, kind: &str, ns: &str, name: &str, phase: &str) -> Value {
         self.wait_for(
@@ -703,6 +744,7 @@ impl Env {
             |e| {
                 e.cnpg_reports_ready(ns);
                 e.clickhouse_reports_ready(ns);
+                e.litellm_reports_ready(ns);
                 let r = e.resource(kind, ns, name).ok_or("gone")?;
                 if r.pointer("/status/phase") == Some(&json!(phase)) {
                     return Ok(r);

@@ -10,6 +10,28 @@ pub struct Cluster {
     pub kubeconfig: PathBuf,
     pub sandbox: Option<Sandbox>,
     cache_dir: PathBuf,
+    /// On a real cluster, shared with other tests and later runs: the
+    /// namespaces and CRDs there before the test, so that what it made is
+    /// removed when it ends, failed or not (tests take turns meanwhile).
+    before: Option<(Vec<String>, Vec<String>)>,
+    _turn: Option<std::sync::MutexGuard<'static, ()>>,
+}
+
+static REAL_CLUSTER_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn names(kubeconfig: &Path, resource: &str) -> Vec<String> {
+    Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(["get", resource, "-o", "name"])
+        .output()
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 pub fn cluster() -> Cluster {
@@ -19,17 +41,26 @@ pub fn cluster() -> Cluster {
 pub fn cluster_with(opts: Options) -> Cluster {
     let cache_dir = std::env::temp_dir().join(format!("navique-kubectl-cache-{}", unique("c")));
     match std::env::var("NAVIQUE_TEST_KUBECONFIG") {
-        Ok(path) if !path.is_empty() => Cluster {
-            kubeconfig: PathBuf::from(path),
-            sandbox: None,
-            cache_dir,
-        },
+        Ok(path) if !path.is_empty() => {
+            let turn = REAL_CLUSTER_TURN.lock().unwrap_or_else(|e| e.into_inner());
+            let kubeconfig = PathBuf::from(path);
+            let before = (names(&kubeconfig, "namespaces"), names(&kubeconfig, "crd"));
+            Cluster {
+                kubeconfig,
+                sandbox: None,
+                cache_dir,
+                before: Some(before),
+                _turn: Some(turn),
+            }
+        }
         _ => {
             let sandbox = Sandbox::start(opts).expect("start sandbox");
             Cluster {
                 kubeconfig: sandbox.kubeconfig_path().to_path_buf(),
                 sandbox: Some(sandbox),
                 cache_dir,
+                before: None,
+                _turn: None,
             }
         }
     }
@@ -108,6 +139,20 @@ impl Cluster {
 impl Drop for Cluster {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.cache_dir);
+        let Some((namespaces, crds)) = &self.before else {
+            return;
+        };
+        for (resource, before) in [("namespaces", namespaces), ("crd", crds)] {
+            for name in names(&self.kubeconfig, resource) {
+                if !before.contains(&name) {
+                    let _ = Command::new("kubectl")
+                        .arg("--kubeconfig")
+                        .arg(&self.kubeconfig)
+                        .args(["delete", &name, "--wait=false"])
+                        .output();
+                }
+            }
+        }
     }
 }
 
