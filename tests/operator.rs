@@ -1767,3 +1767,91 @@ fn external_to_managed_then_managed_to_adopt_moves_what_we_own_and_nothing_else(
         .any(|e| e.starts_with("GarbageCollected: ") && e.contains(&format!("Cluster {ns}/app-db"))));
     op.stop();
 }
+
+fn env_var<'a>(proxy: &'a Value, name: &str) -> Option<&'a Value> {
+    proxy["spec"]["env"]
+        .as_array()?
+        .iter()
+        .find(|e| e["name"] == name)
+}
+
+/// The LiteLLM operator never runs here: the test writes the Ready
+/// condition it would write on the LiteLLMProxy (`Env::litellm_reports_ready`).
+#[test]
+fn a_gateway_waits_for_its_database_then_follows_its_models_and_reference() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-gw");
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "litellm-master", "namespace": ns},
+        "stringData": {"key": "sk-master-not-logged"}}).to_string());
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "openai", "namespace": ns},
+        "stringData": {"api-key": "sk-openai-not-logged"}}).to_string());
+    let gateway = |pg: &str, models: Value| {
+        json!({"postgresClusterRef": {"name": pg}, "masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}},
+               "models": models})
+    };
+    let two = json!([
+        {"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}},
+        {"name": "llama3", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]);
+    env.create("Gateway", &ns, "team-gw", gateway("app-db", two.clone()));
+    let g = env.wait_for("the Gateway waiting for its database", Duration::from_secs(30), |e| {
+        let g = e.resource("Gateway", &ns, "team-gw").unwrap_or_default();
+        let m = condition_of(&g, "Ready")["message"].as_str().unwrap_or_default().to_string();
+        m.contains(&format!("PostgresCluster {ns}/app-db does not exist"))
+            .then_some(g.clone())
+            .ok_or(g["status"].to_string())
+    });
+    assert_eq!(g["status"]["phase"], "Pending");
+    assert!(env.events("team-gw").iter().any(|e| e.starts_with("Waiting: ") && e.contains("app-db")));
+    assert!(env.release("litellm-operator-system", "litellm-operator").is_none() || env.is_real());
+
+    env.create_postgres(&ns, "app-db", managed());
+    let g = env.wait_phase("Gateway", &ns, "team-gw", "Ready");
+    assert_eq!(g["status"]["endpoint"], format!("http://team-gw.{ns}.svc:4000"));
+    assert!(ours_release(&env, "litellm-operator-system", "litellm-operator"));
+    let proxies = env.dynamic("litellm.home-operations.com", "v1alpha1", "LiteLLMProxy", "litellmproxies", Some(&ns));
+    let models = env.dynamic("litellm.home-operations.com", "v1alpha1", "LiteLLMModel", "litellmmodels", Some(&ns));
+    let proxy = env.get(&proxies, "team-gw").expect("the proxy");
+    assert_eq!(proxy["spec"]["applyMode"], "api");
+    assert_eq!(
+        env_var(&proxy, "DATABASE_PASSWORD").unwrap()["valueFrom"]["secretKeyRef"],
+        json!({"name": "app-db-app", "key": "password"})
+    );
+    assert!(
+        !proxy.to_string().contains("not-logged"),
+        "secret values never reach the proxy's spec"
+    );
+    let gpt = env.get(&models, "team-gw-gpt-4o").expect("one model per entry");
+    assert_eq!(gpt["spec"]["params"]["apiKeyRef"], json!({"name": "openai", "key": "api-key"}));
+    assert!(env.get(&models, "team-gw-llama3").is_some());
+
+    // A model dropped from the list: its LiteLLMModel goes.
+    pg_conn(&env, &ns);
+    env.create_postgres(&ns, "other-db", external_pg());
+    env.wait_postgres_ready(&ns, "other-db");
+    env.create("Gateway", &ns, "team-gw", gateway("other-db", json!([two[0]])));
+    env.wait_gone("the dropped model", |e| e.get(&models, "team-gw-llama3").is_some());
+    assert!(env
+        .events("team-gw")
+        .iter()
+        .any(|e| e.starts_with("GarbageCollected: ") && e.contains("LiteLLMModel")));
+    // The reference switched: the proxy's database is the other one's.
+    env.wait_for("the proxy on the other database", Duration::from_secs(30), |e| {
+        let p = e.get(&proxies, "team-gw").unwrap_or_default();
+        let secret = env_var(&p, "DATABASE_PASSWORD").map(|v| v["valueFrom"]["secretKeyRef"]["name"].clone());
+        (secret == Some(json!("pg-conn"))).then_some(()).ok_or(p["spec"]["env"].to_string())
+    });
+    assert!(env.get(&models, "team-gw-gpt-4o").is_some());
+
+    env.delete("Gateway", &ns, "team-gw");
+    env.wait_gone("the Gateway", |e| e.resource("Gateway", &ns, "team-gw").is_some());
+    assert!(env.get(&proxies, "team-gw").is_none());
+    assert!(env.get(&models, "team-gw-gpt-4o").is_none());
+    env.wait_gone("our LiteLLM operator release", |e| {
+        e.release("litellm-operator-system", "litellm-operator").is_some()
+    });
+    op.stop();
+}

@@ -112,6 +112,8 @@ pub struct Resource {
     pub created: String,
     pub deleting: bool,
     pub spec: Value,
+    /// As last reported (read by dependants' decisions, never by its own).
+    pub status: Value,
 }
 
 impl Resource {
@@ -127,6 +129,7 @@ impl Resource {
             created: String::new(),
             deleting: false,
             spec,
+            status: Value::Null,
         }
     }
 
@@ -239,6 +242,7 @@ pub fn resource_from(kind: &str, v: &Value) -> Resource {
         created: meta("creationTimestamp"),
         deleting: v.pointer("/metadata/deletionTimestamp").is_some(),
         spec: v.get("spec").cloned().unwrap_or(Value::Null),
+        status: v.get("status").cloned().unwrap_or(Value::Null),
     }
 }
 

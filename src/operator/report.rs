@@ -61,7 +61,7 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
     for r in snap
         .resources
         .iter()
-        .filter(|r| realise::DATASTORE_KINDS.contains(&r.kind.as_str()))
+        .filter(|r| realise::EMITTING_KINDS.contains(&r.kind.as_str()))
     {
         let who = format!("{} {}/{}", r.kind, r.namespace, r.name);
         if r.deleting {
@@ -87,8 +87,22 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
         }
         // The plan is read-only: a password to be kept or generated is not
         // read; what it would emit is compared by everything else.
+        let references = realise::references(r)
+            .into_iter()
+            .filter_map(|(kind, name)| {
+                snap.resources
+                    .iter()
+                    .find(|o| {
+                        o.kind == kind
+                            && o.name == name
+                            && (o.namespace == r.namespace || o.namespace.is_empty())
+                    })
+                    .map(|o| ((kind, name), serde_json::json!({"status": o.status})))
+            })
+            .collect();
         let inputs = realise::Inputs {
             password: Some(String::new()),
+            references,
         };
         let realised = match realise::realise(r, &inputs) {
             Ok(x) => x,
@@ -97,6 +111,10 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
                 continue;
             }
         };
+        if !realised.waiting_for.is_empty() {
+            actions.push(act("wait", who, realised.waiting_for.join("; ")));
+            continue;
+        }
         let unready: Vec<&str> = realised
             .needs
             .iter()
@@ -138,10 +156,7 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
                     actions.push(act(
                         "delete",
                         describe(o),
-                        format!(
-                            "{who} no longer asks for it (mode {})",
-                            realised.mode.as_str()
-                        ),
+                        format!("{who} no longer asks for it"),
                     ));
                 }
             }

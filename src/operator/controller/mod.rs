@@ -4,9 +4,9 @@
 //! object per catalog entry), one per kind of resource.
 
 pub mod capability;
-pub mod datastore;
 pub mod emit;
 pub mod release;
+pub mod resource;
 
 use super::api;
 use super::catalog::{Catalog, CatalogError, ChartStore};
@@ -448,9 +448,9 @@ pub async fn run_controllers(
             .run(capability::reconcile, capability::error_policy, op.clone())
             .for_each(|_| async {});
 
-    // One controller per datastore kind; a change of any Capability (one
+    // One controller per kind realised as emitted objects; a change of any Capability (one
     // became Ready, say) looks at every resource again.
-    let datastores = super::realise::DATASTORE_KINDS.iter().map(|&kind| {
+    let resources = super::realise::EMITTING_KINDS.iter().map(|&kind| {
         let ar = super::observe::resource_api(kind);
         let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
         Controller::new_with(all, watcher::Config::default(), ar)
@@ -463,8 +463,8 @@ pub async fn run_controllers(
             ))
             .graceful_shutdown_on(shutdown())
             .run(
-                move |obj, op| datastore::reconcile(kind, obj, op),
-                move |obj, err, op| datastore::error_policy(kind, obj, err, op),
+                move |obj, op| resource::reconcile(kind, obj, op),
+                move |obj, err, op| resource::error_policy(kind, obj, err, op),
                 op.clone(),
             )
             .for_each(|_| async {})
@@ -472,7 +472,7 @@ pub async fn run_controllers(
     op.metrics
         .ready
         .store(true, std::sync::atomic::Ordering::Relaxed);
-    tokio::join!(capability_controller, futures::future::join_all(datastores));
+    tokio::join!(capability_controller, futures::future::join_all(resources));
     stop_flag.abort();
     Ok(())
 }

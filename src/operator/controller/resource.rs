@@ -1,7 +1,8 @@
-//! The datastore controllers (PostgresCluster, ClickHouseCluster): validate
-//! the spec, wait for the capabilities it needs, emit the upstream objects
-//! (managed), collect what it no longer wants, report Ready from the
-//! datastore; on delete, remove what we emitted (never an adopted object),
+//! The controllers of the resources realised as emitted objects
+//! (PostgresCluster, ClickHouseCluster, Gateway): validate the spec, wait
+//! for the references and capabilities it needs, emit the upstream objects,
+//! collect what it no longer wants, report Ready from what was emitted or
+//! referenced; on delete, remove what we emitted (never an adopted object),
 //! then drop the finalizer, after which the capability controller releases
 //! the capability operator. What differs per kind is `realise`'s.
 
@@ -22,8 +23,8 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A datastore's status: the common shape, plus the kind's own fields
-/// (`connectionSecret`, `mode`, `type`).
+/// A resource's status: the common shape, plus the kind's own fields
+/// (`connectionSecret`, `mode`, `type`, `endpoint`).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 struct Status {
     #[serde(flatten)]
@@ -95,7 +96,25 @@ async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error> {
             },
         },
     };
-    Ok(Inputs { password })
+    let mut references = std::collections::BTreeMap::new();
+    for (kind, name) in realise::references(r) {
+        let cluster_scoped = observe::RESOURCE_KINDS
+            .iter()
+            .any(|(k, _, namespaced)| *k == kind && !namespaced);
+        let ar = observe::resource_api(&kind);
+        let api: Api<DynamicObject> = if cluster_scoped {
+            Api::all_with(op.client.clone(), &ar)
+        } else {
+            Api::namespaced_with(op.client.clone(), &r.namespace, &ar)
+        };
+        if let Some(found) = api.get_opt(&name).await? {
+            references.insert((kind, name), serde_json::to_value(found).unwrap_or_default());
+        }
+    }
+    Ok(Inputs {
+        password,
+        references,
+    })
 }
 
 fn fresh_password() -> String {
@@ -182,10 +201,6 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
         }
     };
     status.fields = realised.status.clone();
-    status
-        .fields
-        .insert("connectionSecret".into(), json!(realised.connection_secret));
-    status.fields.insert("mode".into(), json!(realised.mode));
 
     let mut waiting = Vec::new();
     for need in &realised.needs {
@@ -213,6 +228,14 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
         }
     }
     let caps_ready = waiting.is_empty();
+    // References first: a PostgresCluster not Ready yet is the first thing
+    // a Gateway waits for.
+    let waits: Vec<String> = realised
+        .waiting_for
+        .iter()
+        .cloned()
+        .chain(waiting.iter().cloned())
+        .collect();
     let caps_condition = if caps_ready {
         condition(
             &old.common.conditions,
@@ -232,21 +255,16 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
             generation,
         )
     };
-    if !caps_ready {
+    if !waits.is_empty() {
+        let message = waits.join("; ");
         let was = old
             .common
             .conditions
             .iter()
-            .find(|c| c.type_ == "CapabilitiesReady")
-            .map(|c| c.message.clone());
-        if was.as_deref() != Some(caps_condition.message.as_str()) {
-            op.event(
-                &on,
-                EventType::Normal,
-                "Waiting",
-                caps_condition.message.clone(),
-            )
-            .await;
+            .find(|c| c.type_ == "Ready")
+            .map(|c| (c.reason.clone(), c.message.clone()));
+        if was != Some(("Waiting".into(), message.clone())) {
+            op.event(&on, EventType::Normal, "Waiting", message.clone()).await;
         }
         status.common.phase = Some(Phase::Pending);
         status.common.conditions = vec![
@@ -255,7 +273,7 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
                 "Ready",
                 false,
                 "Waiting",
-                &caps_condition.message,
+                &message,
                 generation,
             ),
             caps_condition,
@@ -316,7 +334,7 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
                 "Ready",
                 true,
                 "Ready",
-                &format!("connection Secret {}", realised.connection_secret),
+                &ready_message(&realised),
                 generation,
             )
         } else {
@@ -399,6 +417,17 @@ async fn reject(
     ];
     write_status(op, kind, obj, old, status).await?;
     Ok(Action::requeue(op.poll * 5))
+}
+
+/// What a Ready resource offers its consumers.
+fn ready_message(realised: &realise::Realised) -> String {
+    if let Some(secret) = realised.connection_secret() {
+        return format!("connection Secret {secret}");
+    }
+    match realised.status.get("endpoint").and_then(Value::as_str) {
+        Some(endpoint) => format!("endpoint {endpoint}"),
+        None => String::new(),
+    }
 }
 
 fn object_reference(o: &api::OwnedObject) -> k8s_openapi::api::core::v1::ObjectReference {
@@ -541,6 +570,7 @@ async fn cleanup(
     // Only ours are deleted (label and ownerReference), so asking is safe.
     let placeholder = Inputs {
         password: Some(String::new()),
+        ..Default::default()
     };
     if let Ok(x) = realise::realise(r, &placeholder) {
         for o in x.emit.iter().map(emit::owned_ref) {

@@ -6,7 +6,7 @@
 //! external connection Secret has. Neither operator writes one, and
 //! consumers (Observability) read one shape whatever the mode.
 
-use super::{check_blocks, owned_metadata, parse_spec, Inputs, PasswordSource, ReadyWhen, Realised, SpecError};
+use super::{check_blocks, datastore_status, owned_metadata, parse_spec, Inputs, PasswordSource, ReadyWhen, Realised, SpecError};
 use crate::operator::api::clickhouse::{ClickHouseClusterSpec, ClickHouseType, EXTERNAL_KEYS};
 use crate::operator::api::Mode;
 use crate::operator::observe::Resource;
@@ -130,6 +130,14 @@ fn connection_secret(r: &Resource, host: &str, password: Option<&str>) -> Value 
     })
 }
 
+fn merged(
+    mut fields: serde_json::Map<String, Value>,
+    extra: &serde_json::Map<String, Value>,
+) -> serde_json::Map<String, Value> {
+    fields.extend(extra.clone());
+    fields
+}
+
 fn volume_claim(size: &str, class: Option<&str>) -> Value {
     let mut spec = json!({
         "accessModes": ["ReadWriteOnce"],
@@ -232,10 +240,9 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
             Realised {
                 needs: vec![needs.into()],
                 emit,
-                connection_secret: connection_secret_name(r),
                 ready_when,
-                mode: Mode::Managed,
-                status,
+                status: merged(datastore_status(&connection_secret_name(r), Mode::Managed), &status),
+                waiting_for: vec![],
             }
         }
         Mode::Adopt => {
@@ -245,7 +252,6 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
             Realised {
                 needs: vec![],
                 emit: vec![secret],
-                connection_secret: connection_secret_name(r),
                 ready_when: vec![
                     ready(t, api_version, kind, &name),
                     // The adopted object must name its password's Secret.
@@ -254,8 +260,8 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
                         keys: vec![PASSWORD_KEY.into()],
                     },
                 ],
-                mode: Mode::Adopt,
-                status,
+                status: merged(datastore_status(&connection_secret_name(r), Mode::Adopt), &status),
+                waiting_for: vec![],
             }
         }
         Mode::External => {
@@ -263,13 +269,12 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
             Realised {
                 needs: vec![],
                 emit: vec![],
-                connection_secret: name.clone(),
                 ready_when: vec![ReadyWhen::SecretKeys {
-                    name,
+                    name: name.clone(),
                     keys: EXTERNAL_KEYS.iter().map(|k| k.to_string()).collect(),
                 }],
-                mode: Mode::External,
-                status,
+                status: merged(datastore_status(&name, Mode::External), &status),
+                waiting_for: vec![],
             }
         }
     })
@@ -286,6 +291,7 @@ mod tests {
     fn with_password() -> Inputs {
         Inputs {
             password: Some("s3cret".into()),
+            ..Default::default()
         }
     }
 
@@ -299,7 +305,7 @@ mod tests {
         let r = ch(json!({"type": "clickhouse", "mode": "managed", "managed": {"shards": 2, "replicas": 3, "storage": {"size": "20Gi"}}}));
         let x = realise(&r, &with_password()).unwrap();
         assert_eq!(x.needs, ["clickhouse-operator"]);
-        assert_eq!(x.connection_secret, "analytics-clickhouse");
+        assert_eq!(x.connection_secret(), Some("analytics-clickhouse"));
         let kinds: Vec<&str> = x.emit.iter().map(|o| o["kind"].as_str().unwrap()).collect();
         assert_eq!(kinds, ["Secret", "KeeperCluster", "ClickHouseCluster"]);
         let server = &x.emit[2];
@@ -376,7 +382,7 @@ mod tests {
         )
         .unwrap();
         assert!(e.emit.is_empty() && e.needs.is_empty());
-        assert_eq!(e.connection_secret, "ch-conn");
+        assert_eq!(e.connection_secret(), Some("ch-conn"));
         assert!(matches!(&e.ready_when[..], [ReadyWhen::SecretKeys { keys, .. }] if keys.len() == 6));
     }
 

@@ -3,7 +3,9 @@
 //! connection Secret is, and what makes it Ready. Pure.
 
 pub mod clickhouse;
+pub mod gateway;
 pub mod postgres;
+pub mod secrets;
 
 use super::api::Mode;
 use super::observe::Resource;
@@ -63,12 +65,28 @@ pub enum ReadyWhen {
 pub struct Realised {
     pub needs: Vec<String>,
     pub emit: Vec<Value>,
-    pub connection_secret: String,
     /// All of them, in order (the first unmet one is what status reports).
     pub ready_when: Vec<ReadyWhen>,
-    pub mode: Mode,
-    /// Kind-specific status fields besides `connectionSecret` and `mode`.
+    /// The kind's own status fields (`connectionSecret`, `mode`, `type`,
+    /// `endpoint`).
     pub status: serde_json::Map<String, Value>,
+    /// References that are missing or not Ready: nothing is emitted while
+    /// any is, and the resource waits (never fails) naming them.
+    pub waiting_for: Vec<String>,
+}
+
+impl Realised {
+    pub fn connection_secret(&self) -> Option<&str> {
+        self.status.get("connectionSecret").and_then(Value::as_str)
+    }
+}
+
+/// The kind's own status fields every datastore reports.
+pub fn datastore_status(connection_secret: &str, mode: Mode) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("connectionSecret".into(), Value::String(connection_secret.into()));
+    m.insert("mode".into(), Value::String(mode.as_str().into()));
+    m
 }
 
 /// A value realise needs from the cluster and cannot compute: the password
@@ -92,15 +110,28 @@ pub enum PasswordSource {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Inputs {
     pub password: Option<String>,
+    /// The resources `references` named, by (kind, name), as found (absent:
+    /// not found).
+    pub references: std::collections::BTreeMap<(String, String), Value>,
 }
 
-/// Our kinds that are realised as emitted objects by a datastore controller.
-pub const DATASTORE_KINDS: &[&str] = &["PostgresCluster", "ClickHouseCluster"];
+/// Our kinds realised as emitted objects (one controller each).
+pub const EMITTING_KINDS: &[&str] = &["PostgresCluster", "ClickHouseCluster", "Gateway"];
+
+/// Our resources a resource's realisation reads, as (kind, name): in its
+/// namespace, or cluster-scoped for SecretsManagement.
+pub fn references(r: &Resource) -> Vec<(String, String)> {
+    match r.kind.as_str() {
+        "Gateway" => gateway::references(r),
+        _ => vec![],
+    }
+}
 
 pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     match r.kind.as_str() {
         "PostgresCluster" => postgres::realise(r),
         "ClickHouseCluster" => clickhouse::realise(r, inputs),
+        "Gateway" => gateway::realise(r, inputs),
         other => Err(SpecError {
             field: "kind".into(),
             message: format!("{other} is not realised by a datastore controller"),

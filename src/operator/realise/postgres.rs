@@ -1,7 +1,7 @@
 //! PostgresCluster -> a CNPG Cluster (managed), a reference to the user's
 //! Cluster (adopt), or a connection Secret (external).
 
-use super::{check_blocks, owned_metadata, parse_spec, ReadyWhen, Realised, SpecError};
+use super::{check_blocks, datastore_status, owned_metadata, parse_spec, ReadyWhen, Realised, SpecError};
 use crate::operator::api::postgres::{PostgresClusterSpec, EXTERNAL_KEYS};
 use crate::operator::api::Mode;
 use crate::operator::observe::Resource;
@@ -46,14 +46,13 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
             Realised {
                 needs: vec!["cloudnative-pg".into()],
                 emit: vec![cluster],
-                connection_secret: format!("{}-app", r.name),
                 ready_when: vec![ReadyWhen::ConditionReady {
                     api_version: CNPG_API_VERSION.into(),
                     kind: "Cluster".into(),
                     name: r.name.clone(),
                 }],
-                mode: Mode::Managed,
-                status: Default::default(),
+                status: datastore_status(&format!("{}-app", r.name), Mode::Managed),
+                waiting_for: vec![],
             }
         }
         Mode::Adopt => {
@@ -61,14 +60,13 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
             Realised {
                 needs: vec![],
                 emit: vec![],
-                connection_secret: format!("{name}-app"),
+                status: datastore_status(&format!("{name}-app"), Mode::Adopt),
                 ready_when: vec![ReadyWhen::ConditionReady {
                     api_version: CNPG_API_VERSION.into(),
                     kind: "Cluster".into(),
                     name,
                 }],
-                mode: Mode::Adopt,
-                status: Default::default(),
+                waiting_for: vec![],
             }
         }
         Mode::External => {
@@ -76,13 +74,12 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
             Realised {
                 needs: vec![],
                 emit: vec![],
-                connection_secret: name.clone(),
                 ready_when: vec![ReadyWhen::SecretKeys {
-                    name,
+                    name: name.clone(),
                     keys: EXTERNAL_KEYS.iter().map(|k| k.to_string()).collect(),
                 }],
-                mode: Mode::External,
-                status: Default::default(),
+                status: datastore_status(&name, Mode::External),
+                waiting_for: vec![],
             }
         }
     })
@@ -101,7 +98,7 @@ mod tests {
     fn managed_emits_a_cnpg_cluster_owned_by_the_resource() {
         let r = realise(&pg(json!({"mode": "managed", "managed": {"instances": 3, "storage": {"size": "5Gi"}, "parameters": {"max_connections": "200"}}}))).unwrap();
         assert_eq!(r.needs, ["cloudnative-pg"]);
-        assert_eq!(r.connection_secret, "app-db-app");
+        assert_eq!(r.connection_secret(), Some("app-db-app"));
         let c = &r.emit[0];
         assert_eq!(c["spec"]["instances"], 3);
         assert_eq!(c["spec"]["storage"]["size"], "5Gi");
@@ -127,12 +124,12 @@ mod tests {
         ))
         .unwrap();
         assert!(a.needs.is_empty() && a.emit.is_empty());
-        assert_eq!(a.connection_secret, "legacy-db-app");
+        assert_eq!(a.connection_secret(), Some("legacy-db-app"));
         let e = realise(&pg(
             json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}),
         ))
         .unwrap();
-        assert_eq!(e.connection_secret, "pg-conn");
+        assert_eq!(e.connection_secret(), Some("pg-conn"));
         assert!(matches!(&e.ready_when[..], [ReadyWhen::SecretKeys { keys, .. }] if keys.len() == 5));
     }
 
