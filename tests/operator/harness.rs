@@ -52,10 +52,11 @@ impl Drop for Turn {
 const TEST_LABEL: &str = "navique.test/created";
 
 /// Our kinds the scenarios create, with their plurals.
-pub const DATASTORES: [(&str, &str); 3] = [
+pub const DATASTORES: [(&str, &str); 4] = [
     ("PostgresCluster", "postgresclusters"),
     ("ClickHouseCluster", "clickhouseclusters"),
     ("Gateway", "gateways"),
+    ("SecretsManagement", "secretsmanagements"),
 ];
 
 fn plural(kind: &str) -> &'static str {
@@ -201,7 +202,7 @@ impl Env {
                 for o in list.items {
                     let ns = o.metadata.namespace.clone().unwrap_or_default();
                     let name = o.metadata.name.clone().unwrap_or_default();
-                    let api = self.ours(kind, plural, Some(&ns));
+                    let api = self.ours(kind, plural, Some(ns.as_str()).filter(|n| !n.is_empty()));
                     let _ = self.block(api.patch(
                         &name,
                         &PatchParams::default(),
@@ -287,7 +288,7 @@ impl Env {
             for o in list.items {
                 let ns = o.metadata.namespace.clone().unwrap_or_default();
                 let name = o.metadata.name.clone().unwrap_or_default();
-                let api = self.ours(kind, plural, Some(&ns));
+                let api = self.ours(kind, plural, Some(ns.as_str()).filter(|n| !n.is_empty()));
                 let _ = self.block(api.patch(
                     &name,
                     &PatchParams::default(),
@@ -537,20 +538,26 @@ impl Env {
         self.resource("PostgresCluster", ns, name)
     }
 
+    /// `ns` empty: a cluster-scoped kind.
     pub fn resource(&self, kind: &str, ns: &str, name: &str) -> Option<Value> {
-        self.get(&self.ours(kind, plural(kind), Some(ns)), name)
+        self.get(&self.ours(kind, plural(kind), Some(ns).filter(|n| !n.is_empty())), name)
     }
 
     pub fn create_postgres(&self, ns: &str, name: &str, spec: Value) {
         self.create("PostgresCluster", ns, name, spec)
     }
 
+    /// `ns` empty: a cluster-scoped kind.
     pub fn create(&self, kind: &str, ns: &str, name: &str, spec: Value) {
+        let mut metadata = json!({"name": name});
+        if !ns.is_empty() {
+            metadata["namespace"] = json!(ns);
+        }
         self.apply_yaml(
             &json!({
                 "apiVersion": "core.navique.com/v1alpha1",
                 "kind": kind,
-                "metadata": {"name": name, "namespace": ns},
+                "metadata": metadata,
                 "spec": spec,
             })
             .to_string(),
@@ -559,7 +566,11 @@ impl Env {
 
     pub fn delete(&self, kind: &str, ns: &str, name: &str) {
         let resource = format!("{}.core.navique.com", plural(kind));
-        self.kubectl(&["delete", &resource, name, "-n", ns, "--wait=false"]);
+        if ns.is_empty() {
+            self.kubectl(&["delete", &resource, name, "--wait=false"]);
+        } else {
+            self.kubectl(&["delete", &resource, name, "-n", ns, "--wait=false"]);
+        }
     }
 
     pub fn delete_postgres(&self, ns: &str, name: &str) {
@@ -736,6 +747,46 @@ impl Env {
         }
     }
 
+    /// Plays external-secrets' part: every ClusterSecretStore reports
+    /// Ready=True; every ExternalSecret in `ns` writes its target Secret
+    /// (each key's value is `vault:<key>/<property>`) and reports Ready=True.
+    pub fn external_secrets_report_ready(&self, ns: &str) {
+        let ready = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Valid",
+            "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
+        let stores = self.dynamic("external-secrets.io", "v1", "ClusterSecretStore", "clustersecretstores", None);
+        let externals = self.dynamic("external-secrets.io", "v1", "ExternalSecret", "externalsecrets", Some(ns));
+        for (api, kind) in [(&stores, "ClusterSecretStore"), (&externals, "ExternalSecret")] {
+            let Ok(list) = self.block(api.list(&ListParams::default())) else {
+                continue;
+            };
+            for o in list.items {
+                if kind == "ExternalSecret" {
+                    let mut data = serde_json::Map::new();
+                    for d in o.data.pointer("/spec/data").and_then(Value::as_array).into_iter().flatten() {
+                        let value = format!(
+                            "vault:{}/{}",
+                            d.pointer("/remoteRef/key").and_then(Value::as_str).unwrap_or_default(),
+                            d.pointer("/remoteRef/property").and_then(Value::as_str).unwrap_or_default()
+                        );
+                        data.insert(d["secretKey"].as_str().unwrap_or_default().into(), json!(value));
+                    }
+                    let target = o.data.pointer("/spec/target/name").and_then(Value::as_str).unwrap_or_default();
+                    self.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret",
+                        "metadata": {"name": target, "namespace": ns}, "stringData": data}).to_string());
+                }
+                if o.data.get("status").is_some_and(|s| is_subset(&ready, s)) {
+                    continue;
+                }
+                let body = json!({"apiVersion": "external-secrets.io/v1", "kind": kind, "status": ready});
+                let _ = self.block(api.patch_status(
+                    &o.metadata.name.clone().unwrap_or_default(),
+                    &PatchParams::apply("external-secrets-played-by-test").force(),
+                    &Patch::Apply(&body),
+                ));
+            }
+        }
+    }
+
     /// Waits for the resource's phase, playing every upstream operator in `ns`.
     pub fn wait_phase(&self, kind: &str, ns: &str, name: &str, phase: &str) -> Value {
         self.wait_for(
@@ -745,6 +796,7 @@ impl Env {
                 e.cnpg_reports_ready(ns);
                 e.clickhouse_reports_ready(ns);
                 e.litellm_reports_ready(ns);
+                e.external_secrets_report_ready(ns);
                 let r = e.resource(kind, ns, name).ok_or("gone")?;
                 if r.pointer("/status/phase") == Some(&json!(phase)) {
                     return Ok(r);

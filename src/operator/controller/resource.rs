@@ -53,8 +53,13 @@ pub fn error_policy(kind: &'static str, obj: Arc<DynamicObject>, err: &Error, op
     super::retry(&op, kind, &key(kind, &obj), err)
 }
 
+/// A resource's API; SecretsManagement is cluster-scoped (no namespace).
 fn api(op: &Operator, kind: &str, namespace: &str) -> Api<DynamicObject> {
-    Api::namespaced_with(op.client.clone(), namespace, &observe::resource_api(kind))
+    if namespace.is_empty() {
+        Api::all_with(op.client.clone(), &observe::resource_api(kind))
+    } else {
+        Api::namespaced_with(op.client.clone(), namespace, &observe::resource_api(kind))
+    }
 }
 
 fn old_status(obj: &DynamicObject) -> Status {

@@ -6,6 +6,7 @@ pub mod clickhouse;
 pub mod gateway;
 pub mod postgres;
 pub mod secrets;
+pub mod secrets_management;
 
 use super::api::Mode;
 use super::observe::Resource;
@@ -116,7 +117,12 @@ pub struct Inputs {
 }
 
 /// Our kinds realised as emitted objects (one controller each).
-pub const EMITTING_KINDS: &[&str] = &["PostgresCluster", "ClickHouseCluster", "Gateway"];
+pub const EMITTING_KINDS: &[&str] = &[
+    "PostgresCluster",
+    "ClickHouseCluster",
+    "Gateway",
+    "SecretsManagement",
+];
 
 /// Our resources a resource's realisation reads, as (kind, name): in its
 /// namespace, or cluster-scoped for SecretsManagement.
@@ -132,6 +138,7 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
         "PostgresCluster" => postgres::realise(r),
         "ClickHouseCluster" => clickhouse::realise(r, inputs),
         "Gateway" => gateway::realise(r, inputs),
+        "SecretsManagement" => secrets_management::realise(r),
         other => Err(SpecError {
             field: "kind".into(),
             message: format!("{other} is not realised by a datastore controller"),
