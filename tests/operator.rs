@@ -1935,3 +1935,79 @@ fn secrets_management_connects_a_vault_and_a_vault_source_becomes_an_external_se
     });
     op.stop();
 }
+
+fn release_record(env: &Env, ns: &str, name: &str) -> Option<navique_ai_core_operator::release::Release> {
+    let storage = navique_ai_core_operator::release::storage::Storage::new(env.client.clone(), ns);
+    env.block(storage.last(name)).expect("read the release")
+}
+
+#[test]
+fn workload_releases_follow_their_spec_and_references_and_go_with_their_resource() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("team-wl");
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "litellm-master", "namespace": ns},
+        "stringData": {"key": "sk-master"}}).to_string());
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "meili", "namespace": ns},
+        "stringData": {"MEILI_MASTER_KEY": "meili-master"}}).to_string());
+    env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "team-gw"}, "values": {"envVars": {"PUBLIC_APP_NAME": "Navique"}}}));
+    env.wait_for("the ChatUI waiting for its Gateway", Duration::from_secs(30), |e| {
+        let c = e.resource("ChatUI", &ns, "web").unwrap_or_default();
+        let m = condition_of(&c, "Ready")["message"].as_str().unwrap_or_default().to_string();
+        m.contains(&format!("Gateway {ns}/team-gw does not exist")).then_some(()).ok_or(c["status"].to_string())
+    });
+    assert!(release_record(&env, &ns, "chat-ui-web").is_none());
+    env.create("Gateway", &ns, "team-gw", json!({"masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}, "models": []}));
+    env.wait_phase("Gateway", &ns, "team-gw", "Ready");
+    let c = env.wait_phase("ChatUI", &ns, "web", "Ready");
+    assert_eq!(c["status"]["release"]["name"], "chat-ui-web");
+    assert_eq!(c["status"]["release"]["revision"], 1);
+    assert_eq!(c["status"]["release"]["chartVersion"], "0.0.1-latest");
+    assert!(ours_release(&env, &ns, "chat-ui-web"));
+    let rel = release_record(&env, &ns, "chat-ui-web").unwrap();
+    let values = serde_json::to_value(&rel.config).unwrap();
+    assert_eq!(values["envVars"]["OPENAI_BASE_URL"], format!("http://team-gw.{ns}.svc:4000/v1"));
+    assert_eq!(values["envVars"]["PUBLIC_APP_NAME"], "Navique");
+    assert_eq!(values["extraEnv"][0]["valueFrom"]["secretKeyRef"]["name"], "litellm-master");
+    let deployments = env.dynamic("apps", "v1", "Deployment", "deployments", Some(&ns));
+    let list = env.block(deployments.list(&Default::default())).unwrap();
+    let d = list.items.iter().find(|d| d.metadata.name.as_deref().is_some_and(|n| n.contains("chat-ui"))).expect("chat-ui's Deployment");
+    assert_eq!(
+        d.metadata.annotations.as_ref().unwrap()["core.navique.com/owner"],
+        format!("ChatUI/{ns}/web")
+    );
+
+    // Nothing changed: no new revision, however often it is looked at.
+    for i in 0..3 {
+        env.kubectl(&["annotate", "chatuis.core.navique.com", "web", "-n", &ns, &format!("poke={i}"), "--overwrite"]);
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(release_record(&env, &ns, "chat-ui-web").unwrap().version, 1);
+    // Changed values: an upgrade.
+    env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "team-gw"}, "replicas": 2, "values": {"envVars": {"PUBLIC_APP_NAME": "Navique"}}}));
+    env.wait_for("the upgrade", Duration::from_secs(60), |e| {
+        let c = e.resource("ChatUI", &ns, "web").unwrap_or_default();
+        (c["status"]["release"]["revision"] == 2 && c["status"]["phase"] == "Ready").then_some(()).ok_or(c["status"].to_string())
+    });
+    assert!(env.events("web").iter().any(|e| e.starts_with("Upgraded: ")), "{:?}", env.events("web"));
+
+    env.create("MeilisearchInstance", &ns, "search", json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}, "persistence": {"size": "5Gi"}}));
+    let m = env.wait_phase("MeilisearchInstance", &ns, "search", "Ready");
+    assert_eq!(m["status"]["release"]["name"], "meilisearch-search");
+    let rel = release_record(&env, &ns, "meilisearch-search").unwrap();
+    let values = serde_json::to_value(&rel.config).unwrap();
+    assert_eq!(values["auth"]["existingMasterKeySecret"], "meili");
+    assert!(!rel.manifest.contains("meili-master"), "the key's value is never in the release");
+
+    env.delete("ChatUI", &ns, "web");
+    env.wait_gone("the ChatUI", |e| e.resource("ChatUI", &ns, "web").is_some());
+    assert!(release_record(&env, &ns, "chat-ui-web").is_none(), "uninstalled");
+    assert!(env.events("web").iter().any(|e| e.starts_with("Uninstalled: ")));
+    env.delete("MeilisearchInstance", &ns, "search");
+    env.wait_gone("the MeilisearchInstance", |e| e.resource("MeilisearchInstance", &ns, "search").is_some());
+    assert!(release_record(&env, &ns, "meilisearch-search").is_none());
+    op.stop();
+}

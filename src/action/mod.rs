@@ -71,6 +71,8 @@ pub struct Context {
     pub take_over_crds_from: Vec<(String, String)>,
     /// Labels put on every object of the release (not on the release record).
     pub object_labels: BTreeMap<String, String>,
+    /// Annotations every object of the release carries (ours: the owner).
+    pub object_annotations: BTreeMap<String, String>,
 }
 
 pub const DEFAULT_FIELD_MANAGER: &str = "navique-operator";
@@ -93,6 +95,7 @@ impl Context {
             upgrade_crds: false,
             take_over_crds_from: Vec::new(),
             object_labels: BTreeMap::new(),
+            object_annotations: BTreeMap::new(),
         }
     }
 
@@ -104,6 +107,7 @@ impl Context {
             release_namespace: self.namespace.clone(),
             take_over_crds_from: self.take_over_crds_from.clone(),
             extra_labels: self.object_labels.clone(),
+            extra_annotations: self.object_annotations.clone(),
         }
     }
 }

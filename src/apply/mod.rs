@@ -58,6 +58,8 @@ pub struct ApplyOptions {
     pub take_over_crds_from: Vec<(String, String)>,
     /// Labels added to every applied object (the operator's capability label).
     pub extra_labels: std::collections::BTreeMap<String, String>,
+    /// Annotations every applied object carries besides Helm's.
+    pub extra_annotations: std::collections::BTreeMap<String, String>,
 }
 
 /// Adds the labels and annotations Helm puts on every object of a release.
@@ -204,6 +206,9 @@ impl Cluster {
             set_ownership(&mut body, &opts.release_name, &opts.release_namespace);
             for (k, v) in &opts.extra_labels {
                 body["metadata"]["labels"][k] = Value::String(v.clone());
+            }
+            for (k, v) in &opts.extra_annotations {
+                body["metadata"]["annotations"][k] = Value::String(v.clone());
             }
             let api = self.api_for(o).await?;
             let mut pp = PatchParams::apply(&opts.field_manager);

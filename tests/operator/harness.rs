@@ -52,11 +52,13 @@ impl Drop for Turn {
 const TEST_LABEL: &str = "navique.test/created";
 
 /// Our kinds the scenarios create, with their plurals.
-pub const DATASTORES: [(&str, &str); 4] = [
+pub const DATASTORES: [(&str, &str); 6] = [
     ("PostgresCluster", "postgresclusters"),
     ("ClickHouseCluster", "clickhouseclusters"),
     ("Gateway", "gateways"),
     ("SecretsManagement", "secretsmanagements"),
+    ("ChatUI", "chatuis"),
+    ("MeilisearchInstance", "meilisearchinstances"),
 ];
 
 fn plural(kind: &str) -> &'static str {

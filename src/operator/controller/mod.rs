@@ -7,6 +7,7 @@ pub mod capability;
 pub mod emit;
 pub mod release;
 pub mod resource;
+pub mod workload;
 
 use super::api;
 use super::catalog::{Catalog, CatalogError, ChartStore};
@@ -469,10 +470,28 @@ pub async fn run_controllers(
             )
             .for_each(|_| async {})
     });
+    let workloads = super::realise::workload::WORKLOAD_KINDS.iter().map(|&kind| {
+        let ar = super::observe::resource_api(kind);
+        let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        Controller::new_with(all, watcher::Config::default(), ar)
+            .with_config(config.clone())
+            .reconcile_all_on(license_changes())
+            .graceful_shutdown_on(shutdown())
+            .run(
+                move |obj, op| workload::reconcile(kind, obj, op),
+                move |obj, err, op| workload::error_policy(kind, obj, err, op),
+                op.clone(),
+            )
+            .for_each(|_| async {})
+    });
     op.metrics
         .ready
         .store(true, std::sync::atomic::Ordering::Relaxed);
-    tokio::join!(capability_controller, futures::future::join_all(resources));
+    tokio::join!(
+        capability_controller,
+        futures::future::join_all(resources),
+        futures::future::join_all(workloads)
+    );
     stop_flag.abort();
     Ok(())
 }

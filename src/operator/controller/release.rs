@@ -187,3 +187,75 @@ pub async fn installed_version(
         Provenance::Absent => String::new(),
     }
 }
+
+/// A workload release of ours for a resource: where, from which pin, with
+/// which values, and the digest of those inputs (stored on the release).
+pub struct WorkloadRelease {
+    pub name: String,
+    pub namespace: String,
+    pub pin: crate::operator::catalog::Pin,
+    pub values: serde_json::Value,
+    /// `<Kind>/<namespace>/<name>` of the resource it is for.
+    pub owner: String,
+}
+
+impl WorkloadRelease {
+    pub fn inputs_digest(&self) -> String {
+        let values = crate::release::record::values_to_json(
+            &crate::release::record::values_from_json(&self.values),
+        );
+        let text = format!("{}\n{}", self.pin.sha256, values);
+        format!("sha256:{}", crate::operator::catalog::sha256_hex(text.as_bytes()))
+    }
+
+    fn context(&self, op: &Operator) -> Context {
+        let mut ctx = Context::new(op.client.clone(), &self.namespace);
+        ctx.cluster.stop = Some(op.stopping.clone());
+        ctx.force_conflicts = true;
+        ctx.max_history = 10;
+        ctx.timeout = Duration::from_secs(300);
+        ctx.labels = BTreeMap::from([(
+            api::MANAGED_BY_LABEL.to_string(),
+            api::MANAGED_BY.to_string(),
+        )]);
+        ctx.object_annotations =
+            BTreeMap::from([(api::OWNER_ANNOTATION.to_string(), self.owner.clone())]);
+        ctx.storage.annotations = BTreeMap::from([
+            (api::PROVENANCE_ANNOTATION.to_string(), "owned".to_string()),
+            (CHART_VERSION_ANNOTATION.to_string(), self.pin.version.clone()),
+            (INPUTS_ANNOTATION.to_string(), self.inputs_digest()),
+        ]);
+        ctx
+    }
+}
+
+/// Installs or upgrades a workload release (an interrupted revision of ours
+/// is marked failed first, by the upgrade action).
+pub async fn apply_workload(op: &Operator, w: WorkloadRelease) -> Result<crate::release::Release, Error> {
+    let busy = Busy::take(op, &format!("{}/{}", w.namespace, w.name))?;
+    let ctx = w.context(op);
+    let charts: ChartStore = op.charts.clone();
+    on_worker(move |rt| {
+        let _busy = busy;
+        let pinned = charts.load(&w.pin).map_err(Error::Catalog)?;
+        let values = crate::release::record::values_from_json(&w.values);
+        rt.block_on(action::upgrade::upgrade(&ctx, &w.name, &pinned.chart, &values, true))
+            .map_err(|e| Error::Release(e.to_string()))
+    })
+    .await?
+}
+
+pub async fn uninstall_workload(op: &Operator, namespace: &str, name: &str) -> Result<(), Error> {
+    let busy = Busy::take(op, &format!("{namespace}/{name}"))?;
+    let mut ctx = Context::new(op.client.clone(), namespace);
+    ctx.cluster.stop = Some(op.stopping.clone());
+    ctx.timeout = Duration::from_secs(300);
+    let name = name.to_string();
+    on_worker(move |rt| {
+        let _busy = busy;
+        rt.block_on(action::uninstall::uninstall(&ctx, &name, false))
+            .map(|_| ())
+            .map_err(|e| Error::Release(e.to_string()))
+    })
+    .await?
+}

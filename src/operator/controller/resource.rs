@@ -26,11 +26,11 @@ use std::time::Duration;
 /// A resource's status: the common shape, plus the kind's own fields
 /// (`connectionSecret`, `mode`, `type`, `endpoint`).
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-struct Status {
+pub(super) struct Status {
     #[serde(flatten)]
-    common: CommonStatus,
+    pub(super) common: CommonStatus,
     #[serde(flatten)]
-    fields: serde_json::Map<String, Value>,
+    pub(super) fields: serde_json::Map<String, Value>,
 }
 
 pub async fn reconcile(
@@ -54,7 +54,7 @@ pub fn error_policy(kind: &'static str, obj: Arc<DynamicObject>, err: &Error, op
 }
 
 /// A resource's API; SecretsManagement is cluster-scoped (no namespace).
-fn api(op: &Operator, kind: &str, namespace: &str) -> Api<DynamicObject> {
+pub(super) fn api(op: &Operator, kind: &str, namespace: &str) -> Api<DynamicObject> {
     if namespace.is_empty() {
         Api::all_with(op.client.clone(), &observe::resource_api(kind))
     } else {
@@ -62,7 +62,7 @@ fn api(op: &Operator, kind: &str, namespace: &str) -> Api<DynamicObject> {
     }
 }
 
-fn old_status(obj: &DynamicObject) -> Status {
+pub(super) fn old_status(obj: &DynamicObject) -> Status {
     obj.data
         .get("status")
         .and_then(|s| serde_json::from_value(s.clone()).ok())
@@ -71,7 +71,7 @@ fn old_status(obj: &DynamicObject) -> Status {
 
 /// What realise needs from the cluster: the password our connection Secret
 /// keeps (a fresh one the first time), or the one an adopted object names.
-async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error> {
+pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error> {
     let read = |secret: Value, key: &str| {
         secret
             .pointer(&format!("/data/{key}"))
@@ -378,7 +378,7 @@ fn until_expiry(tier: &Tier) -> Duration {
 /// A resource the license does not cover: reported, never acted for, and
 /// nothing of what it has is deleted. It is looked at again on a license
 /// change (watched) and every few polls (an older resource may go).
-async fn reject(
+pub(super) async fn reject(
     kind: &str,
     obj: &DynamicObject,
     op: &Operator,
@@ -435,7 +435,7 @@ fn ready_message(realised: &realise::Realised) -> String {
     }
 }
 
-fn object_reference(o: &api::OwnedObject) -> k8s_openapi::api::core::v1::ObjectReference {
+pub(super) fn object_reference(o: &api::OwnedObject) -> k8s_openapi::api::core::v1::ObjectReference {
     k8s_openapi::api::core::v1::ObjectReference {
         api_version: Some(o.api_version.clone()),
         kind: Some(o.kind.clone()),
@@ -455,7 +455,7 @@ fn describe(o: &Value) -> String {
 }
 
 /// The first unmet readiness check, or Ready.
-async fn datastore_ready(
+pub(super) async fn datastore_ready(
     op: &Operator,
     r: &Resource,
     checks: &[ReadyWhen],
@@ -469,7 +469,7 @@ async fn datastore_ready(
     Ok((true, String::new()))
 }
 
-async fn check_ready(op: &Operator, r: &Resource, when: &ReadyWhen) -> Result<(bool, String), Error> {
+pub(super) async fn check_ready(op: &Operator, r: &Resource, when: &ReadyWhen) -> Result<(bool, String), Error> {
     let ns = &r.namespace;
     Ok(match when {
         ReadyWhen::ConditionReady {
@@ -536,7 +536,7 @@ async fn check_ready(op: &Operator, r: &Resource, when: &ReadyWhen) -> Result<(b
     })
 }
 
-async fn ensure_finalizer(op: &Operator, kind: &str, obj: &DynamicObject) -> Result<(), Error> {
+pub(super) async fn ensure_finalizer(op: &Operator, kind: &str, obj: &DynamicObject) -> Result<(), Error> {
     let finalizers = obj.finalizers();
     if finalizers.iter().any(|f| f == api::FINALIZER) {
         return Ok(());
@@ -670,7 +670,7 @@ async fn cleanup(
     Ok(Action::await_change())
 }
 
-async fn write_status(
+pub(super) async fn write_status(
     op: &Operator,
     kind: &str,
     obj: &DynamicObject,

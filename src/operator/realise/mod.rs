@@ -7,6 +7,7 @@ pub mod gateway;
 pub mod postgres;
 pub mod secrets;
 pub mod secrets_management;
+pub mod workload;
 
 use super::api::Mode;
 use super::observe::Resource;
@@ -129,6 +130,7 @@ pub const EMITTING_KINDS: &[&str] = &[
 pub fn references(r: &Resource) -> Vec<(String, String)> {
     match r.kind.as_str() {
         "Gateway" => gateway::references(r),
+        "ChatUI" | "MeilisearchInstance" => workload::references(r),
         _ => vec![],
     }
 }

@@ -36,6 +36,17 @@ pub fn resolve(
     purpose: &str,
     source: &SecretSource,
 ) -> Result<Resolved, SpecError> {
+    resolve_as(r, field, purpose, source, VALUE_KEY)
+}
+
+/// As `resolve`, with the key a vault value is written under.
+pub fn resolve_as(
+    r: &Resource,
+    field: &str,
+    purpose: &str,
+    source: &SecretSource,
+    vault_key: &str,
+) -> Result<Resolved, SpecError> {
     match (&source.secret_key_ref, &source.vault) {
         (Some(k), None) => Ok(Resolved {
             key_ref: k.clone(),
@@ -55,13 +66,13 @@ pub fn resolve(
                 "spec": {
                     "secretStoreRef": {"kind": "ClusterSecretStore", "name": store_name(&v.store)},
                     "target": {"name": name, "creationPolicy": "Owner"},
-                    "data": [{"secretKey": VALUE_KEY, "remoteRef": {"key": v.path, "property": v.property}}],
+                    "data": [{"secretKey": vault_key, "remoteRef": {"key": v.path, "property": v.property}}],
                 },
             });
             Ok(Resolved {
                 key_ref: SecretKeyRef {
                     name: name.clone(),
-                    key: VALUE_KEY.into(),
+                    key: vault_key.into(),
                 },
                 emit: Some(external_secret),
                 ready_when: ReadyWhen::ConditionReady {
