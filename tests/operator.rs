@@ -2011,3 +2011,55 @@ fn workload_releases_follow_their_spec_and_references_and_go_with_their_resource
     assert!(release_record(&env, &ns, "meilisearch-search").is_none());
     op.stop();
 }
+
+/// CloudNativePG and the ClickHouse operator are played by the test: their
+/// objects' status, and the `<cluster>-app` Secret CNPG writes.
+#[test]
+fn observability_runs_langfuse_on_the_platforms_datastores() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start_with(licensed_options(&env, &["Observability"]));
+    let ns = env.namespace("team-obs");
+    env.create("Observability", &ns, "obs", json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"},
+        "values": {"langfuse": {"features": {"telemetryEnabled": false}}}}));
+    env.wait_for("the Observability waiting for its datastores", Duration::from_secs(30), |e| {
+        let o = e.resource("Observability", &ns, "obs").unwrap_or_default();
+        let m = condition_of(&o, "Ready")["message"].as_str().unwrap_or_default().to_string();
+        (m.contains("PostgresCluster") && m.contains("ClickHouseCluster")).then_some(()).ok_or(o["status"].to_string())
+    });
+    env.create_postgres(&ns, "app-db", managed());
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "app-db-app", "namespace": ns},
+        "stringData": {"host": "app-db-rw", "port": "5432", "username": "app", "password": "pg-pass-not-copied", "dbname": "app"}}).to_string());
+    env.create("ClickHouseCluster", &ns, "analytics", clickhouse_managed("clickhouse", 0));
+    env.wait_postgres_ready(&ns, "app-db");
+    env.wait_phase("ClickHouseCluster", &ns, "analytics", "Ready");
+    let o = env.wait_phase("Observability", &ns, "obs", "Ready");
+    assert_eq!(o["status"]["release"]["name"], "langfuse-obs");
+    assert!(ours_release(&env, &ns, "langfuse-obs"));
+    let rel = release_record(&env, &ns, "langfuse-obs").unwrap();
+    let values = serde_json::to_value(&rel.config).unwrap();
+    assert_eq!(values["postgresql"]["deploy"], false);
+    assert_eq!(values["postgresql"]["host"], "app-db-rw");
+    assert_eq!(values["postgresql"]["auth"]["existingSecret"], "app-db-app");
+    assert_eq!(values["clickhouse"]["host"], format!("analytics-clickhouse-headless.{ns}.svc"));
+    assert_eq!(values["clickhouse"]["auth"]["existingSecret"], "analytics-clickhouse");
+    assert_eq!(values["langfuse"]["features"]["telemetryEnabled"], false);
+    let text = format!("{}{}", rel.manifest, values);
+    assert!(!text.contains("pg-pass-not-copied"), "a datastore password is never copied into the release");
+    let salt = env.secret_value(&ns, "langfuse-obs-navique-keys", "salt").expect("a generated salt");
+    let key = env.secret_value(&ns, "langfuse-obs-navique-keys", "encryption-key").unwrap();
+    assert_eq!(key.len(), 64);
+    assert!(key.chars().all(|c| c.is_ascii_hexdigit()));
+    env.kubectl(&["annotate", "observabilities.core.navique.com", "obs", "-n", &ns, "poke=1"]);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(env.secret_value(&ns, "langfuse-obs-navique-keys", "salt"), Some(salt), "kept");
+    assert_eq!(release_record(&env, &ns, "langfuse-obs").unwrap().version, 1);
+
+    env.delete("Observability", &ns, "obs");
+    env.wait_gone("the Observability", |e| e.resource("Observability", &ns, "obs").is_some());
+    assert!(release_record(&env, &ns, "langfuse-obs").is_none());
+    assert_eq!(env.secret_value(&ns, "langfuse-obs-navique-keys", "salt"), None);
+    op.stop();
+}

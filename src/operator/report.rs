@@ -103,6 +103,7 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
         let inputs = realise::Inputs {
             password: Some(String::new()),
             references,
+            ..Default::default()
         };
         let realised = match realise::realise(r, &inputs) {
             Ok(x) => x,

@@ -52,13 +52,14 @@ impl Drop for Turn {
 const TEST_LABEL: &str = "navique.test/created";
 
 /// Our kinds the scenarios create, with their plurals.
-pub const DATASTORES: [(&str, &str); 6] = [
+pub const DATASTORES: [(&str, &str); 7] = [
     ("PostgresCluster", "postgresclusters"),
     ("ClickHouseCluster", "clickhouseclusters"),
     ("Gateway", "gateways"),
     ("SecretsManagement", "secretsmanagements"),
     ("ChatUI", "chatuis"),
     ("MeilisearchInstance", "meilisearchinstances"),
+    ("Observability", "observabilities"),
 ];
 
 fn plural(kind: &str) -> &'static str {

@@ -116,10 +116,50 @@ pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error>
             references.insert((kind, name), serde_json::to_value(found).unwrap_or_default());
         }
     }
+    // A workload wired to datastores reads where they are (never their
+    // passwords: those stay in their Secrets, referenced by name).
+    let mut connection = std::collections::BTreeMap::new();
+    if r.kind == "Observability" {
+        for found in references.values() {
+            let Some(secret) = found.pointer("/status/connectionSecret").and_then(Value::as_str) else {
+                continue;
+            };
+            if let Some(s) = emit::get(op, "v1", "Secret", &r.namespace, secret).await? {
+                let fields = realise::CONNECTION_FIELDS
+                    .iter()
+                    .filter_map(|k| read(s.clone(), k).map(|v| (k.to_string(), v)))
+                    .collect();
+                connection.insert(secret.to_string(), fields);
+            }
+        }
+    }
+    let mut generated = std::collections::BTreeMap::new();
+    if let Some((secret, keys)) = realise::generated(r) {
+        let kept = emit::get(op, "v1", "Secret", &r.namespace, &secret).await?;
+        for (key, how) in keys {
+            let value = kept
+                .clone()
+                .and_then(|s| read(s, key))
+                .unwrap_or_else(|| fresh(how));
+            generated.insert(key.to_string(), value);
+        }
+    }
     Ok(Inputs {
         password,
         references,
+        generated,
+        connection,
     })
+}
+
+fn fresh(how: realise::Generated) -> String {
+    use rand::distributions::{Alphanumeric, DistString};
+    match how {
+        realise::Generated::Alphanumeric(n) => Alphanumeric.sample_string(&mut rand::rngs::OsRng, n),
+        realise::Generated::Hex(n) => (0..n)
+            .map(|_| char::from_digit(rand::Rng::gen_range(&mut rand::rngs::OsRng, 0..16), 16).expect("a digit"))
+            .collect(),
+    }
 }
 
 fn fresh_password() -> String {

@@ -115,7 +115,33 @@ pub struct Inputs {
     /// The resources `references` named, by (kind, name), as found (absent:
     /// not found).
     pub references: std::collections::BTreeMap<(String, String), Value>,
+    /// The values of the Secret `generated` names, kept or fresh, by key.
+    pub generated: std::collections::BTreeMap<String, String>,
+    /// Non-secret keys (host, ports, user and database names) of the
+    /// referenced datastores' connection Secrets, by Secret name.
+    pub connection: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
 }
+
+/// How a generated value is made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Generated {
+    Alphanumeric(usize),
+    Hex(usize),
+}
+
+/// A Secret of ours whose values are generated once and then kept: its
+/// name and keys.
+pub fn generated(r: &Resource) -> Option<(String, Vec<(&'static str, Generated)>)> {
+    match r.kind.as_str() {
+        "Observability" => Some(workload::observability_generated(r)),
+        _ => None,
+    }
+}
+
+/// The keys of a connection Secret that are not secret.
+pub const CONNECTION_FIELDS: &[&str] = &[
+    "host", "port", "username", "dbname", "httpPort", "nativePort", "database",
+];
 
 /// Our kinds realised as emitted objects (one controller each).
 pub const EMITTING_KINDS: &[&str] = &[
@@ -130,7 +156,7 @@ pub const EMITTING_KINDS: &[&str] = &[
 pub fn references(r: &Resource) -> Vec<(String, String)> {
     match r.kind.as_str() {
         "Gateway" => gateway::references(r),
-        "ChatUI" | "MeilisearchInstance" => workload::references(r),
+        "ChatUI" | "MeilisearchInstance" | "Observability" => workload::references(r),
         _ => vec![],
     }
 }

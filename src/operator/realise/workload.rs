@@ -1,17 +1,18 @@
-//! ChatUI and MeilisearchInstance -> one Helm release of a bundled workload
+//! ChatUI, MeilisearchInstance and Observability -> one Helm release of a bundled workload
 //! chart, in the resource's namespace: the chart values computed from the
 //! spec and its references, the user's `values` merged over them. Pure: the
 //! controller installs or upgrades the release when these inputs change.
 
 use super::secrets::{dns_label, resolve, resolve_as};
-use super::{parse_spec, Inputs, ReadyWhen, SpecError};
+use super::{owned_metadata, parse_spec, Generated, Inputs, ReadyWhen, SpecError};
 use crate::operator::api::gateway::GatewaySpec;
-use crate::operator::api::workloads::{release_name, ChatUISpec, MeilisearchInstanceSpec};
+use crate::operator::api::workloads::{release_name, ChatUISpec, MeilisearchInstanceSpec, ObservabilitySpec};
+use base64::Engine;
 use crate::operator::observe::Resource;
 use serde_json::{json, Value};
 
 /// The kinds realised as a workload release.
-pub const WORKLOAD_KINDS: &[&str] = &["ChatUI", "MeilisearchInstance"];
+pub const WORKLOAD_KINDS: &[&str] = &["ChatUI", "MeilisearchInstance", "Observability"];
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
@@ -27,6 +28,18 @@ pub fn references(r: &Resource) -> Vec<(String, String)> {
     match r.kind.as_str() {
         "ChatUI" => parse_spec::<ChatUISpec>(&r.spec)
             .map(|s| vec![("Gateway".to_string(), s.gateway_ref.name)])
+            .unwrap_or_default(),
+        "Observability" => parse_spec::<ObservabilitySpec>(&r.spec)
+            .map(|s| {
+                let mut refs = Vec::new();
+                if let Some(p) = s.postgres_cluster_ref {
+                    refs.push(("PostgresCluster".to_string(), p.name));
+                }
+                if let Some(c) = s.click_house_cluster_ref {
+                    refs.push(("ClickHouseCluster".to_string(), c.name));
+                }
+                refs
+            })
             .unwrap_or_default(),
         _ => vec![],
     }
@@ -59,6 +72,7 @@ pub fn realise(r: &Resource, prefix: &str, inputs: &Inputs) -> Result<Workload, 
     match r.kind.as_str() {
         "ChatUI" => chat_ui(r, release, inputs),
         "MeilisearchInstance" => meilisearch(r, release),
+        "Observability" => observability(r, release, inputs),
         other => Err(SpecError {
             field: "kind".into(),
             message: format!("{other} is not a workload release"),
@@ -143,6 +157,96 @@ fn meilisearch(r: &Resource, release: String) -> Result<Workload, SpecError> {
     })
 }
 
+/// Langfuse's salt, encryption key (256 bits, hex) and NextAuth secret:
+/// made once, kept in a Secret of ours.
+pub fn observability_generated(r: &Resource) -> (String, Vec<(&'static str, Generated)>) {
+    (
+        format!("{}-navique-keys", release_name("langfuse", &r.name)),
+        vec![
+            ("salt", Generated::Alphanumeric(32)),
+            ("encryption-key", Generated::Hex(64)),
+            ("nextauth-secret", Generated::Alphanumeric(32)),
+        ],
+    )
+}
+
+/// A referenced datastore: Ready, with its connection Secret's name and
+/// non-secret keys; or why the resource waits.
+fn datastore<'a>(
+    r: &Resource,
+    inputs: &'a Inputs,
+    kind: &str,
+    name: &str,
+) -> Result<(String, &'a std::collections::BTreeMap<String, String>), String> {
+    let Some(found) = inputs.references.get(&(kind.to_string(), name.to_string())) else {
+        return Err(format!("{kind} {}/{name} does not exist", r.namespace));
+    };
+    let phase = found.pointer("/status/phase").and_then(Value::as_str);
+    if phase != Some("Ready") {
+        return Err(format!("{kind} {}/{name} is not Ready (phase {})", r.namespace, phase.unwrap_or("unset")));
+    }
+    let secret = found.pointer("/status/connectionSecret").and_then(Value::as_str).unwrap_or_default();
+    match inputs.connection.get(secret) {
+        Some(fields) => Ok((secret.to_string(), fields)),
+        None => Err(format!("{kind} {}/{name}: its connection Secret {secret} is not readable", r.namespace)),
+    }
+}
+
+fn observability(r: &Resource, release: String, inputs: &Inputs) -> Result<Workload, SpecError> {
+    let spec: ObservabilitySpec = parse_spec(&r.spec)?;
+    let required = |field: &str| SpecError {
+        field: format!("spec.{field}"),
+        message: "is required: this build runs Langfuse on the platform's datastores, not on bundled ones".into(),
+    };
+    let pg = spec.postgres_cluster_ref.ok_or_else(|| required("postgresClusterRef"))?;
+    let ch = spec.click_house_cluster_ref.ok_or_else(|| required("clickHouseClusterRef"))?;
+    let (app_secret, keys) = observability_generated(r);
+    let mut waiting_for = Vec::new();
+    let mut values = json!({"langfuse": {
+        "salt": {"secretKeyRef": {"name": app_secret, "key": "salt"}},
+        "encryptionKey": {"secretKeyRef": {"name": app_secret, "key": "encryption-key"}},
+        "nextauth": {"secret": {"secretKeyRef": {"name": app_secret, "key": "nextauth-secret"}}},
+    }});
+    let field = |f: &std::collections::BTreeMap<String, String>, k: &str| f.get(k).cloned().unwrap_or_default();
+    match datastore(r, inputs, "PostgresCluster", &pg.name) {
+        Err(why) => waiting_for.push(why),
+        Ok((secret, f)) => {
+            values["postgresql"] = json!({"deploy": false, "host": field(f, "host"),
+                "port": field(f, "port").parse::<u16>().unwrap_or(5432),
+                "auth": {"username": field(f, "username"), "database": field(f, "dbname"),
+                         "existingSecret": secret, "secretKeys": {"userPasswordKey": "password"}}});
+        }
+    }
+    match datastore(r, inputs, "ClickHouseCluster", &ch.name) {
+        Err(why) => waiting_for.push(why),
+        Ok((secret, f)) => {
+            values["clickhouse"] = json!({"deploy": false, "host": field(f, "host"),
+                "httpPort": field(f, "httpPort").parse::<u16>().unwrap_or(8123),
+                "nativePort": field(f, "nativePort").parse::<u16>().unwrap_or(9000),
+                "database": field(f, "database"),
+                "auth": {"username": field(f, "username"), "existingSecret": secret, "existingSecretKey": "password"},
+                "cluster": {"enabled": false}});
+        }
+    }
+    merge(&mut values, &Value::Object(spec.values));
+    let mut data = serde_json::Map::new();
+    for (key, _) in &keys {
+        if let Some(v) = inputs.generated.get(*key) {
+            data.insert(key.to_string(), json!(base64::engine::general_purpose::STANDARD.encode(v)));
+        }
+    }
+    let secret = json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": owned_metadata(crate::operator::api::API_VERSION, "Observability", r, &app_secret),
+        "type": "Opaque", "data": data});
+    Ok(Workload {
+        release,
+        values,
+        emit: vec![secret],
+        ready_when: vec![],
+        waiting_for,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +319,40 @@ mod tests {
         let mut base = json!({"a": {"b": 1, "c": [1]}, "d": 1});
         merge(&mut base, &json!({"a": {"c": [2], "e": 3, "b": null}, "d": {"x": 1}}));
         assert_eq!(base, json!({"a": {"c": [2], "e": 3}, "d": {"x": 1}}));
+    }
+}
+
+#[cfg(test)]
+mod observability_tests {
+    use super::*;
+
+    #[test]
+    fn langfuse_on_the_platforms_datastores_with_kept_generated_secrets() {
+        let r = Resource::for_test(
+            "Observability",
+            "obs",
+            "u-8",
+            json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"}}),
+        );
+        assert_eq!(references(&r).len(), 2);
+        let w = realise(&r, "langfuse", &Inputs::default()).unwrap();
+        assert_eq!(w.release, "langfuse-obs");
+        assert_eq!(w.waiting_for.len(), 2, "{:?}", w.waiting_for);
+        let mut inputs = Inputs::default();
+        inputs.references.insert(("PostgresCluster".into(), "app-db".into()), json!({"status": {"phase": "Ready", "connectionSecret": "app-db-app"}}));
+        inputs.references.insert(("ClickHouseCluster".into(), "analytics".into()), json!({"status": {"phase": "Ready", "connectionSecret": "analytics-clickhouse"}}));
+        inputs.connection.insert("app-db-app".into(), [("host", "app-db-rw"), ("port", "5432"), ("username", "app"), ("dbname", "app")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        inputs.connection.insert("analytics-clickhouse".into(), [("host", "ch"), ("httpPort", "8123"), ("nativePort", "9000"), ("username", "default"), ("database", "default")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        inputs.generated.insert("salt".into(), "s".into());
+        let w = realise(&r, "langfuse", &inputs).unwrap();
+        assert!(w.waiting_for.is_empty());
+        assert_eq!(w.values["postgresql"]["deploy"], false);
+        assert_eq!(w.values["postgresql"]["host"], "app-db-rw");
+        assert_eq!(w.values["postgresql"]["auth"]["existingSecret"], "app-db-app");
+        assert_eq!(w.values["clickhouse"]["auth"]["existingSecretKey"], "password");
+        assert_eq!(w.values["langfuse"]["salt"]["secretKeyRef"]["name"], "langfuse-obs-navique-keys");
+        assert_eq!(w.emit[0]["data"]["salt"], "cw==");
+        let no_ch = Resource::for_test("Observability", "obs", "u-8", json!({"postgresClusterRef": {"name": "app-db"}}));
+        assert_eq!(realise(&no_ch, "langfuse", &inputs).unwrap_err().field, "spec.clickHouseClusterRef");
     }
 }
