@@ -1856,17 +1856,11 @@ fn a_gateway_waits_for_its_database_then_follows_its_models_and_reference() {
     op.stop();
 }
 
-/// external-secrets never runs here: the test writes what it would (the
-/// stores' and ExternalSecrets' Ready condition, and each target Secret).
-#[test]
-fn secrets_management_connects_a_vault_and_a_vault_source_becomes_an_external_secret() {
-    if shared().is_none() {
-        return;
-    }
-    let env = Env::new();
-    // The pinned external-secrets 2.9.0 tarball was packaged without the
-    // CRD templates its release step generates (../shared/charts/extra/
-    // PROVENANCE.md): the test applies the two CRDs the release would bring.
+
+/// The pinned external-secrets 2.9.0 tarball was packaged without the CRD
+/// templates its release step generates (../shared/charts/extra/
+/// PROVENANCE.md): tests apply the two CRDs the release would bring.
+fn external_secrets_crds(env: &Env) {
     for (plural, kind, scope) in [
         ("clustersecretstores", "ClusterSecretStore", "Cluster"),
         ("externalsecrets", "ExternalSecret", "Namespaced"),
@@ -1883,6 +1877,17 @@ fn secrets_management_connects_a_vault_and_a_vault_source_becomes_an_external_se
                                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})
             .to_string());
     }
+}
+
+/// external-secrets never runs here: the test writes what it would (the
+/// stores' and ExternalSecrets' Ready condition, and each target Secret).
+#[test]
+fn secrets_management_connects_a_vault_and_a_vault_source_becomes_an_external_secret() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    external_secrets_crds(&env);
     let op = Operator::start_with(licensed_options(&env, &["SecretsManagement"]));
     let ns = env.namespace("team-vault");
     let store = format!("corp-{:06x}", rand::random::<u32>() & 0xffffff);
@@ -2061,5 +2066,121 @@ fn observability_runs_langfuse_on_the_platforms_datastores() {
     env.wait_gone("the Observability", |e| e.resource("Observability", &ns, "obs").is_some());
     assert!(release_record(&env, &ns, "langfuse-obs").is_none());
     assert_eq!(env.secret_value(&ns, "langfuse-obs-navique-keys", "salt"), None);
+    op.stop();
+}
+
+/// Every kind at once. No upstream operator runs here: the test plays
+/// CloudNativePG (Cluster status and its `<name>-app` Secret), the ClickHouse
+/// operator, the LiteLLM operator and external-secrets (their status, and
+/// the Secrets an ExternalSecret writes).
+#[test]
+fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it_started() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    external_secrets_crds(&env);
+    let helm_before = env.helm_list_all();
+    let op = Operator::start_with(licensed_options(&env, &["Observability", "SecretsManagement"]));
+    let ns = env.namespace("team-all");
+    let store = format!("corp-{:06x}", rand::random::<u32>() & 0xffffff);
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "meili", "namespace": ns},
+        "stringData": {"MEILI_MASTER_KEY": "meili-master"}}).to_string());
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "openai", "namespace": ns},
+        "stringData": {"api-key": "sk-openai"}}).to_string());
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "app-db-app", "namespace": ns},
+        "stringData": {"host": "app-db-rw", "port": "5432", "username": "app", "password": "p", "dbname": "app"}}).to_string());
+
+    env.create("SecretsManagement", "", &store, json!({"vault": {"server": "https://vault.example:8200", "path": "secret",
+        "auth": {"tokenSecretRef": {"namespace": "vault", "name": "vault-token", "key": "token"}}}}));
+    env.create_postgres(&ns, "app-db", managed());
+    env.create("ClickHouseCluster", &ns, "analytics", clickhouse_managed("clickhouse", 1));
+    env.create("Gateway", &ns, "team-gw", json!({"postgresClusterRef": {"name": "app-db"},
+        "masterKey": {"vault": {"store": store, "path": "ai/litellm", "property": "master"}},
+        "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}},
+                   {"name": "llama3", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]}));
+    env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "team-gw"}}));
+    env.create("MeilisearchInstance", &ns, "search", json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}}));
+    env.create("Observability", &ns, "obs", json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"}}));
+
+    let all = [
+        ("SecretsManagement", "", store.as_str()),
+        ("PostgresCluster", ns.as_str(), "app-db"),
+        ("ClickHouseCluster", ns.as_str(), "analytics"),
+        ("Gateway", ns.as_str(), "team-gw"),
+        ("ChatUI", ns.as_str(), "web"),
+        ("MeilisearchInstance", ns.as_str(), "search"),
+        ("Observability", ns.as_str(), "obs"),
+    ];
+    env.wait_for("every resource Ready", Duration::from_secs(120), |e| {
+        e.cnpg_reports_ready(&ns);
+        e.clickhouse_reports_ready(&ns);
+        e.litellm_reports_ready(&ns);
+        e.external_secrets_report_ready(&ns);
+        let not: Vec<String> = all
+            .iter()
+            .filter_map(|(k, n, name)| {
+                let r = e.resource(k, n, name).unwrap_or_default();
+                (r["status"]["phase"] != "Ready").then(|| format!("{k} {name}: {}", condition_of(&r, "Ready")["message"]))
+            })
+            .collect();
+        not.is_empty().then_some(()).ok_or(not.join("; "))
+    });
+
+    // Each capability once, all ours; real Helm lists exactly our releases.
+    let mut ours: Vec<String> = env
+        .releases()
+        .into_iter()
+        .map(|(n, r, labels, _)| {
+            assert_eq!(labels.get("app.kubernetes.io/managed-by").map(String::as_str), Some("navique-ai-core-operator"), "{r}");
+            assert_eq!(labels.get("version").map(String::as_str), Some("1"), "{r}: one install, no upgrade loop");
+            format!("{r}/{n}")
+        })
+        .collect();
+    ours.sort();
+    let mut expected = vec![
+        "cert-manager/cert-manager".to_string(),
+        "cloudnative-pg/cnpg-system".into(),
+        "clickhouse-operator/clickhouse-operator-system".into(),
+        "litellm-operator/litellm-operator-system".into(),
+        "external-secrets/external-secrets".into(),
+        format!("chat-ui-web/{ns}"),
+        format!("meilisearch-search/{ns}"),
+        format!("langfuse-obs/{ns}"),
+    ];
+    expected.sort();
+    assert_eq!(ours, expected);
+    let mut listed: Vec<String> = env.helm_list_all().into_iter().filter(|r| !helm_before.contains(r)).collect();
+    listed.sort();
+    assert_eq!(listed, expected, "helm list -A (real Helm)");
+
+    // Everything deleted: the cluster is back where it started.
+    for (k, n, name) in all.iter().rev() {
+        env.delete(k, n, name);
+    }
+    for (k, n, name) in all {
+        env.wait_gone(&format!("{k} {name}"), |e| e.resource(k, n, name).is_some());
+    }
+    env.wait_gone("our releases", |e| !e.releases().is_empty());
+    let mut after: Vec<String> = env.helm_list_all();
+    after.sort();
+    let mut before = helm_before.clone();
+    before.sort();
+    assert_eq!(after, before, "helm list -A as before");
+    for (group, version, kind, plural) in [
+        ("postgresql.cnpg.io", "v1", "Cluster", "clusters"),
+        ("clickhouse.com", "v1alpha1", "ClickHouseCluster", "clickhouseclusters"),
+        ("litellm.home-operations.com", "v1alpha1", "LiteLLMProxy", "litellmproxies"),
+        ("litellm.home-operations.com", "v1alpha1", "LiteLLMModel", "litellmmodels"),
+        ("external-secrets.io", "v1", "ExternalSecret", "externalsecrets"),
+    ] {
+        let api = env.dynamic(group, version, kind, plural, Some(&ns));
+        let left = env.block(api.list(&Default::default())).map(|l| l.items.len()).unwrap_or(0);
+        assert_eq!(left, 0, "{kind} left behind");
+    }
+    for c in ["cert-manager", "cloudnative-pg", "clickhouse-operator", "litellm-operator", "external-secrets"] {
+        let cap = env.capability(c);
+        assert_eq!(cap["status"]["provenance"], "absent", "{c}: {}", cap["status"]);
+    }
     op.stop();
 }
