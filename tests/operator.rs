@@ -2184,3 +2184,38 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
     }
     op.stop();
 }
+
+#[test]
+fn a_chat_ui_switching_its_gateway_is_upgraded_onto_the_other_one() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    // Two Gateways: beyond the free tier's one.
+    let op = Operator::start_with(licensed_options(&env, &[]));
+    let ns = env.namespace("team-sw");
+    for (secret, key) in [("key-a", "a"), ("key-b", "b")] {
+        env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret, "namespace": ns},
+            "stringData": {key: "sk"}}).to_string());
+    }
+    env.create("Gateway", &ns, "gw-a", json!({"masterKey": {"secretKeyRef": {"name": "key-a", "key": "a"}}}));
+    env.create("Gateway", &ns, "gw-b", json!({"masterKey": {"secretKeyRef": {"name": "key-b", "key": "b"}}}));
+    env.wait_phase("Gateway", &ns, "gw-a", "Ready");
+    env.wait_phase("Gateway", &ns, "gw-b", "Ready");
+    env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "gw-a"}}));
+    env.wait_phase("ChatUI", &ns, "web", "Ready");
+    env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "gw-b"}}));
+    env.wait_for("the upgrade onto gw-b", Duration::from_secs(60), |e| {
+        let c = e.resource("ChatUI", &ns, "web").unwrap_or_default();
+        (c["status"]["release"]["revision"] == 2 && c["status"]["phase"] == "Ready")
+            .then_some(())
+            .ok_or(c["status"].to_string())
+    });
+    let rel = release_record(&env, &ns, "chat-ui-web").unwrap();
+    let values = serde_json::to_value(&rel.config).unwrap();
+    assert_eq!(values["envVars"]["OPENAI_BASE_URL"], format!("http://gw-b.{ns}.svc:4000/v1"));
+    assert_eq!(values["extraEnv"][0]["valueFrom"]["secretKeyRef"], json!({"name": "key-b", "key": "b"}));
+    // Nothing of gw-a's was ours to collect, and gw-a is untouched.
+    assert_eq!(env.phase_of("Gateway", &ns, "gw-a"), "Ready");
+    op.stop();
+}

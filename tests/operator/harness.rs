@@ -849,6 +849,12 @@ impl Env {
         panic!("timed out after {timeout:?} waiting for {what}: {last}");
     }
 
+    pub fn phase_of(&self, kind: &str, ns: &str, name: &str) -> String {
+        self.resource(kind, ns, name)
+            .and_then(|r| r.pointer("/status/phase").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default()
+    }
+
     pub fn phase(&self, ns: &str, name: &str) -> String {
         self.postgres(ns, name)
             .and_then(|p| {
