@@ -10,6 +10,7 @@ pub struct Args {
 /// Flags that take no value.
 const SWITCHES: &[&str] = &[
     "--include-crds",
+    "--platform",
     "--skip-crds",
     "--no-hooks",
     "--is-upgrade",

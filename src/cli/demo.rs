@@ -211,7 +211,7 @@ impl Live {
     }
 }
 
-async fn helm_list(client: &kube::Client) -> Result<(), String> {
+pub(super) async fn helm_list(client: &kube::Client) -> Result<(), String> {
     let storage = crate::release::storage::Storage::new(client.clone(), "default");
     let releases = storage.query(true, "").await.map_err(|e| e.to_string())?;
     let mut newest: BTreeMap<(String, String), crate::release::Release> = BTreeMap::new();
@@ -244,7 +244,7 @@ async fn helm_list(client: &kube::Client) -> Result<(), String> {
     Ok(())
 }
 
-async fn capabilities_table(client: &kube::Client) -> Result<(), String> {
+pub(super) async fn capabilities_table(client: &kube::Client) -> Result<(), String> {
     let caps: Api<DynamicObject> = Api::all_with(
         client.clone(),
         &ar("core.navique.com", "v1alpha1", "Capability", "capabilities"),
@@ -308,7 +308,12 @@ pub fn run(a: &Args) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let kubeconfig = sandbox.kubeconfig_path().to_path_buf();
-    let result = rt.block_on(walk_through(kubeconfig.clone(), dirs, store, keep));
+    let result = if a.flag("--platform") {
+        println!("The whole platform, as one team would ask for it.\n");
+        rt.block_on(super::demo_platform::walk_through(kubeconfig.clone(), dirs))
+    } else {
+        rt.block_on(walk_through(kubeconfig.clone(), dirs, store, keep))
+    };
     if keep && result.is_ok() {
         println!(
             "\nThe server keeps running: kubectl --kubeconfig {} get navique,capabilities -A",

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod bench;
 pub mod demo;
+pub mod demo_platform;
 pub mod demo_releases;
 pub mod operator;
 pub mod release;
@@ -11,7 +12,8 @@ pub mod template;
 const HELP: &str = "navique-operator: the Navique AI Core Operator, and Helm charts without Helm
 
 Commands:
-  demo [--keep]             the operator's walk-through on an embedded API server (the README's first command)
+  demo [--platform] [--keep] the operator's walk-through on an embedded API server (the README's first command);
+                            --platform: every kind at once, then all deleted
   demo-releases             render the embedded demo chart, then install/upgrade/roll back/uninstall it
   template [NAME] CHART     render a chart like `helm template` (-f, --set*, -n, --include-crds, --no-hooks, ...)
   bench-render CHART        time load+render of a chart (JSON; see benches/compare_helm.py)
