@@ -324,7 +324,11 @@ fn the_operator_demo_adopts_installs_and_uninstalls_only_what_it_owns() {
 fn the_platform_demo_brings_every_kind_up_once_and_takes_it_all_down() {
     let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts");
     if !shared.exists() {
-        assert_ne!(std::env::var("CI").as_deref(), Ok("true"), "../shared/charts is missing and CI=true");
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "../shared/charts is missing and CI=true"
+        );
         eprintln!("skipping: ../shared/charts is missing");
         return;
     }
@@ -334,18 +338,47 @@ fn the_platform_demo_brings_every_kind_up_once_and_takes_it_all_down() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    let (up, down) = text.split_once("4. ").expect("the walk-through reaches step 4");
-    for kind in ["PostgresCluster", "ClickHouseCluster", "Gateway", "ChatUI", "MeilisearchInstance", "Observability"] {
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (up, down) = text
+        .split_once("4. ")
+        .expect("the walk-through reaches step 4");
+    for kind in [
+        "PostgresCluster",
+        "ClickHouseCluster",
+        "Gateway",
+        "ChatUI",
+        "MeilisearchInstance",
+        "Observability",
+    ] {
         assert!(
-            up.lines().any(|l| l.contains(&format!("{kind} team-a/")) && l.contains(": Ready (")),
+            up.lines()
+                .any(|l| l.contains(&format!("{kind} team-a/")) && l.contains(": Ready (")),
             "{kind} never Ready:\n{text}"
         );
     }
-    for release in ["cert-manager ", "cloudnative-pg ", "clickhouse-operator ", "litellm-operator ", "chat-ui-web ", "meilisearch-search ", "langfuse-obs "] {
-        let listed: Vec<&str> = up.lines().filter(|l| l.trim_start().starts_with(release) && l.contains("deployed")).collect();
+    for release in [
+        "cert-manager ",
+        "cloudnative-pg ",
+        "clickhouse-operator ",
+        "litellm-operator ",
+        "chat-ui-web ",
+        "meilisearch-search ",
+        "langfuse-obs ",
+    ] {
+        let listed: Vec<&str> = up
+            .lines()
+            .filter(|l| l.trim_start().starts_with(release) && l.contains("deployed"))
+            .collect();
         assert_eq!(listed.len(), 1, "{release}: {listed:?}\n{text}");
-        assert!(listed[0].contains(" 1 ") && listed[0].ends_with("navique-ai-core-operator"), "{}", listed[0]);
+        assert!(
+            listed[0].contains(" 1 ") && listed[0].ends_with("navique-ai-core-operator"),
+            "{}",
+            listed[0]
+        );
     }
     assert!(up.contains("[simulated] CloudNativePG reports Cluster team-a/app-db Ready"));
     let after = down.split_once("5. ").expect("step 5").1;

@@ -1300,31 +1300,47 @@ fn clickhouse_managed_then_switched_to_altinity_swaps_operators_and_keeps_the_pa
     let env = Env::new();
     let op = Operator::start_with(licensed_options(&env, &["altinity"]));
     let ns = env.namespace("team-ch");
-    env.create("ClickHouseCluster", &ns, "analytics", clickhouse_managed("clickhouse", 0));
+    env.create(
+        "ClickHouseCluster",
+        &ns,
+        "analytics",
+        clickhouse_managed("clickhouse", 0),
+    );
     let ch = env.wait_phase("ClickHouseCluster", &ns, "analytics", "Ready");
     assert_eq!(ch["status"]["connectionSecret"], "analytics-clickhouse");
     assert_eq!(ch["status"]["type"], "clickhouse");
-    assert!(ours_release(&env, "clickhouse-operator-system", "clickhouse-operator"));
+    assert!(ours_release(
+        &env,
+        "clickhouse-operator-system",
+        "clickhouse-operator"
+    ));
     assert!(ours_release(&env, "cert-manager", "cert-manager"));
     assert!(
         created_at(&env, "cert-manager", "cert-manager")
             <= created_at(&env, "clickhouse-operator-system", "clickhouse-operator")
     );
-    let inc = |kind: &str, plural: &str| env.dynamic("clickhouse.com", "v1alpha1", kind, plural, Some(&ns));
-    let server = env.get(&inc("ClickHouseCluster", "clickhouseclusters"), "analytics").expect("emitted");
+    let inc = |kind: &str, plural: &str| {
+        env.dynamic("clickhouse.com", "v1alpha1", kind, plural, Some(&ns))
+    };
+    let server = env
+        .get(&inc("ClickHouseCluster", "clickhouseclusters"), "analytics")
+        .expect("emitted");
     assert_eq!(server["spec"]["replicas"], 2);
     assert_eq!(server["spec"]["keeperClusterRef"]["name"], "analytics");
     assert_eq!(
         server["metadata"]["ownerReferences"][0]["uid"],
         ch["metadata"]["uid"]
     );
-    assert!(env.get(&inc("KeeperCluster", "keeperclusters"), "analytics").is_some());
+    assert!(env
+        .get(&inc("KeeperCluster", "keeperclusters"), "analytics")
+        .is_some());
     let password = env
         .secret_value(&ns, "analytics-clickhouse", "password")
         .expect("a generated password");
     assert_eq!(password.len(), 32);
     assert_eq!(
-        env.secret_value(&ns, "analytics-clickhouse", "host").as_deref(),
+        env.secret_value(&ns, "analytics-clickhouse", "host")
+            .as_deref(),
         Some(format!("analytics-clickhouse-headless.{ns}.svc").as_str())
     );
     let revision = |e: &Env| {
@@ -1335,32 +1351,63 @@ fn clickhouse_managed_then_switched_to_altinity_swaps_operators_and_keeps_the_pa
 
     // type clickhouse -> altinity: ClickHouse Inc.'s objects are deleted,
     // its operator released, Altinity's installed; the password stays.
-    env.create("ClickHouseCluster", &ns, "analytics", clickhouse_managed("altinity", 1));
+    env.create(
+        "ClickHouseCluster",
+        &ns,
+        "analytics",
+        clickhouse_managed("altinity", 1),
+    );
     env.wait_for("the type switched", Duration::from_secs(90), |e| {
         e.clickhouse_reports_ready(&ns);
-        let r = e.resource("ClickHouseCluster", &ns, "analytics").unwrap_or_default();
+        let r = e
+            .resource("ClickHouseCluster", &ns, "analytics")
+            .unwrap_or_default();
         (r["status"]["type"] == "altinity" && r["status"]["phase"] == "Ready")
             .then_some(())
             .ok_or(r["status"].to_string())
     });
-    assert!(env.get(&inc("ClickHouseCluster", "clickhouseclusters"), "analytics").is_none());
-    assert!(env.get(&inc("KeeperCluster", "keeperclusters"), "analytics").is_none());
+    assert!(env
+        .get(&inc("ClickHouseCluster", "clickhouseclusters"), "analytics")
+        .is_none());
+    assert!(env
+        .get(&inc("KeeperCluster", "keeperclusters"), "analytics")
+        .is_none());
     let chi = env
         .get(
-            &env.dynamic("clickhouse.altinity.com", "v1", "ClickHouseInstallation", "clickhouseinstallations", Some(&ns)),
+            &env.dynamic(
+                "clickhouse.altinity.com",
+                "v1",
+                "ClickHouseInstallation",
+                "clickhouseinstallations",
+                Some(&ns),
+            ),
             "analytics",
         )
         .expect("a ClickHouseInstallation");
-    assert_eq!(chi["spec"]["configuration"]["clusters"][0]["layout"]["replicasCount"], 2);
+    assert_eq!(
+        chi["spec"]["configuration"]["clusters"][0]["layout"]["replicasCount"],
+        2
+    );
     assert!(env
         .get(
-            &env.dynamic("clickhouse-keeper.altinity.com", "v1", "ClickHouseKeeperInstallation", "clickhousekeeperinstallations", Some(&ns)),
+            &env.dynamic(
+                "clickhouse-keeper.altinity.com",
+                "v1",
+                "ClickHouseKeeperInstallation",
+                "clickhousekeeperinstallations",
+                Some(&ns)
+            ),
             "analytics",
         )
         .is_some());
-    assert!(ours_release(&env, "altinity-clickhouse", "altinity-clickhouse-operator"));
+    assert!(ours_release(
+        &env,
+        "altinity-clickhouse",
+        "altinity-clickhouse-operator"
+    ));
     env.wait_gone("the ClickHouse Inc. operator, needed by nothing now", |e| {
-        e.release("clickhouse-operator-system", "clickhouse-operator").is_some()
+        e.release("clickhouse-operator-system", "clickhouse-operator")
+            .is_some()
     });
     assert_eq!(
         env.secret_value(&ns, "analytics-clickhouse", "password"),
@@ -1368,13 +1415,16 @@ fn clickhouse_managed_then_switched_to_altinity_swaps_operators_and_keeps_the_pa
         "the connection Secret keeps its password across reconciles and the switch"
     );
     assert_eq!(
-        env.secret_value(&ns, "analytics-clickhouse", "host").as_deref(),
+        env.secret_value(&ns, "analytics-clickhouse", "host")
+            .as_deref(),
         Some(format!("clickhouse-analytics.{ns}.svc").as_str())
     );
     let events = env.events("analytics");
     for gone in ["ClickHouseCluster", "KeeperCluster"] {
         assert!(
-            events.iter().any(|e| e.starts_with("GarbageCollected: ") && e.contains(gone)),
+            events
+                .iter()
+                .any(|e| e.starts_with("GarbageCollected: ") && e.contains(gone)),
             "{events:?}"
         );
     }
@@ -1387,7 +1437,8 @@ fn clickhouse_managed_then_switched_to_altinity_swaps_operators_and_keeps_the_pa
     });
     assert_eq!(env.secret_value(&ns, "analytics-clickhouse", "host"), None);
     env.wait_gone("Altinity's operator, needed by nothing now", |e| {
-        e.release("altinity-clickhouse", "altinity-clickhouse-operator").is_some()
+        e.release("altinity-clickhouse", "altinity-clickhouse-operator")
+            .is_some()
     });
     op.stop();
 }
@@ -1405,7 +1456,10 @@ fn clickhouse_adopt_uses_the_adopted_servers_password_and_external_names_a_missi
     let crds = shared()
         .unwrap()
         .join("altinity-clickhouse-operator-0.25.6.tgz");
-    let dir = std::env::temp_dir().join(format!("navique-altinity-crds-{:08x}", rand::random::<u32>()));
+    let dir = std::env::temp_dir().join(format!(
+        "navique-altinity-crds-{:08x}",
+        rand::random::<u32>()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
     let status = std::process::Command::new("tar")
         .args(["xzf", crds.to_str().unwrap(), "-C", dir.to_str().unwrap()])
@@ -1416,7 +1470,9 @@ fn clickhouse_adopt_uses_the_adopted_servers_password_and_external_names_a_missi
         "apply",
         "--server-side",
         "-f",
-        dir.join("altinity-clickhouse-operator/crds").to_str().unwrap(),
+        dir.join("altinity-clickhouse-operator/crds")
+            .to_str()
+            .unwrap(),
     ]);
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "legacy-pw", "namespace": ns},
         "stringData": {"pw": "hunter2"}}).to_string());
@@ -1433,15 +1489,18 @@ fn clickhouse_adopt_uses_the_adopted_servers_password_and_external_names_a_missi
     let r = env.wait_phase("ClickHouseCluster", &ns, "legacy", "Ready");
     assert_eq!(r["status"]["connectionSecret"], "legacy-clickhouse");
     assert_eq!(
-        env.secret_value(&ns, "legacy-clickhouse", "password").as_deref(),
+        env.secret_value(&ns, "legacy-clickhouse", "password")
+            .as_deref(),
         Some("hunter2")
     );
     assert_eq!(
-        env.secret_value(&ns, "legacy-clickhouse", "host").as_deref(),
+        env.secret_value(&ns, "legacy-clickhouse", "host")
+            .as_deref(),
         Some(format!("clickhouse-legacy-ch.{ns}.svc").as_str())
     );
     assert!(
-        env.release("altinity-clickhouse", "altinity-clickhouse-operator").is_none(),
+        env.release("altinity-clickhouse", "altinity-clickhouse-operator")
+            .is_none(),
         "adopt installs nothing"
     );
 
@@ -1462,7 +1521,10 @@ fn clickhouse_adopt_uses_the_adopted_servers_password_and_external_names_a_missi
         .unwrap()
         .clone();
     assert!(
-        ready["message"].as_str().unwrap().contains("lacks key database"),
+        ready["message"]
+            .as_str()
+            .unwrap()
+            .contains("lacks key database"),
         "{ready}"
     );
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "ch-conn", "namespace": ns},
@@ -1478,11 +1540,24 @@ fn clickhouse_adopt_uses_the_adopted_servers_password_and_external_names_a_missi
     assert_eq!(env.secret_value(&ns, "legacy-clickhouse", "host"), None);
     assert!(env
         .get(
-            &env.dynamic("clickhouse.altinity.com", "v1", "ClickHouseInstallation", "clickhouseinstallations", Some(&ns)),
+            &env.dynamic(
+                "clickhouse.altinity.com",
+                "v1",
+                "ClickHouseInstallation",
+                "clickhouseinstallations",
+                Some(&ns)
+            ),
             "legacy-ch"
         )
         .is_some());
-    env.kubectl(&["delete", "-f", dir.join("altinity-clickhouse-operator/crds").to_str().unwrap(), "--wait=false"]);
+    env.kubectl(&[
+        "delete",
+        "-f",
+        dir.join("altinity-clickhouse-operator/crds")
+            .to_str()
+            .unwrap(),
+        "--wait=false",
+    ]);
     let _ = std::fs::remove_dir_all(&dir);
     op.stop();
 }
@@ -1522,13 +1597,24 @@ fn without_a_license_the_free_tier_limits_kinds_and_skips_features_and_a_freed_p
     let licensed = condition_of(&c, "Licensed");
     assert_eq!(licensed["status"], "False");
     assert_eq!(licensed["reason"], "InstanceLimitExceeded");
-    assert!(licensed["message"].as_str().unwrap().contains("limited to 2"), "{licensed}");
     assert!(
-        env.events("pg-c").iter().any(|e| e.starts_with("InstanceLimitExceeded: ")),
+        licensed["message"]
+            .as_str()
+            .unwrap()
+            .contains("limited to 2"),
+        "{licensed}"
+    );
+    assert!(
+        env.events("pg-c")
+            .iter()
+            .any(|e| e.starts_with("InstanceLimitExceeded: ")),
         "{:?}",
         env.events("pg-c")
     );
-    assert_eq!(condition_of(&env.postgres(&ns, "pg-a").unwrap(), "Licensed")["status"], "True");
+    assert_eq!(
+        condition_of(&env.postgres(&ns, "pg-a").unwrap(), "Licensed")["status"],
+        "True"
+    );
 
     // A feature outside the free tier: nothing is emitted or installed for it.
     env.create(
@@ -1540,10 +1626,18 @@ fn without_a_license_the_free_tier_limits_kinds_and_skips_features_and_a_freed_p
     let alt = env.wait_phase("ClickHouseCluster", &ns, "alt", "Rejected");
     assert_eq!(condition_of(&alt, "Licensed")["reason"], "LicenseSkipped");
     assert!(alt["status"].get("owned").is_none(), "{alt}");
-    assert!(env.events("alt").iter().any(|e| e.starts_with("LicenseSkipped: ")));
+    assert!(env
+        .events("alt")
+        .iter()
+        .any(|e| e.starts_with("LicenseSkipped: ")));
     assert_eq!(env.secret_value(&ns, "alt-clickhouse", "host"), None);
-    assert!(env.release("altinity-clickhouse", "altinity-clickhouse-operator").is_none());
-    assert!(env.release("cert-manager", "cert-manager").is_none(), "nothing is needed for it");
+    assert!(env
+        .release("altinity-clickhouse", "altinity-clickhouse-operator")
+        .is_none());
+    assert!(
+        env.release("cert-manager", "cert-manager").is_none(),
+        "nothing is needed for it"
+    );
 
     // The oldest goes: the next in line takes its place.
     env.delete_postgres(&ns, "pg-a");
@@ -1593,7 +1687,10 @@ fn a_signed_license_lifts_limits_until_it_expires_and_expiry_or_tampering_delete
     for name in ["pg-1", "pg-2", "pg-3"] {
         let r = env.wait_phase("PostgresCluster", &ns, name, "Ready");
         assert!(
-            condition_of(&r, "Licensed")["message"].as_str().unwrap().contains("licensed to Acme"),
+            condition_of(&r, "Licensed")["message"]
+                .as_str()
+                .unwrap()
+                .contains("licensed to Acme"),
             "{r}"
         );
     }
@@ -1605,15 +1702,33 @@ fn a_signed_license_lifts_limits_until_it_expires_and_expiry_or_tampering_delete
 
     // Expiry with nothing else changing: the free tier; pg-3 (newest) and
     // the altinity one stop being updated; nothing of theirs is deleted.
-    let r = env.wait_for("the expiry taking effect", Duration::from_secs(lifetime as u64 + 30), |e| {
-        let r = e.postgres(&ns, "pg-3").unwrap_or_default();
-        (r["status"]["phase"] == "Rejected").then_some(r.clone()).ok_or(r["status"].to_string())
-    });
-    assert!(condition_of(&r, "Licensed")["message"].as_str().unwrap().contains("expired"), "{r}");
+    let r = env.wait_for(
+        "the expiry taking effect",
+        Duration::from_secs(lifetime as u64 + 30),
+        |e| {
+            let r = e.postgres(&ns, "pg-3").unwrap_or_default();
+            (r["status"]["phase"] == "Rejected")
+                .then_some(r.clone())
+                .ok_or(r["status"].to_string())
+        },
+    );
+    assert!(
+        condition_of(&r, "Licensed")["message"]
+            .as_str()
+            .unwrap()
+            .contains("expired"),
+        "{r}"
+    );
     env.wait_phase("ClickHouseCluster", &ns, "alt", "Rejected");
     let clusters = env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns));
-    assert!(env.get(&clusters, "pg-3").is_some(), "licensing never deletes");
-    assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"), "licensing never uninstalls");
+    assert!(
+        env.get(&clusters, "pg-3").is_some(),
+        "licensing never deletes"
+    );
+    assert!(
+        ours_release(&env, "cnpg-system", "cloudnative-pg"),
+        "licensing never uninstalls"
+    );
     assert_eq!(env.phase(&ns, "pg-1"), "Ready");
     let expired: Vec<String> = env
         .events("navique-license")
@@ -1627,11 +1742,18 @@ fn a_signed_license_lifts_limits_until_it_expires_and_expiry_or_tampering_delete
     let mut forged = payload.clone();
     forged["expires"] = json!(later.to_rfc3339());
     licenses::write(&env, &license_ns, &key, &payload, Some(&forged));
-    env.wait_for("the tampered license judged", Duration::from_secs(30), |e| {
-        let r = e.postgres(&ns, "pg-3").unwrap_or_default();
-        let m = condition_of(&r, "Licensed")["message"].as_str().unwrap_or_default().to_string();
-        m.contains("does not match").then_some(()).ok_or(m)
-    });
+    env.wait_for(
+        "the tampered license judged",
+        Duration::from_secs(30),
+        |e| {
+            let r = e.postgres(&ns, "pg-3").unwrap_or_default();
+            let m = condition_of(&r, "Licensed")["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            m.contains("does not match").then_some(()).ok_or(m)
+        },
+    );
     assert_eq!(env.phase(&ns, "pg-3"), "Rejected");
 
     // A valid license again: everything is looked after again.
@@ -1668,7 +1790,10 @@ fn deletion_waits_for_an_upstream_finalizer_names_it_and_releases_cnpg_only_afte
     env.delete_postgres(&ns, "app-db");
     let p = env.wait_for("the wait named", Duration::from_secs(30), |e| {
         let p = e.postgres(&ns, "app-db").unwrap_or_default();
-        let m = condition_of(&p, "Ready")["message"].as_str().unwrap_or_default().to_string();
+        let m = condition_of(&p, "Ready")["message"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         (m.contains(&format!("Cluster {ns}/app-db")) && m.contains(HELD))
             .then_some(p.clone())
             .ok_or(p["status"].to_string())
@@ -1679,11 +1804,16 @@ fn deletion_waits_for_an_upstream_finalizer_names_it_and_releases_cnpg_only_afte
         ours_release(&env, "cnpg-system", "cloudnative-pg"),
         "CloudNativePG must outlive the Cluster it serves"
     );
-    assert!(env.postgres(&ns, "app-db").is_some(), "our finalizer holds until the Cluster is gone");
+    assert!(
+        env.postgres(&ns, "app-db").is_some(),
+        "our finalizer holds until the Cluster is gone"
+    );
 
     // The upstream operator finishes: the Cluster, then the resource, then CloudNativePG go.
     set_finalizers(&env, json!(null));
-    env.wait_gone("the PostgresCluster", |e| e.postgres(&ns, "app-db").is_some());
+    env.wait_gone("the PostgresCluster", |e| {
+        e.postgres(&ns, "app-db").is_some()
+    });
     assert!(env.get(&clusters, "app-db").is_none());
     env.wait_gone("our CloudNativePG release", |e| {
         e.release("cnpg-system", "cloudnative-pg").is_some()
@@ -1696,16 +1826,18 @@ fn deletion_waits_for_an_upstream_finalizer_names_it_and_releases_cnpg_only_afte
     env.kubectl(&["delete", "namespace", &doomed, "--wait=false"]);
     let namespaces: kube::api::Api<k8s_openapi::api::core::v1::Namespace> =
         kube::api::Api::all(env.client.clone());
-    env.wait_for("the deleted namespace gone", Duration::from_secs(90), |e| {
-        match e.block(namespaces.get_opt(&doomed)).ok().flatten() {
+    env.wait_for(
+        "the deleted namespace gone",
+        Duration::from_secs(90),
+        |e| match e.block(namespaces.get_opt(&doomed)).ok().flatten() {
             None => Ok(()),
             Some(n) => Err(format!(
                 "{:?}; our resource: {}",
                 n.status,
                 e.postgres(&doomed, "db").unwrap_or_default()
             )),
-        }
-    });
+        },
+    );
     op.stop();
 }
 
@@ -1735,14 +1867,23 @@ fn external_to_managed_then_managed_to_adopt_moves_what_we_own_and_nothing_else(
     assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
     let clusters = env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns));
     assert!(env.get(&clusters, "app-db").is_some());
-    assert!(env.get(&env.dynamic("", "v1", "Secret", "secrets", Some(&ns)), "pg-conn").is_some());
+    assert!(env
+        .get(
+            &env.dynamic("", "v1", "Secret", "secrets", Some(&ns)),
+            "pg-conn"
+        )
+        .is_some());
 
     // managed -> adopt: our Cluster goes, the adopted one is untouched,
     // CloudNativePG (ours, needed by nothing now) is released.
     env.apply_yaml(&json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster", "metadata": {"name": "legacy-db", "namespace": ns},
         "spec": {"instances": 1, "storage": {"size": "1Gi"}}}).to_string());
     let legacy_before = env.get(&clusters, "legacy-db").unwrap();
-    env.create_postgres(&ns, "app-db", json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}));
+    env.create_postgres(
+        &ns,
+        "app-db",
+        json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}),
+    );
     env.wait_for("adopt and Ready", Duration::from_secs(90), |e| {
         e.cnpg_reports_ready(&ns);
         let p = e.postgres(&ns, "app-db").unwrap_or_default();
@@ -1750,21 +1891,24 @@ fn external_to_managed_then_managed_to_adopt_moves_what_we_own_and_nothing_else(
             .then_some(())
             .ok_or(p["status"].to_string())
     });
-    env.wait_gone("the Cluster we emitted", |e| e.get(&clusters, "app-db").is_some());
+    env.wait_gone("the Cluster we emitted", |e| {
+        e.get(&clusters, "app-db").is_some()
+    });
     env.wait_gone("our CloudNativePG release", |e| {
         e.release("cnpg-system", "cloudnative-pg").is_some()
     });
-    let legacy = env.get(&clusters, "legacy-db").expect("the adopted Cluster stays");
+    let legacy = env
+        .get(&clusters, "legacy-db")
+        .expect("the adopted Cluster stays");
     assert_eq!(legacy["spec"], legacy_before["spec"]);
     assert!(legacy["metadata"].get("ownerReferences").is_none());
     assert_eq!(
         env.postgres(&ns, "app-db").unwrap()["status"]["connectionSecret"],
         "legacy-db-app"
     );
-    assert!(env
-        .events("app-db")
-        .iter()
-        .any(|e| e.starts_with("GarbageCollected: ") && e.contains(&format!("Cluster {ns}/app-db"))));
+    assert!(env.events("app-db").iter().any(
+        |e| e.starts_with("GarbageCollected: ") && e.contains(&format!("Cluster {ns}/app-db"))
+    ));
     op.stop();
 }
 
@@ -1797,23 +1941,56 @@ fn a_gateway_waits_for_its_database_then_follows_its_models_and_reference() {
         {"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}},
         {"name": "llama3", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]);
     env.create("Gateway", &ns, "team-gw", gateway("app-db", two.clone()));
-    let g = env.wait_for("the Gateway waiting for its database", Duration::from_secs(30), |e| {
-        let g = e.resource("Gateway", &ns, "team-gw").unwrap_or_default();
-        let m = condition_of(&g, "Ready")["message"].as_str().unwrap_or_default().to_string();
-        m.contains(&format!("PostgresCluster {ns}/app-db does not exist"))
-            .then_some(g.clone())
-            .ok_or(g["status"].to_string())
-    });
+    let g = env.wait_for(
+        "the Gateway waiting for its database",
+        Duration::from_secs(30),
+        |e| {
+            let g = e.resource("Gateway", &ns, "team-gw").unwrap_or_default();
+            let m = condition_of(&g, "Ready")["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            m.contains(&format!("PostgresCluster {ns}/app-db does not exist"))
+                .then_some(g.clone())
+                .ok_or(g["status"].to_string())
+        },
+    );
     assert_eq!(g["status"]["phase"], "Pending");
-    assert!(env.events("team-gw").iter().any(|e| e.starts_with("Waiting: ") && e.contains("app-db")));
-    assert!(env.release("litellm-operator-system", "litellm-operator").is_none() || env.is_real());
+    assert!(env
+        .events("team-gw")
+        .iter()
+        .any(|e| e.starts_with("Waiting: ") && e.contains("app-db")));
+    assert!(
+        env.release("litellm-operator-system", "litellm-operator")
+            .is_none()
+            || env.is_real()
+    );
 
     env.create_postgres(&ns, "app-db", managed());
     let g = env.wait_phase("Gateway", &ns, "team-gw", "Ready");
-    assert_eq!(g["status"]["endpoint"], format!("http://team-gw.{ns}.svc:4000"));
-    assert!(ours_release(&env, "litellm-operator-system", "litellm-operator"));
-    let proxies = env.dynamic("litellm.home-operations.com", "v1alpha1", "LiteLLMProxy", "litellmproxies", Some(&ns));
-    let models = env.dynamic("litellm.home-operations.com", "v1alpha1", "LiteLLMModel", "litellmmodels", Some(&ns));
+    assert_eq!(
+        g["status"]["endpoint"],
+        format!("http://team-gw.{ns}.svc:4000")
+    );
+    assert!(ours_release(
+        &env,
+        "litellm-operator-system",
+        "litellm-operator"
+    ));
+    let proxies = env.dynamic(
+        "litellm.home-operations.com",
+        "v1alpha1",
+        "LiteLLMProxy",
+        "litellmproxies",
+        Some(&ns),
+    );
+    let models = env.dynamic(
+        "litellm.home-operations.com",
+        "v1alpha1",
+        "LiteLLMModel",
+        "litellmmodels",
+        Some(&ns),
+    );
     let proxy = env.get(&proxies, "team-gw").expect("the proxy");
     assert_eq!(proxy["spec"]["applyMode"], "api");
     assert_eq!(
@@ -1824,38 +2001,59 @@ fn a_gateway_waits_for_its_database_then_follows_its_models_and_reference() {
         !proxy.to_string().contains("not-logged"),
         "secret values never reach the proxy's spec"
     );
-    let gpt = env.get(&models, "team-gw-gpt-4o").expect("one model per entry");
-    assert_eq!(gpt["spec"]["params"]["apiKeyRef"], json!({"name": "openai", "key": "api-key"}));
+    let gpt = env
+        .get(&models, "team-gw-gpt-4o")
+        .expect("one model per entry");
+    assert_eq!(
+        gpt["spec"]["params"]["apiKeyRef"],
+        json!({"name": "openai", "key": "api-key"})
+    );
     assert!(env.get(&models, "team-gw-llama3").is_some());
 
     // A model dropped from the list: its LiteLLMModel goes.
     pg_conn(&env, &ns);
     env.create_postgres(&ns, "other-db", external_pg());
     env.wait_postgres_ready(&ns, "other-db");
-    env.create("Gateway", &ns, "team-gw", gateway("other-db", json!([two[0]])));
-    env.wait_gone("the dropped model", |e| e.get(&models, "team-gw-llama3").is_some());
+    env.create(
+        "Gateway",
+        &ns,
+        "team-gw",
+        gateway("other-db", json!([two[0]])),
+    );
+    env.wait_gone("the dropped model", |e| {
+        e.get(&models, "team-gw-llama3").is_some()
+    });
     assert!(env
         .events("team-gw")
         .iter()
         .any(|e| e.starts_with("GarbageCollected: ") && e.contains("LiteLLMModel")));
     // The reference switched: the proxy's database is the other one's.
-    env.wait_for("the proxy on the other database", Duration::from_secs(30), |e| {
-        let p = e.get(&proxies, "team-gw").unwrap_or_default();
-        let secret = env_var(&p, "DATABASE_PASSWORD").map(|v| v["valueFrom"]["secretKeyRef"]["name"].clone());
-        (secret == Some(json!("pg-conn"))).then_some(()).ok_or(p["spec"]["env"].to_string())
-    });
+    env.wait_for(
+        "the proxy on the other database",
+        Duration::from_secs(30),
+        |e| {
+            let p = e.get(&proxies, "team-gw").unwrap_or_default();
+            let secret = env_var(&p, "DATABASE_PASSWORD")
+                .map(|v| v["valueFrom"]["secretKeyRef"]["name"].clone());
+            (secret == Some(json!("pg-conn")))
+                .then_some(())
+                .ok_or(p["spec"]["env"].to_string())
+        },
+    );
     assert!(env.get(&models, "team-gw-gpt-4o").is_some());
 
     env.delete("Gateway", &ns, "team-gw");
-    env.wait_gone("the Gateway", |e| e.resource("Gateway", &ns, "team-gw").is_some());
+    env.wait_gone("the Gateway", |e| {
+        e.resource("Gateway", &ns, "team-gw").is_some()
+    });
     assert!(env.get(&proxies, "team-gw").is_none());
     assert!(env.get(&models, "team-gw-gpt-4o").is_none());
     env.wait_gone("our LiteLLM operator release", |e| {
-        e.release("litellm-operator-system", "litellm-operator").is_some()
+        e.release("litellm-operator-system", "litellm-operator")
+            .is_some()
     });
     op.stop();
 }
-
 
 /// The pinned external-secrets 2.9.0 tarball was packaged without the CRD
 /// templates its release step generates (../shared/charts/extra/
@@ -1897,11 +2095,20 @@ fn secrets_management_connects_a_vault_and_a_vault_source_becomes_an_external_se
         "team-gw",
         json!({"masterKey": {"vault": {"store": store, "path": "ai/litellm", "property": "master"}}, "models": []}),
     );
-    env.wait_for("the Gateway waiting for its store", Duration::from_secs(30), |e| {
-        let g = e.resource("Gateway", &ns, "team-gw").unwrap_or_default();
-        let m = condition_of(&g, "Ready")["message"].as_str().unwrap_or_default().to_string();
-        m.contains(&format!("SecretsManagement {store}")).then_some(()).ok_or(g["status"].to_string())
-    });
+    env.wait_for(
+        "the Gateway waiting for its store",
+        Duration::from_secs(30),
+        |e| {
+            let g = e.resource("Gateway", &ns, "team-gw").unwrap_or_default();
+            let m = condition_of(&g, "Ready")["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            m.contains(&format!("SecretsManagement {store}"))
+                .then_some(())
+                .ok_or(g["status"].to_string())
+        },
+    );
 
     env.create(
         "SecretsManagement",
@@ -1913,16 +2120,47 @@ fn secrets_management_connects_a_vault_and_a_vault_source_becomes_an_external_se
     let sm = env.wait_phase("SecretsManagement", "", &store, "Ready");
     assert_eq!(sm["status"]["store"], format!("navique-{store}"));
     assert!(ours_release(&env, "external-secrets", "external-secrets"));
-    let stores = env.dynamic("external-secrets.io", "v1", "ClusterSecretStore", "clustersecretstores", None);
-    let cs = env.get(&stores, &format!("navique-{store}")).expect("the store");
-    assert_eq!(cs["spec"]["provider"]["vault"]["auth"]["kubernetes"]["role"], "navique");
+    let stores = env.dynamic(
+        "external-secrets.io",
+        "v1",
+        "ClusterSecretStore",
+        "clustersecretstores",
+        None,
+    );
+    let cs = env
+        .get(&stores, &format!("navique-{store}"))
+        .expect("the store");
+    assert_eq!(
+        cs["spec"]["provider"]["vault"]["auth"]["kubernetes"]["role"],
+        "navique"
+    );
 
     env.wait_phase("Gateway", &ns, "team-gw", "Ready");
-    let externals = env.dynamic("external-secrets.io", "v1", "ExternalSecret", "externalsecrets", Some(&ns));
-    let es = env.get(&externals, "team-gw-master-key").expect("an ExternalSecret of ours");
-    assert_eq!(es["spec"]["secretStoreRef"]["name"], format!("navique-{store}"));
-    assert_eq!(es["spec"]["data"][0]["remoteRef"], json!({"key": "ai/litellm", "property": "master"}));
-    let proxies = env.dynamic("litellm.home-operations.com", "v1alpha1", "LiteLLMProxy", "litellmproxies", Some(&ns));
+    let externals = env.dynamic(
+        "external-secrets.io",
+        "v1",
+        "ExternalSecret",
+        "externalsecrets",
+        Some(&ns),
+    );
+    let es = env
+        .get(&externals, "team-gw-master-key")
+        .expect("an ExternalSecret of ours");
+    assert_eq!(
+        es["spec"]["secretStoreRef"]["name"],
+        format!("navique-{store}")
+    );
+    assert_eq!(
+        es["spec"]["data"][0]["remoteRef"],
+        json!({"key": "ai/litellm", "property": "master"})
+    );
+    let proxies = env.dynamic(
+        "litellm.home-operations.com",
+        "v1alpha1",
+        "LiteLLMProxy",
+        "litellmproxies",
+        Some(&ns),
+    );
     let proxy = env.get(&proxies, "team-gw").unwrap();
     assert_eq!(
         env_var(&proxy, "LITELLM_MASTER_KEY").unwrap()["valueFrom"]["secretKeyRef"],
@@ -1930,10 +2168,14 @@ fn secrets_management_connects_a_vault_and_a_vault_source_becomes_an_external_se
     );
 
     env.delete("Gateway", &ns, "team-gw");
-    env.wait_gone("the Gateway", |e| e.resource("Gateway", &ns, "team-gw").is_some());
+    env.wait_gone("the Gateway", |e| {
+        e.resource("Gateway", &ns, "team-gw").is_some()
+    });
     assert!(env.get(&externals, "team-gw-master-key").is_none());
     env.delete("SecretsManagement", "", &store);
-    env.wait_gone("the SecretsManagement", |e| e.resource("SecretsManagement", "", &store).is_some());
+    env.wait_gone("the SecretsManagement", |e| {
+        e.resource("SecretsManagement", "", &store).is_some()
+    });
     assert!(env.get(&stores, &format!("navique-{store}")).is_none());
     env.wait_gone("our external-secrets release", |e| {
         e.release("external-secrets", "external-secrets").is_some()
@@ -1941,7 +2183,11 @@ fn secrets_management_connects_a_vault_and_a_vault_source_becomes_an_external_se
     op.stop();
 }
 
-fn release_record(env: &Env, ns: &str, name: &str) -> Option<navique_ai_core_operator::release::Release> {
+fn release_record(
+    env: &Env,
+    ns: &str,
+    name: &str,
+) -> Option<navique_ai_core_operator::release::Release> {
     let storage = navique_ai_core_operator::release::storage::Storage::new(env.client.clone(), ns);
     env.block(storage.last(name)).expect("read the release")
 }
@@ -1959,11 +2205,20 @@ fn workload_releases_follow_their_spec_and_references_and_go_with_their_resource
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "meili", "namespace": ns},
         "stringData": {"MEILI_MASTER_KEY": "meili-master"}}).to_string());
     env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "team-gw"}, "values": {"envVars": {"PUBLIC_APP_NAME": "Navique"}}}));
-    env.wait_for("the ChatUI waiting for its Gateway", Duration::from_secs(30), |e| {
-        let c = e.resource("ChatUI", &ns, "web").unwrap_or_default();
-        let m = condition_of(&c, "Ready")["message"].as_str().unwrap_or_default().to_string();
-        m.contains(&format!("Gateway {ns}/team-gw does not exist")).then_some(()).ok_or(c["status"].to_string())
-    });
+    env.wait_for(
+        "the ChatUI waiting for its Gateway",
+        Duration::from_secs(30),
+        |e| {
+            let c = e.resource("ChatUI", &ns, "web").unwrap_or_default();
+            let m = condition_of(&c, "Ready")["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            m.contains(&format!("Gateway {ns}/team-gw does not exist"))
+                .then_some(())
+                .ok_or(c["status"].to_string())
+        },
+    );
     assert!(release_record(&env, &ns, "chat-ui-web").is_none());
     env.create("Gateway", &ns, "team-gw", json!({"masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}, "models": []}));
     env.wait_phase("Gateway", &ns, "team-gw", "Ready");
@@ -1974,12 +2229,27 @@ fn workload_releases_follow_their_spec_and_references_and_go_with_their_resource
     assert!(ours_release(&env, &ns, "chat-ui-web"));
     let rel = release_record(&env, &ns, "chat-ui-web").unwrap();
     let values = serde_json::to_value(&rel.config).unwrap();
-    assert_eq!(values["envVars"]["OPENAI_BASE_URL"], format!("http://team-gw.{ns}.svc:4000/v1"));
+    assert_eq!(
+        values["envVars"]["OPENAI_BASE_URL"],
+        format!("http://team-gw.{ns}.svc:4000/v1")
+    );
     assert_eq!(values["envVars"]["PUBLIC_APP_NAME"], "Navique");
-    assert_eq!(values["extraEnv"][0]["valueFrom"]["secretKeyRef"]["name"], "litellm-master");
+    assert_eq!(
+        values["extraEnv"][0]["valueFrom"]["secretKeyRef"]["name"],
+        "litellm-master"
+    );
     let deployments = env.dynamic("apps", "v1", "Deployment", "deployments", Some(&ns));
     let list = env.block(deployments.list(&Default::default())).unwrap();
-    let d = list.items.iter().find(|d| d.metadata.name.as_deref().is_some_and(|n| n.contains("chat-ui"))).expect("chat-ui's Deployment");
+    let d = list
+        .items
+        .iter()
+        .find(|d| {
+            d.metadata
+                .name
+                .as_deref()
+                .is_some_and(|n| n.contains("chat-ui"))
+        })
+        .expect("chat-ui's Deployment");
     assert_eq!(
         d.metadata.annotations.as_ref().unwrap()["core.navique.com/owner"],
         format!("ChatUI/{ns}/web")
@@ -1987,7 +2257,15 @@ fn workload_releases_follow_their_spec_and_references_and_go_with_their_resource
 
     // Nothing changed: no new revision, however often it is looked at.
     for i in 0..3 {
-        env.kubectl(&["annotate", "chatuis.core.navique.com", "web", "-n", &ns, &format!("poke={i}"), "--overwrite"]);
+        env.kubectl(&[
+            "annotate",
+            "chatuis.core.navique.com",
+            "web",
+            "-n",
+            &ns,
+            &format!("poke={i}"),
+            "--overwrite",
+        ]);
     }
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(release_record(&env, &ns, "chat-ui-web").unwrap().version, 1);
@@ -1995,9 +2273,17 @@ fn workload_releases_follow_their_spec_and_references_and_go_with_their_resource
     env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "team-gw"}, "replicas": 2, "values": {"envVars": {"PUBLIC_APP_NAME": "Navique"}}}));
     env.wait_for("the upgrade", Duration::from_secs(60), |e| {
         let c = e.resource("ChatUI", &ns, "web").unwrap_or_default();
-        (c["status"]["release"]["revision"] == 2 && c["status"]["phase"] == "Ready").then_some(()).ok_or(c["status"].to_string())
+        (c["status"]["release"]["revision"] == 2 && c["status"]["phase"] == "Ready")
+            .then_some(())
+            .ok_or(c["status"].to_string())
     });
-    assert!(env.events("web").iter().any(|e| e.starts_with("Upgraded: ")), "{:?}", env.events("web"));
+    assert!(
+        env.events("web")
+            .iter()
+            .any(|e| e.starts_with("Upgraded: ")),
+        "{:?}",
+        env.events("web")
+    );
 
     env.create("MeilisearchInstance", &ns, "search", json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}, "persistence": {"size": "5Gi"}}));
     let m = env.wait_phase("MeilisearchInstance", &ns, "search", "Ready");
@@ -2005,14 +2291,25 @@ fn workload_releases_follow_their_spec_and_references_and_go_with_their_resource
     let rel = release_record(&env, &ns, "meilisearch-search").unwrap();
     let values = serde_json::to_value(&rel.config).unwrap();
     assert_eq!(values["auth"]["existingMasterKeySecret"], "meili");
-    assert!(!rel.manifest.contains("meili-master"), "the key's value is never in the release");
+    assert!(
+        !rel.manifest.contains("meili-master"),
+        "the key's value is never in the release"
+    );
 
     env.delete("ChatUI", &ns, "web");
     env.wait_gone("the ChatUI", |e| e.resource("ChatUI", &ns, "web").is_some());
-    assert!(release_record(&env, &ns, "chat-ui-web").is_none(), "uninstalled");
-    assert!(env.events("web").iter().any(|e| e.starts_with("Uninstalled: ")));
+    assert!(
+        release_record(&env, &ns, "chat-ui-web").is_none(),
+        "uninstalled"
+    );
+    assert!(env
+        .events("web")
+        .iter()
+        .any(|e| e.starts_with("Uninstalled: ")));
     env.delete("MeilisearchInstance", &ns, "search");
-    env.wait_gone("the MeilisearchInstance", |e| e.resource("MeilisearchInstance", &ns, "search").is_some());
+    env.wait_gone("the MeilisearchInstance", |e| {
+        e.resource("MeilisearchInstance", &ns, "search").is_some()
+    });
     assert!(release_record(&env, &ns, "meilisearch-search").is_none());
     op.stop();
 }
@@ -2029,15 +2326,29 @@ fn observability_runs_langfuse_on_the_platforms_datastores() {
     let ns = env.namespace("team-obs");
     env.create("Observability", &ns, "obs", json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"},
         "values": {"langfuse": {"features": {"telemetryEnabled": false}}}}));
-    env.wait_for("the Observability waiting for its datastores", Duration::from_secs(30), |e| {
-        let o = e.resource("Observability", &ns, "obs").unwrap_or_default();
-        let m = condition_of(&o, "Ready")["message"].as_str().unwrap_or_default().to_string();
-        (m.contains("PostgresCluster") && m.contains("ClickHouseCluster")).then_some(()).ok_or(o["status"].to_string())
-    });
+    env.wait_for(
+        "the Observability waiting for its datastores",
+        Duration::from_secs(30),
+        |e| {
+            let o = e.resource("Observability", &ns, "obs").unwrap_or_default();
+            let m = condition_of(&o, "Ready")["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            (m.contains("PostgresCluster") && m.contains("ClickHouseCluster"))
+                .then_some(())
+                .ok_or(o["status"].to_string())
+        },
+    );
     env.create_postgres(&ns, "app-db", managed());
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "app-db-app", "namespace": ns},
         "stringData": {"host": "app-db-rw", "port": "5432", "username": "app", "password": "pg-pass-not-copied", "dbname": "app"}}).to_string());
-    env.create("ClickHouseCluster", &ns, "analytics", clickhouse_managed("clickhouse", 0));
+    env.create(
+        "ClickHouseCluster",
+        &ns,
+        "analytics",
+        clickhouse_managed("clickhouse", 0),
+    );
     env.wait_postgres_ready(&ns, "app-db");
     env.wait_phase("ClickHouseCluster", &ns, "analytics", "Ready");
     let o = env.wait_phase("Observability", &ns, "obs", "Ready");
@@ -2048,24 +2359,56 @@ fn observability_runs_langfuse_on_the_platforms_datastores() {
     assert_eq!(values["postgresql"]["deploy"], false);
     assert_eq!(values["postgresql"]["host"], "app-db-rw");
     assert_eq!(values["postgresql"]["auth"]["existingSecret"], "app-db-app");
-    assert_eq!(values["clickhouse"]["host"], format!("analytics-clickhouse-headless.{ns}.svc"));
-    assert_eq!(values["clickhouse"]["auth"]["existingSecret"], "analytics-clickhouse");
+    assert_eq!(
+        values["clickhouse"]["host"],
+        format!("analytics-clickhouse-headless.{ns}.svc")
+    );
+    assert_eq!(
+        values["clickhouse"]["auth"]["existingSecret"],
+        "analytics-clickhouse"
+    );
     assert_eq!(values["langfuse"]["features"]["telemetryEnabled"], false);
     let text = format!("{}{}", rel.manifest, values);
-    assert!(!text.contains("pg-pass-not-copied"), "a datastore password is never copied into the release");
-    let salt = env.secret_value(&ns, "langfuse-obs-navique-keys", "salt").expect("a generated salt");
-    let key = env.secret_value(&ns, "langfuse-obs-navique-keys", "encryption-key").unwrap();
+    assert!(
+        !text.contains("pg-pass-not-copied"),
+        "a datastore password is never copied into the release"
+    );
+    let salt = env
+        .secret_value(&ns, "langfuse-obs-navique-keys", "salt")
+        .expect("a generated salt");
+    let key = env
+        .secret_value(&ns, "langfuse-obs-navique-keys", "encryption-key")
+        .unwrap();
     assert_eq!(key.len(), 64);
     assert!(key.chars().all(|c| c.is_ascii_hexdigit()));
-    env.kubectl(&["annotate", "observabilities.core.navique.com", "obs", "-n", &ns, "poke=1"]);
+    env.kubectl(&[
+        "annotate",
+        "observabilities.core.navique.com",
+        "obs",
+        "-n",
+        &ns,
+        "poke=1",
+    ]);
     std::thread::sleep(Duration::from_secs(2));
-    assert_eq!(env.secret_value(&ns, "langfuse-obs-navique-keys", "salt"), Some(salt), "kept");
-    assert_eq!(release_record(&env, &ns, "langfuse-obs").unwrap().version, 1);
+    assert_eq!(
+        env.secret_value(&ns, "langfuse-obs-navique-keys", "salt"),
+        Some(salt),
+        "kept"
+    );
+    assert_eq!(
+        release_record(&env, &ns, "langfuse-obs").unwrap().version,
+        1
+    );
 
     env.delete("Observability", &ns, "obs");
-    env.wait_gone("the Observability", |e| e.resource("Observability", &ns, "obs").is_some());
+    env.wait_gone("the Observability", |e| {
+        e.resource("Observability", &ns, "obs").is_some()
+    });
     assert!(release_record(&env, &ns, "langfuse-obs").is_none());
-    assert_eq!(env.secret_value(&ns, "langfuse-obs-navique-keys", "salt"), None);
+    assert_eq!(
+        env.secret_value(&ns, "langfuse-obs-navique-keys", "salt"),
+        None
+    );
     op.stop();
 }
 
@@ -2081,7 +2424,10 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
     let env = Env::new();
     external_secrets_crds(&env);
     let helm_before = env.helm_list_all();
-    let op = Operator::start_with(licensed_options(&env, &["Observability", "SecretsManagement"]));
+    let op = Operator::start_with(licensed_options(
+        &env,
+        &["Observability", "SecretsManagement"],
+    ));
     let ns = env.namespace("team-all");
     let store = format!("corp-{:06x}", rand::random::<u32>() & 0xffffff);
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "meili", "namespace": ns},
@@ -2094,13 +2440,28 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
     env.create("SecretsManagement", "", &store, json!({"vault": {"server": "https://vault.example:8200", "path": "secret",
         "auth": {"tokenSecretRef": {"namespace": "vault", "name": "vault-token", "key": "token"}}}}));
     env.create_postgres(&ns, "app-db", managed());
-    env.create("ClickHouseCluster", &ns, "analytics", clickhouse_managed("clickhouse", 1));
+    env.create(
+        "ClickHouseCluster",
+        &ns,
+        "analytics",
+        clickhouse_managed("clickhouse", 1),
+    );
     env.create("Gateway", &ns, "team-gw", json!({"postgresClusterRef": {"name": "app-db"},
         "masterKey": {"vault": {"store": store, "path": "ai/litellm", "property": "master"}},
         "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}},
                    {"name": "llama3", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]}));
-    env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "team-gw"}}));
-    env.create("MeilisearchInstance", &ns, "search", json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}}));
+    env.create(
+        "ChatUI",
+        &ns,
+        "web",
+        json!({"gatewayRef": {"name": "team-gw"}}),
+    );
+    env.create(
+        "MeilisearchInstance",
+        &ns,
+        "search",
+        json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}}),
+    );
     env.create("Observability", &ns, "obs", json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"}}));
 
     let all = [
@@ -2121,7 +2482,8 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
             .iter()
             .filter_map(|(k, n, name)| {
                 let r = e.resource(k, n, name).unwrap_or_default();
-                (r["status"]["phase"] != "Ready").then(|| format!("{k} {name}: {}", condition_of(&r, "Ready")["message"]))
+                (r["status"]["phase"] != "Ready")
+                    .then(|| format!("{k} {name}: {}", condition_of(&r, "Ready")["message"]))
             })
             .collect();
         not.is_empty().then_some(()).ok_or(not.join("; "))
@@ -2132,8 +2494,18 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
         .releases()
         .into_iter()
         .map(|(n, r, labels, _)| {
-            assert_eq!(labels.get("app.kubernetes.io/managed-by").map(String::as_str), Some("navique-ai-core-operator"), "{r}");
-            assert_eq!(labels.get("version").map(String::as_str), Some("1"), "{r}: one install, no upgrade loop");
+            assert_eq!(
+                labels
+                    .get("app.kubernetes.io/managed-by")
+                    .map(String::as_str),
+                Some("navique-ai-core-operator"),
+                "{r}"
+            );
+            assert_eq!(
+                labels.get("version").map(String::as_str),
+                Some("1"),
+                "{r}: one install, no upgrade loop"
+            );
             format!("{r}/{n}")
         })
         .collect();
@@ -2150,7 +2522,11 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
     ];
     expected.sort();
     assert_eq!(ours, expected);
-    let mut listed: Vec<String> = env.helm_list_all().into_iter().filter(|r| !helm_before.contains(r)).collect();
+    let mut listed: Vec<String> = env
+        .helm_list_all()
+        .into_iter()
+        .filter(|r| !helm_before.contains(r))
+        .collect();
     listed.sort();
     assert_eq!(listed, expected, "helm list -A (real Helm)");
 
@@ -2169,18 +2545,51 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
     assert_eq!(after, before, "helm list -A as before");
     for (group, version, kind, plural) in [
         ("postgresql.cnpg.io", "v1", "Cluster", "clusters"),
-        ("clickhouse.com", "v1alpha1", "ClickHouseCluster", "clickhouseclusters"),
-        ("litellm.home-operations.com", "v1alpha1", "LiteLLMProxy", "litellmproxies"),
-        ("litellm.home-operations.com", "v1alpha1", "LiteLLMModel", "litellmmodels"),
-        ("external-secrets.io", "v1", "ExternalSecret", "externalsecrets"),
+        (
+            "clickhouse.com",
+            "v1alpha1",
+            "ClickHouseCluster",
+            "clickhouseclusters",
+        ),
+        (
+            "litellm.home-operations.com",
+            "v1alpha1",
+            "LiteLLMProxy",
+            "litellmproxies",
+        ),
+        (
+            "litellm.home-operations.com",
+            "v1alpha1",
+            "LiteLLMModel",
+            "litellmmodels",
+        ),
+        (
+            "external-secrets.io",
+            "v1",
+            "ExternalSecret",
+            "externalsecrets",
+        ),
     ] {
         let api = env.dynamic(group, version, kind, plural, Some(&ns));
-        let left = env.block(api.list(&Default::default())).map(|l| l.items.len()).unwrap_or(0);
+        let left = env
+            .block(api.list(&Default::default()))
+            .map(|l| l.items.len())
+            .unwrap_or(0);
         assert_eq!(left, 0, "{kind} left behind");
     }
-    for c in ["cert-manager", "cloudnative-pg", "clickhouse-operator", "litellm-operator", "external-secrets"] {
+    for c in [
+        "cert-manager",
+        "cloudnative-pg",
+        "clickhouse-operator",
+        "litellm-operator",
+        "external-secrets",
+    ] {
         let cap = env.capability(c);
-        assert_eq!(cap["status"]["provenance"], "absent", "{c}: {}", cap["status"]);
+        assert_eq!(
+            cap["status"]["provenance"], "absent",
+            "{c}: {}",
+            cap["status"]
+        );
     }
     op.stop();
 }
@@ -2198,13 +2607,33 @@ fn a_chat_ui_switching_its_gateway_is_upgraded_onto_the_other_one() {
         env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret, "namespace": ns},
             "stringData": {key: "sk"}}).to_string());
     }
-    env.create("Gateway", &ns, "gw-a", json!({"masterKey": {"secretKeyRef": {"name": "key-a", "key": "a"}}}));
-    env.create("Gateway", &ns, "gw-b", json!({"masterKey": {"secretKeyRef": {"name": "key-b", "key": "b"}}}));
+    env.create(
+        "Gateway",
+        &ns,
+        "gw-a",
+        json!({"masterKey": {"secretKeyRef": {"name": "key-a", "key": "a"}}}),
+    );
+    env.create(
+        "Gateway",
+        &ns,
+        "gw-b",
+        json!({"masterKey": {"secretKeyRef": {"name": "key-b", "key": "b"}}}),
+    );
     env.wait_phase("Gateway", &ns, "gw-a", "Ready");
     env.wait_phase("Gateway", &ns, "gw-b", "Ready");
-    env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "gw-a"}}));
+    env.create(
+        "ChatUI",
+        &ns,
+        "web",
+        json!({"gatewayRef": {"name": "gw-a"}}),
+    );
     env.wait_phase("ChatUI", &ns, "web", "Ready");
-    env.create("ChatUI", &ns, "web", json!({"gatewayRef": {"name": "gw-b"}}));
+    env.create(
+        "ChatUI",
+        &ns,
+        "web",
+        json!({"gatewayRef": {"name": "gw-b"}}),
+    );
     env.wait_for("the upgrade onto gw-b", Duration::from_secs(60), |e| {
         let c = e.resource("ChatUI", &ns, "web").unwrap_or_default();
         (c["status"]["release"]["revision"] == 2 && c["status"]["phase"] == "Ready")
@@ -2213,8 +2642,14 @@ fn a_chat_ui_switching_its_gateway_is_upgraded_onto_the_other_one() {
     });
     let rel = release_record(&env, &ns, "chat-ui-web").unwrap();
     let values = serde_json::to_value(&rel.config).unwrap();
-    assert_eq!(values["envVars"]["OPENAI_BASE_URL"], format!("http://gw-b.{ns}.svc:4000/v1"));
-    assert_eq!(values["extraEnv"][0]["valueFrom"]["secretKeyRef"], json!({"name": "key-b", "key": "b"}));
+    assert_eq!(
+        values["envVars"]["OPENAI_BASE_URL"],
+        format!("http://gw-b.{ns}.svc:4000/v1")
+    );
+    assert_eq!(
+        values["extraEnv"][0]["valueFrom"]["secretKeyRef"],
+        json!({"name": "key-b", "key": "b"})
+    );
     // Nothing of gw-a's was ours to collect, and gw-a is untouched.
     assert_eq!(env.phase_of("Gateway", &ns, "gw-a"), "Ready");
     op.stop();

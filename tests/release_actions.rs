@@ -98,7 +98,10 @@ impl Drop for Env {
         // Deleting a namespace deletes the releases stored in it.
         let namespaces = shared.namespaces.lock().unwrap_or_else(|e| e.into_inner());
         for ns in namespaces.iter() {
-            let _ = kubectl(&self.kubeconfig, &["delete", "namespace", ns, "--wait=false"]);
+            let _ = kubectl(
+                &self.kubeconfig,
+                &["delete", "namespace", ns, "--wait=false"],
+            );
         }
         for crd in crd_names(&self.kubeconfig) {
             if !shared.crds_before.contains(&crd) {
@@ -150,8 +153,10 @@ impl Env {
         let api: Api<Namespace> = Api::all(self.client().await);
         api.create(
             &PostParams::default(),
-            &serde_json::from_value(json!({"metadata": {"name": ns, "labels": {TEST_LABEL: "true"}}}))
-                .unwrap(),
+            &serde_json::from_value(
+                json!({"metadata": {"name": ns, "labels": {TEST_LABEL: "true"}}}),
+            )
+            .unwrap(),
         )
         .await
         .unwrap();

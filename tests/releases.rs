@@ -118,7 +118,10 @@ impl Drop for Cluster {
             return;
         };
         for ns in self.namespaces.borrow().iter() {
-            let _ = kubectl(&self.kubeconfig, &["delete", "namespace", ns, "--wait=false"]);
+            let _ = kubectl(
+                &self.kubeconfig,
+                &["delete", "namespace", ns, "--wait=false"],
+            );
         }
         for (name, _) in crds(&self.kubeconfig) {
             if !before.contains(&name) {

@@ -14,7 +14,10 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
-    ApiResource::from_gvk_with_plural(&kube::core::GroupVersionKind::gvk(group, version, kind), plural)
+    ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(group, version, kind),
+        plural,
+    )
 }
 
 const NS: &str = "team-a";
@@ -22,15 +25,45 @@ const NS: &str = "team-a";
 /// Our resources of the walk-through: (kind, plural, name, spec).
 fn resources() -> Vec<(&'static str, &'static str, &'static str, Value)> {
     vec![
-        ("PostgresCluster", "postgresclusters", "app-db", json!({"mode": "managed", "managed": {"instances": 1}})),
-        ("ClickHouseCluster", "clickhouseclusters", "analytics", json!({"type": "clickhouse", "mode": "managed", "managed": {"keeper": {"replicas": 1}}})),
-        ("Gateway", "gateways", "team-gw", json!({"postgresClusterRef": {"name": "app-db"},
+        (
+            "PostgresCluster",
+            "postgresclusters",
+            "app-db",
+            json!({"mode": "managed", "managed": {"instances": 1}}),
+        ),
+        (
+            "ClickHouseCluster",
+            "clickhouseclusters",
+            "analytics",
+            json!({"type": "clickhouse", "mode": "managed", "managed": {"keeper": {"replicas": 1}}}),
+        ),
+        (
+            "Gateway",
+            "gateways",
+            "team-gw",
+            json!({"postgresClusterRef": {"name": "app-db"},
             "masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}},
             "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}},
-                       {"name": "llama3", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]})),
-        ("ChatUI", "chatuis", "web", json!({"gatewayRef": {"name": "team-gw"}})),
-        ("MeilisearchInstance", "meilisearchinstances", "search", json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}})),
-        ("Observability", "observabilities", "obs", json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"}})),
+                       {"name": "llama3", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]}),
+        ),
+        (
+            "ChatUI",
+            "chatuis",
+            "web",
+            json!({"gatewayRef": {"name": "team-gw"}}),
+        ),
+        (
+            "MeilisearchInstance",
+            "meilisearchinstances",
+            "search",
+            json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}}),
+        ),
+        (
+            "Observability",
+            "observabilities",
+            "obs",
+            json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"}}),
+        ),
     ]
 }
 
@@ -66,10 +99,34 @@ impl Show {
         let conditions = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "",
             "lastTransitionTime": crate::operator::status::now()}]});
         for (group, version, kind, plural, who) in [
-            ("postgresql.cnpg.io", "v1", "Cluster", "clusters", "CloudNativePG"),
-            ("clickhouse.com", "v1alpha1", "KeeperCluster", "keeperclusters", "the ClickHouse operator"),
-            ("clickhouse.com", "v1alpha1", "ClickHouseCluster", "clickhouseclusters", "the ClickHouse operator"),
-            ("litellm.home-operations.com", "v1alpha1", "LiteLLMProxy", "litellmproxies", "the LiteLLM operator"),
+            (
+                "postgresql.cnpg.io",
+                "v1",
+                "Cluster",
+                "clusters",
+                "CloudNativePG",
+            ),
+            (
+                "clickhouse.com",
+                "v1alpha1",
+                "KeeperCluster",
+                "keeperclusters",
+                "the ClickHouse operator",
+            ),
+            (
+                "clickhouse.com",
+                "v1alpha1",
+                "ClickHouseCluster",
+                "clickhouseclusters",
+                "the ClickHouse operator",
+            ),
+            (
+                "litellm.home-operations.com",
+                "v1alpha1",
+                "LiteLLMProxy",
+                "litellmproxies",
+                "the LiteLLM operator",
+            ),
         ] {
             let api = self.api(&ar(group, version, kind, plural), true);
             let Ok(list) = api.list(&ListParams::default()).await else {
@@ -81,16 +138,25 @@ impl Show {
                     continue;
                 }
                 if kind == "Cluster" {
-                    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(self.client.clone(), NS);
+                    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+                        Api::namespaced(self.client.clone(), NS);
                     let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": format!("{name}-app")},
                         "stringData": {"host": format!("{name}-rw"), "port": "5432", "username": "app", "password": "demo-only", "dbname": "app"}});
                     let _ = secrets
-                        .patch(&format!("{name}-app"), &PatchParams::apply("demo-plays-cloudnative-pg").force(), &Patch::Apply(&secret))
+                        .patch(
+                            &format!("{name}-app"),
+                            &PatchParams::apply("demo-plays-cloudnative-pg").force(),
+                            &Patch::Apply(&secret),
+                        )
                         .await;
                 }
                 let body = json!({"apiVersion": format!("{group}/{version}"), "kind": kind, "status": conditions});
                 if api
-                    .patch_status(&name, &PatchParams::apply("demo-plays-upstream").force(), &Patch::Apply(&body))
+                    .patch_status(
+                        &name,
+                        &PatchParams::apply("demo-plays-upstream").force(),
+                        &Patch::Apply(&body),
+                    )
                     .await
                     .is_ok()
                 {
@@ -102,7 +168,10 @@ impl Show {
 
     async fn look(&mut self) -> usize {
         self.play_upstream().await;
-        let caps = self.api(&ar("core.navique.com", "v1alpha1", "Capability", "capabilities"), false);
+        let caps = self.api(
+            &ar("core.navique.com", "v1alpha1", "Capability", "capabilities"),
+            false,
+        );
         if let Ok(list) = caps.list(&ListParams::default()).await {
             for c in list.items {
                 let s = c.data.get("status").cloned().unwrap_or_default();
@@ -114,7 +183,10 @@ impl Show {
                     s["provenance"].as_str().unwrap_or_default(),
                     if s["ready"] == true { ", ready" } else { "" }
                 );
-                self.changed(format!("Capability {}", c.metadata.name.clone().unwrap_or_default()), line);
+                self.changed(
+                    format!("Capability {}", c.metadata.name.clone().unwrap_or_default()),
+                    line,
+                );
             }
         }
         let mut ready = 0;
@@ -136,7 +208,10 @@ impl Show {
             if phase == "Ready" {
                 ready += 1;
             }
-            self.changed(format!("{kind} {NS}/{name}"), format!("{phase} ({message})"));
+            self.changed(
+                format!("{kind} {NS}/{name}"),
+                format!("{phase} ({message})"),
+            );
         }
         ready
     }
@@ -149,8 +224,10 @@ fn demo_license() -> (ed25519_dalek::VerifyingKey, Value) {
     use ed25519_dalek::Signer;
     let key = ed25519_dalek::SigningKey::generate(&mut rand::rngs::OsRng);
     let expires = chrono::Utc::now() + chrono::Duration::hours(1);
-    let payload = serde_json::to_vec(&json!({"licensee": "the demo", "tier": "enterprise", "expires": expires.to_rfc3339(),
-        "features": ["Observability", "SecretsManagement", "altinity"]}))
+    let payload = serde_json::to_vec(
+        &json!({"licensee": "the demo", "tier": "enterprise", "expires": expires.to_rfc3339(),
+        "features": ["Observability", "SecretsManagement", "altinity"]}),
+    )
     .expect("json");
     let sig = key.sign(&payload);
     let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
@@ -163,15 +240,24 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
     let client = crate::apply::client::connect(Some(&kubeconfig), None).await?;
     let mut opts = RunOptions::new(PathBuf::new());
     let (key, license) = demo_license();
-    crate::action::ensure_namespace(&client, &opts.namespace).await.map_err(|e| e.to_string())?;
-    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(client.clone(), &opts.namespace);
+    crate::action::ensure_namespace(&client, &opts.namespace)
+        .await
+        .map_err(|e| e.to_string())?;
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(client.clone(), &opts.namespace);
     secrets
-        .patch(crate::operator::license::SECRET_NAME, &PatchParams::apply("demo"), &Patch::Apply(&license))
+        .patch(
+            crate::operator::license::SECRET_NAME,
+            &PatchParams::apply("demo"),
+            &Patch::Apply(&license),
+        )
         .await
         .map_err(|e| e.to_string())?;
     println!("1. The operator starts with a license signed for this walk-through (Observability is beyond");
     println!("   the free tier), and a team's Secrets are in place: the gateway's master key, a provider");
-    println!("   API key, the search engine's master key. Only references to them travel from here on.");
+    println!(
+        "   API key, the search engine's master key. Only references to them travel from here on."
+    );
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     opts.charts_dirs = dirs;
     opts.kubeconfig = Some(kubeconfig.clone());
@@ -179,13 +265,26 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
     opts.poll = Duration::from_millis(300);
     opts.license_key = Some(key);
     let operator = tokio::spawn(process::run(opts, stop_rx));
-    crate::action::ensure_namespace(&client, NS).await.map_err(|e| e.to_string())?;
+    crate::action::ensure_namespace(&client, NS)
+        .await
+        .map_err(|e| e.to_string())?;
     let team: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(client.clone(), NS);
-    for (name, key, value) in [("litellm-master", "key", "sk-demo"), ("openai", "api-key", "sk-demo"), ("meili", "MEILI_MASTER_KEY", "demo")] {
+    for (name, key, value) in [
+        ("litellm-master", "key", "sk-demo"),
+        ("openai", "api-key", "sk-demo"),
+        ("meili", "MEILI_MASTER_KEY", "demo"),
+    ] {
         let s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {key: value}});
-        team.patch(name, &PatchParams::apply("kubectl"), &Patch::Apply(&s)).await.map_err(|e| e.to_string())?;
+        team.patch(name, &PatchParams::apply("kubectl"), &Patch::Apply(&s))
+            .await
+            .map_err(|e| e.to_string())?;
     }
-    let first = ar("core.navique.com", "v1alpha1", "PostgresCluster", "postgresclusters");
+    let first = ar(
+        "core.navique.com",
+        "v1alpha1",
+        "PostgresCluster",
+        "postgresclusters",
+    );
     let probe: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &first);
     for _ in 0..100 {
         if probe.list(&ListParams::default()).await.is_ok() {
@@ -196,10 +295,19 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
     println!();
     println!("2. The team applies the whole platform at once, in no particular order:");
     for (kind, plural, name, spec) in resources().into_iter().rev() {
-        println!("   $ kubectl apply -f {}.yaml   # {kind} {NS}/{name}", kind.to_lowercase());
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &ar("core.navique.com", "v1alpha1", kind, plural));
+        println!(
+            "   $ kubectl apply -f {}.yaml   # {kind} {NS}/{name}",
+            kind.to_lowercase()
+        );
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            NS,
+            &ar("core.navique.com", "v1alpha1", kind, plural),
+        );
         let body = json!({"apiVersion": "core.navique.com/v1alpha1", "kind": kind, "metadata": {"name": name}, "spec": spec});
-        api.patch(name, &PatchParams::apply("kubectl"), &Patch::Apply(&body)).await.map_err(|e| e.to_string())?;
+        api.patch(name, &PatchParams::apply("kubectl"), &Patch::Apply(&body))
+            .await
+            .map_err(|e| e.to_string())?;
     }
     let mut show = Show {
         client: client.clone(),
@@ -214,16 +322,26 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     println!();
-    println!("3. Everything is Ready; each capability operator was installed once, prerequisites first,");
+    println!(
+        "3. Everything is Ready; each capability operator was installed once, prerequisites first,"
+    );
     println!("   and the workloads are releases of ours too:");
     super::demo::helm_list(&client).await?;
     super::demo::capabilities_table(&client).await?;
     println!();
-    println!("4. The team deletes it all; each capability operator goes only once nothing it serves is");
+    println!(
+        "4. The team deletes it all; each capability operator goes only once nothing it serves is"
+    );
     println!("   left, cert-manager last:");
     for (kind, plural, name, _) in resources() {
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &ar("core.navique.com", "v1alpha1", kind, plural));
-        api.delete(name, &Default::default()).await.map_err(|e| e.to_string())?;
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            NS,
+            &ar("core.navique.com", "v1alpha1", kind, plural),
+        );
+        api.delete(name, &Default::default())
+            .await
+            .map_err(|e| e.to_string())?;
     }
     show.start = Instant::now();
     let deadline = Instant::now() + Duration::from_secs(180);

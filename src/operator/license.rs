@@ -28,9 +28,8 @@ pub const FEATURE_SECRETS_MANAGEMENT: &str = "SecretsManagement";
 pub const FEATURE_ALTINITY: &str = "altinity";
 
 pub fn public_key_from_pem(pem: &str) -> Result<VerifyingKey, String> {
-    VerifyingKey::from_public_key_pem(pem).map_err(|e| {
-        format!("not a PEM Ed25519 PUBLIC KEY (SubjectPublicKeyInfo): {e}")
-    })
+    VerifyingKey::from_public_key_pem(pem)
+        .map_err(|e| format!("not a PEM Ed25519 PUBLIC KEY (SubjectPublicKeyInfo): {e}"))
 }
 
 pub fn built_in_key() -> VerifyingKey {
@@ -55,7 +54,10 @@ pub struct Payload {
 pub enum Tier {
     Licensed(Payload),
     /// No license, or one that does not count: the reason, in words.
-    Free { reason: String, expired: bool },
+    Free {
+        reason: String,
+        expired: bool,
+    },
 }
 
 impl Tier {
@@ -84,7 +86,11 @@ impl Tier {
             Tier::Licensed(p) => format!(
                 "licensed to {} ({} tier) until {}",
                 p.licensee,
-                if p.tier.is_empty() { "unnamed" } else { &p.tier },
+                if p.tier.is_empty() {
+                    "unnamed"
+                } else {
+                    &p.tier
+                },
                 p.expires.to_rfc3339()
             ),
             Tier::Free { reason, .. } => format!("free tier: {reason}"),
@@ -134,7 +140,11 @@ pub fn tier(
     };
     if payload.expires <= now {
         return Tier::Free {
-            reason: format!("the license of {} expired at {}", payload.licensee, payload.expires.to_rfc3339()),
+            reason: format!(
+                "the license of {} expired at {}",
+                payload.licensee,
+                payload.expires.to_rfc3339()
+            ),
             expired: true,
         };
     }
@@ -146,9 +156,14 @@ pub fn tier(
 pub enum Verdict {
     Licensed,
     /// A feature outside the license: Event `LicenseSkipped`.
-    FeatureSkipped { feature: String },
+    FeatureSkipped {
+        feature: String,
+    },
     /// Past its kind's limit: Event `InstanceLimitExceeded`.
-    OverLimit { kind: String, limit: u32 },
+    OverLimit {
+        kind: String,
+        limit: u32,
+    },
 }
 
 impl Verdict {
@@ -277,7 +292,11 @@ mod tests {
         };
         assert_eq!(p.licensee, "Acme");
         assert_eq!(t.limit("PostgresCluster"), Some(10));
-        assert_eq!(t.limit("Gateway"), None, "a license limits only what it names");
+        assert_eq!(
+            t.limit("Gateway"),
+            None,
+            "a license limits only what it names"
+        );
         assert!(t.has_feature("altinity") && !t.has_feature("SecretsManagement"));
     }
 
@@ -292,14 +311,21 @@ mod tests {
         let mut tampered = signed(&key(), &enterprise());
         tampered.insert(
             PAYLOAD_KEY.into(),
-            serde_json::to_vec(&json!({"licensee": "Acme", "expires": "2099-01-01T00:00:00Z"})).unwrap(),
+            serde_json::to_vec(&json!({"licensee": "Acme", "expires": "2099-01-01T00:00:00Z"}))
+                .unwrap(),
         );
-        assert!(free(tier(Some(&tampered), &k, now())).0.contains("does not match"));
+        assert!(free(tier(Some(&tampered), &k, now()))
+            .0
+            .contains("does not match"));
         let other = SigningKey::from_bytes(&[9; 32]);
-        assert!(free(tier(Some(&signed(&other, &enterprise())), &k, now())).0.contains("does not match"));
+        assert!(free(tier(Some(&signed(&other, &enterprise())), &k, now()))
+            .0
+            .contains("does not match"));
         let mut garbage = signed(&key(), &enterprise());
         garbage.insert(SIGNATURE_KEY.into(), b"%%%".to_vec());
-        assert!(free(tier(Some(&garbage), &k, now())).0.contains("not base64"));
+        assert!(free(tier(Some(&garbage), &k, now()))
+            .0
+            .contains("not base64"));
         let (reason, expired) = free(tier(
             Some(&signed(&key(), &enterprise())),
             &k,
@@ -309,15 +335,24 @@ mod tests {
         // Signed but not a payload: named by line and column.
         let bad = signed(&key(), &json!({"licensee": "Acme"}));
         let (reason, expired) = free(tier(Some(&bad), &k, now()));
-        assert!(!expired && reason.contains("line 1 column") && reason.contains("expires"), "{reason}");
-        let t = Tier::Free { reason: String::new(), expired: false };
+        assert!(
+            !expired && reason.contains("line 1 column") && reason.contains("expires"),
+            "{reason}"
+        );
+        let t = Tier::Free {
+            reason: String::new(),
+            expired: false,
+        };
         assert_eq!(t.limit("PostgresCluster"), Some(2));
         assert_eq!(t.limit("Observability"), Some(0));
     }
 
     #[test]
     fn limits_keep_the_oldest_and_features_are_skipped() {
-        let free = Tier::Free { reason: "x".into(), expired: false };
+        let free = Tier::Free {
+            reason: "x".into(),
+            expired: false,
+        };
         let rs = vec![
             resource("PostgresCluster", "c", "2026-01-03T00:00:00Z"),
             resource("PostgresCluster", "a", "2026-01-01T00:00:00Z"),
@@ -327,16 +362,33 @@ mod tests {
         let v = judge(&free, &rs);
         assert_eq!(v["a"], Verdict::Licensed);
         assert_eq!(v["b"], Verdict::Licensed, "same time: by namespace/name");
-        assert_eq!(v["c"], Verdict::OverLimit { kind: "PostgresCluster".into(), limit: 2 });
-        assert_eq!(v["o"], Verdict::FeatureSkipped { feature: "Observability".into() });
+        assert_eq!(
+            v["c"],
+            Verdict::OverLimit {
+                kind: "PostgresCluster".into(),
+                limit: 2
+            }
+        );
+        assert_eq!(
+            v["o"],
+            Verdict::FeatureSkipped {
+                feature: "Observability".into()
+            }
+        );
         let mut deleting = resource("PostgresCluster", "0", "2025-01-01T00:00:00Z");
         deleting.deleting = true;
         let mut with_deleting = rs.clone();
         with_deleting.push(deleting);
-        assert_eq!(judge(&free, &with_deleting)["c"].reason(), "InstanceLimitExceeded");
+        assert_eq!(
+            judge(&free, &with_deleting)["c"].reason(),
+            "InstanceLimitExceeded"
+        );
         let mut altinity = resource("ClickHouseCluster", "ch", "2026-01-01T00:00:00Z");
         altinity.spec = json!({"type": "altinity"});
-        assert_eq!(judge(&free, &[altinity.clone()])["ch"].reason(), "LicenseSkipped");
+        assert_eq!(
+            judge(&free, &[altinity.clone()])["ch"].reason(),
+            "LicenseSkipped"
+        );
         let data = signed(&key(), &enterprise());
         let licensed = tier(Some(&data), &key().verifying_key(), now());
         assert!(judge(&licensed, &[altinity])["ch"].is_licensed());

@@ -381,7 +381,8 @@ pub async fn gather(
         }
     }
 
-    let ours = ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY));
+    let ours =
+        ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY));
     for s in secrets.list_metadata(&ours).await?.items {
         snap.emitted_secrets.push((
             s.metadata.namespace.unwrap_or_default(),

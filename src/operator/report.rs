@@ -135,8 +135,14 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
                 // A connection Secret's contents are not in the snapshot (nor
                 // should a plan print them): emitted when it does not exist.
                 let name = (
-                    o["metadata"]["namespace"].as_str().unwrap_or_default().to_string(),
-                    o["metadata"]["name"].as_str().unwrap_or_default().to_string(),
+                    o["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    o["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
                 );
                 if !snap.emitted_secrets.contains(&name) {
                     actions.push(act("emit", describe(o), format!("for {who}")));

@@ -174,7 +174,12 @@ impl Env {
         use k8s_openapi::api::core::v1::Namespace;
         let api: Api<Namespace> = Api::all(self.client.clone());
         self.block(api.list_metadata(&ListParams::default()))
-            .map(|l| l.items.into_iter().filter_map(|n| n.metadata.name).collect())
+            .map(|l| {
+                l.items
+                    .into_iter()
+                    .filter_map(|n| n.metadata.name)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -346,7 +351,8 @@ impl Env {
         }
         // CRDs of a capability no controller serves (what our own decisions call Absent).
         let catalog = Catalog::built_in();
-        let licensing = navique_ai_core_operator::operator::observe::Licensing::built_in("navique-system");
+        let licensing =
+            navique_ai_core_operator::operator::observe::Licensing::built_in("navique-system");
         if let Ok(snap) = self.block(navique_ai_core_operator::operator::observe::gather(
             &self.client,
             &catalog,
@@ -543,7 +549,10 @@ impl Env {
 
     /// `ns` empty: a cluster-scoped kind.
     pub fn resource(&self, kind: &str, ns: &str, name: &str) -> Option<Value> {
-        self.get(&self.ours(kind, plural(kind), Some(ns).filter(|n| !n.is_empty())), name)
+        self.get(
+            &self.ours(kind, plural(kind), Some(ns).filter(|n| !n.is_empty())),
+            name,
+        )
     }
 
     pub fn create_postgres(&self, ns: &str, name: &str, spec: Value) {
@@ -704,12 +713,36 @@ impl Env {
             "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
         let completed = json!({"status": "Completed"});
         for (group, kind, plural, status) in [
-            ("clickhouse.com", "KeeperCluster", "keeperclusters", &conditions),
-            ("clickhouse.com", "ClickHouseCluster", "clickhouseclusters", &conditions),
-            ("clickhouse.altinity.com", "ClickHouseInstallation", "clickhouseinstallations", &completed),
-            ("clickhouse-keeper.altinity.com", "ClickHouseKeeperInstallation", "clickhousekeeperinstallations", &completed),
+            (
+                "clickhouse.com",
+                "KeeperCluster",
+                "keeperclusters",
+                &conditions,
+            ),
+            (
+                "clickhouse.com",
+                "ClickHouseCluster",
+                "clickhouseclusters",
+                &conditions,
+            ),
+            (
+                "clickhouse.altinity.com",
+                "ClickHouseInstallation",
+                "clickhouseinstallations",
+                &completed,
+            ),
+            (
+                "clickhouse-keeper.altinity.com",
+                "ClickHouseKeeperInstallation",
+                "clickhousekeeperinstallations",
+                &completed,
+            ),
         ] {
-            let version = if group == "clickhouse.com" { "v1alpha1" } else { "v1" };
+            let version = if group == "clickhouse.com" {
+                "v1alpha1"
+            } else {
+                "v1"
+            };
             let api = self.dynamic(group, version, kind, plural, Some(ns));
             let Ok(list) = self.block(api.list(&ListParams::default())) else {
                 continue;
@@ -731,7 +764,13 @@ impl Env {
     /// Plays the LiteLLM operator's part in `ns`: every LiteLLMProxy
     /// reports Ready=True.
     pub fn litellm_reports_ready(&self, ns: &str) {
-        let api = self.dynamic("litellm.home-operations.com", "v1alpha1", "LiteLLMProxy", "litellmproxies", Some(ns));
+        let api = self.dynamic(
+            "litellm.home-operations.com",
+            "v1alpha1",
+            "LiteLLMProxy",
+            "litellmproxies",
+            Some(ns),
+        );
         let Ok(list) = self.block(api.list(&ListParams::default())) else {
             return;
         };
@@ -756,31 +795,67 @@ impl Env {
     pub fn external_secrets_report_ready(&self, ns: &str) {
         let ready = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Valid",
             "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]});
-        let stores = self.dynamic("external-secrets.io", "v1", "ClusterSecretStore", "clustersecretstores", None);
-        let externals = self.dynamic("external-secrets.io", "v1", "ExternalSecret", "externalsecrets", Some(ns));
-        for (api, kind) in [(&stores, "ClusterSecretStore"), (&externals, "ExternalSecret")] {
+        let stores = self.dynamic(
+            "external-secrets.io",
+            "v1",
+            "ClusterSecretStore",
+            "clustersecretstores",
+            None,
+        );
+        let externals = self.dynamic(
+            "external-secrets.io",
+            "v1",
+            "ExternalSecret",
+            "externalsecrets",
+            Some(ns),
+        );
+        for (api, kind) in [
+            (&stores, "ClusterSecretStore"),
+            (&externals, "ExternalSecret"),
+        ] {
             let Ok(list) = self.block(api.list(&ListParams::default())) else {
                 continue;
             };
             for o in list.items {
                 if kind == "ExternalSecret" {
                     let mut data = serde_json::Map::new();
-                    for d in o.data.pointer("/spec/data").and_then(Value::as_array).into_iter().flatten() {
+                    for d in o
+                        .data
+                        .pointer("/spec/data")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
                         let value = format!(
                             "vault:{}/{}",
-                            d.pointer("/remoteRef/key").and_then(Value::as_str).unwrap_or_default(),
-                            d.pointer("/remoteRef/property").and_then(Value::as_str).unwrap_or_default()
+                            d.pointer("/remoteRef/key")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default(),
+                            d.pointer("/remoteRef/property")
+                                .and_then(Value::as_str)
+                                .unwrap_or_default()
                         );
-                        data.insert(d["secretKey"].as_str().unwrap_or_default().into(), json!(value));
+                        data.insert(
+                            d["secretKey"].as_str().unwrap_or_default().into(),
+                            json!(value),
+                        );
                     }
-                    let target = o.data.pointer("/spec/target/name").and_then(Value::as_str).unwrap_or_default();
-                    self.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret",
-                        "metadata": {"name": target, "namespace": ns}, "stringData": data}).to_string());
+                    let target = o
+                        .data
+                        .pointer("/spec/target/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    self.apply_yaml(
+                        &json!({"apiVersion": "v1", "kind": "Secret",
+                        "metadata": {"name": target, "namespace": ns}, "stringData": data})
+                        .to_string(),
+                    );
                 }
                 if o.data.get("status").is_some_and(|s| is_subset(&ready, s)) {
                     continue;
                 }
-                let body = json!({"apiVersion": "external-secrets.io/v1", "kind": kind, "status": ready});
+                let body =
+                    json!({"apiVersion": "external-secrets.io/v1", "kind": kind, "status": ready});
                 let _ = self.block(api.patch_status(
                     &o.metadata.name.clone().unwrap_or_default(),
                     &PatchParams::apply("external-secrets-played-by-test").force(),
@@ -851,7 +926,11 @@ impl Env {
 
     pub fn phase_of(&self, kind: &str, ns: &str, name: &str) -> String {
         self.resource(kind, ns, name)
-            .and_then(|r| r.pointer("/status/phase").and_then(Value::as_str).map(str::to_string))
+            .and_then(|r| {
+                r.pointer("/status/phase")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
             .unwrap_or_default()
     }
 
@@ -995,10 +1074,10 @@ pub fn condition<'a>(v: &'a Value, type_: &str) -> Option<&'a Value> {
 
 pub mod licenses {
     use super::Env;
-    use serde_json::{json, Value};
     use base64::Engine;
     use ed25519_dalek::pkcs8::EncodePublicKey;
     use ed25519_dalek::{Signer, SigningKey};
+    use serde_json::{json, Value};
 
     pub fn key() -> SigningKey {
         SigningKey::from_bytes(&rand::random::<[u8; 32]>())
@@ -1023,12 +1102,14 @@ pub mod licenses {
             None => bytes,
         };
         let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-        env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret",
+        env.apply_yaml(
+            &json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "navique-license", "namespace": ns},
-            "data": {"license.json": b64(&signed), "license.sig": b64(sig.as_bytes())}}).to_string());
+            "data": {"license.json": b64(&signed), "license.sig": b64(sig.as_bytes())}})
+            .to_string(),
+        );
     }
 }
-
 
 /// Options for an operator that checks licenses with a key of the test's,
 /// and the license Secret written in its namespace: `features` included,

@@ -1117,14 +1117,20 @@ impl State {
             // As the real API server: stringData is write-only, merged over
             // data (base64) and never stored.
             ("", "Secret") => {
-                if let Some(Value::Object(plain)) = obj.as_object_mut().and_then(|o| o.remove("stringData")) {
+                if let Some(Value::Object(plain)) =
+                    obj.as_object_mut().and_then(|o| o.remove("stringData"))
+                {
                     use base64::Engine;
                     if !obj.get("data").is_some_and(Value::is_object) {
                         obj["data"] = json!({});
                     }
                     for (k, v) in plain {
-                        let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-                        obj["data"][k] = json!(base64::engine::general_purpose::STANDARD.encode(text));
+                        let text = v
+                            .as_str()
+                            .map(str::to_string)
+                            .unwrap_or_else(|| v.to_string());
+                        obj["data"][k] =
+                            json!(base64::engine::general_purpose::STANDARD.encode(text));
                     }
                 }
                 if obj.get("type").is_none() {

@@ -127,7 +127,10 @@ impl Operator {
     /// Reads the cluster and decides, reporting a license that expired.
     pub async fn snapshot(&self) -> Result<super::observe::Snapshot, Error> {
         let snap = super::observe::gather(&self.client, &self.catalog, &self.licensing).await?;
-        let expired = matches!(snap.tier, Some(super::license::Tier::Free { expired: true, .. }));
+        let expired = matches!(
+            snap.tier,
+            Some(super::license::Tier::Free { expired: true, .. })
+        );
         let was = self
             .expiry_reported
             .swap(expired, std::sync::atomic::Ordering::Relaxed);
@@ -470,20 +473,22 @@ pub async fn run_controllers(
             )
             .for_each(|_| async {})
     });
-    let workloads = super::realise::workload::WORKLOAD_KINDS.iter().map(|&kind| {
-        let ar = super::observe::resource_api(kind);
-        let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-        Controller::new_with(all, watcher::Config::default(), ar)
-            .with_config(config.clone())
-            .reconcile_all_on(license_changes())
-            .graceful_shutdown_on(shutdown())
-            .run(
-                move |obj, op| workload::reconcile(kind, obj, op),
-                move |obj, err, op| workload::error_policy(kind, obj, err, op),
-                op.clone(),
-            )
-            .for_each(|_| async {})
-    });
+    let workloads = super::realise::workload::WORKLOAD_KINDS
+        .iter()
+        .map(|&kind| {
+            let ar = super::observe::resource_api(kind);
+            let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+            Controller::new_with(all, watcher::Config::default(), ar)
+                .with_config(config.clone())
+                .reconcile_all_on(license_changes())
+                .graceful_shutdown_on(shutdown())
+                .run(
+                    move |obj, op| workload::reconcile(kind, obj, op),
+                    move |obj, err, op| workload::error_policy(kind, obj, err, op),
+                    op.clone(),
+                )
+                .for_each(|_| async {})
+        });
     op.metrics
         .ready
         .store(true, std::sync::atomic::Ordering::Relaxed);

@@ -205,7 +205,10 @@ impl WorkloadRelease {
             &crate::release::record::values_from_json(&self.values),
         );
         let text = format!("{}\n{}", self.pin.sha256, values);
-        format!("sha256:{}", crate::operator::catalog::sha256_hex(text.as_bytes()))
+        format!(
+            "sha256:{}",
+            crate::operator::catalog::sha256_hex(text.as_bytes())
+        )
     }
 
     fn context(&self, op: &Operator) -> Context {
@@ -222,7 +225,10 @@ impl WorkloadRelease {
             BTreeMap::from([(api::OWNER_ANNOTATION.to_string(), self.owner.clone())]);
         ctx.storage.annotations = BTreeMap::from([
             (api::PROVENANCE_ANNOTATION.to_string(), "owned".to_string()),
-            (CHART_VERSION_ANNOTATION.to_string(), self.pin.version.clone()),
+            (
+                CHART_VERSION_ANNOTATION.to_string(),
+                self.pin.version.clone(),
+            ),
             (INPUTS_ANNOTATION.to_string(), self.inputs_digest()),
         ]);
         ctx
@@ -231,7 +237,10 @@ impl WorkloadRelease {
 
 /// Installs or upgrades a workload release (an interrupted revision of ours
 /// is marked failed first, by the upgrade action).
-pub async fn apply_workload(op: &Operator, w: WorkloadRelease) -> Result<crate::release::Release, Error> {
+pub async fn apply_workload(
+    op: &Operator,
+    w: WorkloadRelease,
+) -> Result<crate::release::Release, Error> {
     let busy = Busy::take(op, &format!("{}/{}", w.namespace, w.name))?;
     let ctx = w.context(op);
     let charts: ChartStore = op.charts.clone();
@@ -239,8 +248,14 @@ pub async fn apply_workload(op: &Operator, w: WorkloadRelease) -> Result<crate::
         let _busy = busy;
         let pinned = charts.load(&w.pin).map_err(Error::Catalog)?;
         let values = crate::release::record::values_from_json(&w.values);
-        rt.block_on(action::upgrade::upgrade(&ctx, &w.name, &pinned.chart, &values, true))
-            .map_err(|e| Error::Release(e.to_string()))
+        rt.block_on(action::upgrade::upgrade(
+            &ctx,
+            &w.name,
+            &pinned.chart,
+            &values,
+            true,
+        ))
+        .map_err(|e| Error::Release(e.to_string()))
     })
     .await?
 }

@@ -49,7 +49,12 @@ fn key(kind: &str, obj: &DynamicObject) -> String {
     )
 }
 
-pub fn error_policy(kind: &'static str, obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
+pub fn error_policy(
+    kind: &'static str,
+    obj: Arc<DynamicObject>,
+    err: &Error,
+    op: Arc<Operator>,
+) -> Action {
     super::retry(&op, kind, &key(kind, &obj), err)
 }
 
@@ -113,7 +118,10 @@ pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error>
             Api::namespaced_with(op.client.clone(), &r.namespace, &ar)
         };
         if let Some(found) = api.get_opt(&name).await? {
-            references.insert((kind, name), serde_json::to_value(found).unwrap_or_default());
+            references.insert(
+                (kind, name),
+                serde_json::to_value(found).unwrap_or_default(),
+            );
         }
     }
     // A workload wired to datastores reads where they are (never their
@@ -121,7 +129,10 @@ pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error>
     let mut connection = std::collections::BTreeMap::new();
     if r.kind == "Observability" {
         for found in references.values() {
-            let Some(secret) = found.pointer("/status/connectionSecret").and_then(Value::as_str) else {
+            let Some(secret) = found
+                .pointer("/status/connectionSecret")
+                .and_then(Value::as_str)
+            else {
                 continue;
             };
             if let Some(s) = emit::get(op, "v1", "Secret", &r.namespace, secret).await? {
@@ -155,9 +166,14 @@ pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error>
 fn fresh(how: realise::Generated) -> String {
     use rand::distributions::{Alphanumeric, DistString};
     match how {
-        realise::Generated::Alphanumeric(n) => Alphanumeric.sample_string(&mut rand::rngs::OsRng, n),
+        realise::Generated::Alphanumeric(n) => {
+            Alphanumeric.sample_string(&mut rand::rngs::OsRng, n)
+        }
         realise::Generated::Hex(n) => (0..n)
-            .map(|_| char::from_digit(rand::Rng::gen_range(&mut rand::rngs::OsRng, 0..16), 16).expect("a digit"))
+            .map(|_| {
+                char::from_digit(rand::Rng::gen_range(&mut rand::rngs::OsRng, 0..16), 16)
+                    .expect("a digit")
+            })
             .collect(),
     }
 }
@@ -167,7 +183,11 @@ fn fresh_password() -> String {
     Alphanumeric.sample_string(&mut rand::rngs::OsRng, 32)
 }
 
-async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
+async fn reconcile_one(
+    kind: &'static str,
+    obj: &DynamicObject,
+    op: &Operator,
+) -> Result<Action, Error> {
     let r = observe::resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = old_status(obj);
     if r.deleting {
@@ -309,7 +329,8 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
             .find(|c| c.type_ == "Ready")
             .map(|c| (c.reason.clone(), c.message.clone()));
         if was != Some(("Waiting".into(), message.clone())) {
-            op.event(&on, EventType::Normal, "Waiting", message.clone()).await;
+            op.event(&on, EventType::Normal, "Waiting", message.clone())
+                .await;
         }
         status.common.phase = Some(Phase::Pending);
         status.common.conditions = vec![
@@ -407,10 +428,12 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
 /// since expiry changes what is allowed with nothing else changing.
 fn until_expiry(tier: &Tier) -> Duration {
     match tier {
-        Tier::Licensed(p) => (p.expires - chrono::Utc::now())
-            .to_std()
-            .unwrap_or_default()
-            + Duration::from_secs(1),
+        Tier::Licensed(p) => {
+            (p.expires - chrono::Utc::now())
+                .to_std()
+                .unwrap_or_default()
+                + Duration::from_secs(1)
+        }
         Tier::Free { .. } => Duration::MAX,
     }
 }
@@ -453,12 +476,33 @@ pub(super) async fn reject(
         .find(|c| c.type_ == "CapabilitiesReady")
         .cloned()
         .unwrap_or_else(|| {
-            condition(&[], "CapabilitiesReady", false, "Rejected", &message, generation)
+            condition(
+                &[],
+                "CapabilitiesReady",
+                false,
+                "Rejected",
+                &message,
+                generation,
+            )
         });
     status.common.conditions = vec![
-        condition(&old.common.conditions, "Ready", false, "Rejected", &message, generation),
+        condition(
+            &old.common.conditions,
+            "Ready",
+            false,
+            "Rejected",
+            &message,
+            generation,
+        ),
         caps,
-        condition(&old.common.conditions, "Licensed", false, verdict.reason(), &message, generation),
+        condition(
+            &old.common.conditions,
+            "Licensed",
+            false,
+            verdict.reason(),
+            &message,
+            generation,
+        ),
     ];
     write_status(op, kind, obj, old, status).await?;
     Ok(Action::requeue(op.poll * 5))
@@ -475,7 +519,9 @@ fn ready_message(realised: &realise::Realised) -> String {
     }
 }
 
-pub(super) fn object_reference(o: &api::OwnedObject) -> k8s_openapi::api::core::v1::ObjectReference {
+pub(super) fn object_reference(
+    o: &api::OwnedObject,
+) -> k8s_openapi::api::core::v1::ObjectReference {
     k8s_openapi::api::core::v1::ObjectReference {
         api_version: Some(o.api_version.clone()),
         kind: Some(o.kind.clone()),
@@ -509,7 +555,11 @@ pub(super) async fn datastore_ready(
     Ok((true, String::new()))
 }
 
-pub(super) async fn check_ready(op: &Operator, r: &Resource, when: &ReadyWhen) -> Result<(bool, String), Error> {
+pub(super) async fn check_ready(
+    op: &Operator,
+    r: &Resource,
+    when: &ReadyWhen,
+) -> Result<(bool, String), Error> {
     let ns = &r.namespace;
     Ok(match when {
         ReadyWhen::ConditionReady {
@@ -529,7 +579,10 @@ pub(super) async fn check_ready(op: &Operator, r: &Resource, when: &ReadyWhen) -
                 if ready {
                     (true, String::new())
                 } else {
-                    (false, format!("{kind} {ns}/{name} does not report Ready=True yet"))
+                    (
+                        false,
+                        format!("{kind} {ns}/{name} does not report Ready=True yet"),
+                    )
                 }
             }
         },
@@ -576,7 +629,11 @@ pub(super) async fn check_ready(op: &Operator, r: &Resource, when: &ReadyWhen) -
     })
 }
 
-pub(super) async fn ensure_finalizer(op: &Operator, kind: &str, obj: &DynamicObject) -> Result<(), Error> {
+pub(super) async fn ensure_finalizer(
+    op: &Operator,
+    kind: &str,
+    obj: &DynamicObject,
+) -> Result<(), Error> {
     let finalizers = obj.finalizers();
     if finalizers.iter().any(|f| f == api::FINALIZER) {
         return Ok(());
@@ -678,7 +735,14 @@ async fn cleanup(
             .collect();
         conditions.insert(
             0,
-            condition(&old.common.conditions, "Ready", false, "Deleting", &message, generation),
+            condition(
+                &old.common.conditions,
+                "Ready",
+                false,
+                "Deleting",
+                &message,
+                generation,
+            ),
         );
         status.common.conditions = conditions;
         write_status(op, kind, obj, old, status).await?;

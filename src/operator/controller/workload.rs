@@ -27,17 +27,34 @@ pub async fn reconcile(
     obj: Arc<DynamicObject>,
     op: Arc<Operator>,
 ) -> Result<Action, Error> {
-    let key = format!("{kind}/{}/{}", obj.namespace().unwrap_or_default(), obj.name_any());
+    let key = format!(
+        "{kind}/{}/{}",
+        obj.namespace().unwrap_or_default(),
+        obj.name_any()
+    );
     super::measured(&op, kind, &key, reconcile_one(kind, &obj, &op)).await
 }
 
-pub fn error_policy(kind: &'static str, obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
-    let key = format!("{kind}/{}/{}", obj.namespace().unwrap_or_default(), obj.name_any());
+pub fn error_policy(
+    kind: &'static str,
+    obj: Arc<DynamicObject>,
+    err: &Error,
+    op: Arc<Operator>,
+) -> Action {
+    let key = format!(
+        "{kind}/{}/{}",
+        obj.namespace().unwrap_or_default(),
+        obj.name_any()
+    );
     super::retry(&op, kind, &key, err)
 }
 
 /// The newest revision of one release, from its Secrets' labels only.
-async fn release_info(op: &Operator, namespace: &str, name: &str) -> Result<Option<ReleaseInfo>, Error> {
+async fn release_info(
+    op: &Operator,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<ReleaseInfo>, Error> {
     let secrets: Api<Secret> = Api::namespaced(op.client.clone(), namespace);
     let lp = ListParams::default().labels(&format!("owner=helm,name={name}"));
     let found: Vec<_> = secrets
@@ -57,21 +74,40 @@ async fn release_info(op: &Operator, namespace: &str, name: &str) -> Result<Opti
 }
 
 /// Why the release's Deployments and StatefulSets are not all Ready, if so.
-async fn workloads_unready(op: &Operator, namespace: &str, release: &str) -> Result<Option<String>, Error> {
+async fn workloads_unready(
+    op: &Operator,
+    namespace: &str,
+    release: &str,
+) -> Result<Option<String>, Error> {
     let mut found = Vec::new();
     let deployments: Api<Deployment> = Api::namespaced(op.client.clone(), namespace);
     for d in deployments.list(&ListParams::default()).await?.items {
-        found.push(observe::workload_from("Deployment", &serde_json::to_value(d).unwrap_or_default()));
+        found.push(observe::workload_from(
+            "Deployment",
+            &serde_json::to_value(d).unwrap_or_default(),
+        ));
     }
     let sets: Api<StatefulSet> = Api::namespaced(op.client.clone(), namespace);
     for s in sets.list(&ListParams::default()).await?.items {
-        found.push(observe::workload_from("StatefulSet", &serde_json::to_value(s).unwrap_or_default()));
+        found.push(observe::workload_from(
+            "StatefulSet",
+            &serde_json::to_value(s).unwrap_or_default(),
+        ));
     }
     Ok(found
         .iter()
-        .filter(|w| w.release.as_ref().is_some_and(|(n, ns)| n == release && ns == namespace))
+        .filter(|w| {
+            w.release
+                .as_ref()
+                .is_some_and(|(n, ns)| n == release && ns == namespace)
+        })
         .find(|w| !w.ready)
-        .map(|w| format!("{} {}/{}: {}", w.kind, w.namespace, w.name, w.not_ready_reason)))
+        .map(|w| {
+            format!(
+                "{} {}/{}: {}",
+                w.kind, w.namespace, w.name, w.not_ready_reason
+            )
+        }))
 }
 
 fn release_status(rel: &ReleaseInfo) -> Value {
@@ -79,11 +115,17 @@ fn release_status(rel: &ReleaseInfo) -> Value {
            "chartVersion": rel.chart_version.clone().unwrap_or_default()})
 }
 
-async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
+async fn reconcile_one(
+    kind: &'static str,
+    obj: &DynamicObject,
+    op: &Operator,
+) -> Result<Action, Error> {
     let r = observe::resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = resource::old_status(obj);
     let Some(entry) = op.catalog.workload_for(kind).cloned() else {
-        return Err(Error::Release(format!("the catalog has no workload chart for {kind}")));
+        return Err(Error::Release(format!(
+            "the catalog has no workload chart for {kind}"
+        )));
     };
     let release_name = api::workloads::release_name(&entry.release_prefix, &r.name);
     if r.deleting {
@@ -93,12 +135,30 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
     let on = reference(obj, api::API_VERSION, kind);
     let generation = Some(r.generation);
     let planned = op.planned(&r.uid, r.generation).await?;
-    let verdict = planned.verdicts.get(&r.uid).cloned().unwrap_or(Verdict::Licensed);
+    let verdict = planned
+        .verdicts
+        .get(&r.uid)
+        .cloned()
+        .unwrap_or(Verdict::Licensed);
     if !verdict.is_licensed() {
         return resource::reject(kind, obj, op, &old, &verdict, &planned.tier).await;
     }
-    let licensed = condition(&old.common.conditions, "Licensed", true, "Licensed", &verdict.message(&planned.tier), generation);
-    let caps = condition(&old.common.conditions, "CapabilitiesReady", true, "Ready", "a workload release needs no capability operator", generation);
+    let licensed = condition(
+        &old.common.conditions,
+        "Licensed",
+        true,
+        "Licensed",
+        &verdict.message(&planned.tier),
+        generation,
+    );
+    let caps = condition(
+        &old.common.conditions,
+        "CapabilitiesReady",
+        true,
+        "Ready",
+        "a workload release needs no capability operator",
+        generation,
+    );
     let mut status = Status {
         common: CommonStatus {
             observed_generation: generation,
@@ -110,7 +170,14 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
     let report = |status: &mut Status, phase: Phase, ok: bool, reason: &str, message: &str| {
         status.common.phase = Some(phase);
         status.common.conditions = vec![
-            condition(&old.common.conditions, "Ready", ok, reason, message, generation),
+            condition(
+                &old.common.conditions,
+                "Ready",
+                ok,
+                reason,
+                message,
+                generation,
+            ),
             caps.clone(),
             licensed.clone(),
         ];
@@ -120,8 +187,21 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
         Ok(w) => w,
         Err(e) => {
             let message = e.to_string();
-            if old.common.conditions.iter().find(|c| c.type_ == "Ready").map(|c| c.message.as_str()) != Some(message.as_str()) {
-                op.event(&on, EventType::Warning, "Failed", format!("invalid spec: {message}")).await;
+            if old
+                .common
+                .conditions
+                .iter()
+                .find(|c| c.type_ == "Ready")
+                .map(|c| c.message.as_str())
+                != Some(message.as_str())
+            {
+                op.event(
+                    &on,
+                    EventType::Warning,
+                    "Failed",
+                    format!("invalid spec: {message}"),
+                )
+                .await;
             }
             report(&mut status, Phase::Failed, false, "InvalidSpec", &message);
             resource::write_status(op, kind, obj, &old, status).await?;
@@ -130,9 +210,15 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
     };
     if !w.waiting_for.is_empty() {
         let message = w.waiting_for.join("; ");
-        let was = old.common.conditions.iter().find(|c| c.type_ == "Ready").map(|c| (c.reason.clone(), c.message.clone()));
+        let was = old
+            .common
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .map(|c| (c.reason.clone(), c.message.clone()));
         if was != Some(("Waiting".into(), message.clone())) {
-            op.event(&on, EventType::Normal, "Waiting", message.clone()).await;
+            op.event(&on, EventType::Normal, "Waiting", message.clone())
+                .await;
         }
         report(&mut status, Phase::Pending, false, "Waiting", &message);
         resource::write_status(op, kind, obj, &old, status).await?;
@@ -156,14 +242,17 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
     let digest = wanted.inputs_digest();
     let current = release_info(op, &r.namespace, &w.release).await?;
     if let Some(c) = current.as_ref().filter(|c| !c.ours && c.is_live()) {
-        let message = format!("release {} in namespace {} exists and is not ours: it is never touched", c.name, c.namespace);
+        let message = format!(
+            "release {} in namespace {} exists and is not ours: it is never touched",
+            c.name, c.namespace
+        );
         report(&mut status, Phase::Failed, false, "NotOurs", &message);
         resource::write_status(op, kind, obj, &old, status).await?;
         return Ok(Action::requeue(Duration::from_secs(60)));
     }
-    let up_to_date = current
-        .as_ref()
-        .is_some_and(|c| c.is_live() && c.inputs.as_deref() == Some(digest.as_str()) && c.status == "deployed");
+    let up_to_date = current.as_ref().is_some_and(|c| {
+        c.is_live() && c.inputs.as_deref() == Some(digest.as_str()) && c.status == "deployed"
+    });
     if !up_to_date {
         let (verb, action) = if current.as_ref().is_some_and(|c| c.is_live()) {
             ("Upgraded", "upgrade")
@@ -173,16 +262,37 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
         match release::apply_workload(op, wanted).await {
             Ok(rel) => {
                 op.metrics.release_action(&rel.name, action, true);
-                op.event(&on, EventType::Normal, verb, format!(
-                    "release {} revision {} in namespace {}: chart {}-{}",
-                    rel.name, rel.version, rel.namespace, rel.chart_name(), rel.chart_version()
-                ))
+                op.event(
+                    &on,
+                    EventType::Normal,
+                    verb,
+                    format!(
+                        "release {} revision {} in namespace {}: chart {}-{}",
+                        rel.name,
+                        rel.version,
+                        rel.namespace,
+                        rel.chart_name(),
+                        rel.chart_version()
+                    ),
+                )
                 .await;
             }
             Err(e) => {
                 op.metrics.release_action(&w.release, action, false);
-                op.event(&on, EventType::Warning, "Failed", format!("release {}: {e}", w.release)).await;
-                report(&mut status, Phase::Failed, false, "ReleaseFailed", &e.to_string());
+                op.event(
+                    &on,
+                    EventType::Warning,
+                    "Failed",
+                    format!("release {}: {e}", w.release),
+                )
+                .await;
+                report(
+                    &mut status,
+                    Phase::Failed,
+                    false,
+                    "ReleaseFailed",
+                    &e.to_string(),
+                );
                 resource::write_status(op, kind, obj, &old, status).await?;
                 return Err(e);
             }
@@ -200,11 +310,27 @@ async fn reconcile_one(kind: &'static str, obj: &DynamicObject, op: &Operator) -
         }
     }
     match &why {
-        None => report(&mut status, Phase::Ready, true, "Ready", &format!("release {} revision {}", rel.name, rel.revision)),
-        Some(reason) => report(&mut status, Phase::Provisioning, false, "Provisioning", reason),
+        None => report(
+            &mut status,
+            Phase::Ready,
+            true,
+            "Ready",
+            &format!("release {} revision {}", rel.name, rel.revision),
+        ),
+        Some(reason) => report(
+            &mut status,
+            Phase::Provisioning,
+            false,
+            "Provisioning",
+            reason,
+        ),
     }
     resource::write_status(op, kind, obj, &old, status).await?;
-    Ok(if why.is_none() { Action::requeue(Duration::from_secs(300)) } else { Action::requeue(op.poll) })
+    Ok(if why.is_none() {
+        Action::requeue(Duration::from_secs(300))
+    } else {
+        Action::requeue(op.poll)
+    })
 }
 
 /// Deletion: our release is uninstalled (a release of that name that is not
@@ -221,11 +347,24 @@ async fn cleanup(
         return Ok(Action::await_change());
     }
     let on = reference(obj, api::API_VERSION, kind);
-    if let Some(rel) = release_info(op, &r.namespace, release_name).await?.filter(|c| c.ours && c.is_live()) {
+    if let Some(rel) = release_info(op, &r.namespace, release_name)
+        .await?
+        .filter(|c| c.ours && c.is_live())
+    {
         let result = release::uninstall_workload(op, &r.namespace, &rel.name).await;
-        op.metrics.release_action(&rel.name, "uninstall", result.is_ok());
+        op.metrics
+            .release_action(&rel.name, "uninstall", result.is_ok());
         result?;
-        op.event(&on, EventType::Normal, "Uninstalled", format!("release {} in namespace {}: the {kind} is being deleted", rel.name, rel.namespace)).await;
+        op.event(
+            &on,
+            EventType::Normal,
+            "Uninstalled",
+            format!(
+                "release {} in namespace {}: the {kind} is being deleted",
+                rel.name, rel.namespace
+            ),
+        )
+        .await;
     }
     for o in &old.common.owned {
         if emit::delete_if_ours(op, o, &r.uid).await? {
@@ -241,7 +380,11 @@ async fn cleanup(
     ]))
     .expect("a JSON patch");
     match resource::api(op, kind, &r.namespace)
-        .patch(&obj.name_any(), &PatchParams::default(), &Patch::<()>::Json(patch))
+        .patch(
+            &obj.name_any(),
+            &PatchParams::default(),
+            &Patch::<()>::Json(patch),
+        )
         .await
     {
         Ok(_) => {}

@@ -6,7 +6,10 @@
 //! external connection Secret has. Neither operator writes one, and
 //! consumers (Observability) read one shape whatever the mode.
 
-use super::{check_blocks, datastore_status, owned_metadata, parse_spec, Inputs, PasswordSource, ReadyWhen, Realised, SpecError};
+use super::{
+    check_blocks, datastore_status, owned_metadata, parse_spec, Inputs, PasswordSource, ReadyWhen,
+    Realised, SpecError,
+};
 use crate::operator::api::clickhouse::{ClickHouseClusterSpec, ClickHouseType, EXTERNAL_KEYS};
 use crate::operator::api::Mode;
 use crate::operator::observe::Resource;
@@ -106,7 +109,11 @@ pub fn adopted_password_ref(object: &Value) -> Option<(String, String)> {
         return pick(r);
     }
     let users = object.pointer("/spec/configuration/users")?;
-    pick(users.get("default/password")?.pointer("/valueFrom/secretKeyRef")?)
+    pick(
+        users
+            .get("default/password")?
+            .pointer("/valueFrom/secretKeyRef")?,
+    )
 }
 
 fn connection_secret(r: &Resource, host: &str, password: Option<&str>) -> Value {
@@ -155,7 +162,14 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     let mut status = serde_json::Map::new();
     status.insert("type".into(), serde_json::to_value(t).expect("an enum"));
     // Every server object is named as the resource (kinds differ).
-    let meta = || owned_metadata(crate::operator::api::API_VERSION, "ClickHouseCluster", r, &r.name);
+    let meta = || {
+        owned_metadata(
+            crate::operator::api::API_VERSION,
+            "ClickHouseCluster",
+            r,
+            &r.name,
+        )
+    };
     Ok(match spec.mode {
         Mode::Managed => {
             let m = spec.managed.expect("checked");
@@ -196,7 +210,11 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
                         ready(t, CLICKHOUSE_API_VERSION, "KeeperCluster", &r.name),
                         ready(t, CLICKHOUSE_API_VERSION, "ClickHouseCluster", &r.name),
                     ];
-                    (vec![secret, keeper, server], ready_when, "clickhouse-operator")
+                    (
+                        vec![secret, keeper, server],
+                        ready_when,
+                        "clickhouse-operator",
+                    )
                 }
                 ClickHouseType::Altinity => {
                     let templates = json!({
@@ -219,9 +237,13 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
                                 "templates": {"volumeClaimTemplates": [{"name": "data", "spec": volume_claim("1Gi", class)}]},
                             },
                         }));
-                        ready_when.push(ready(t, ALTINITY_KEEPER_API_VERSION, "ClickHouseKeeperInstallation", &r.name));
-                        configuration["zookeeper"] =
-                            json!({"nodes": [{"host": format!("keeper-{}", r.name), "port": 2181}]});
+                        ready_when.push(ready(
+                            t,
+                            ALTINITY_KEEPER_API_VERSION,
+                            "ClickHouseKeeperInstallation",
+                            &r.name,
+                        ));
+                        configuration["zookeeper"] = json!({"nodes": [{"host": format!("keeper-{}", r.name), "port": 2181}]});
                     }
                     emit.push(json!({
                         "apiVersion": ALTINITY_API_VERSION,
@@ -233,7 +255,12 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
                             "templates": templates,
                         },
                     }));
-                    ready_when.push(ready(t, ALTINITY_API_VERSION, "ClickHouseInstallation", &r.name));
+                    ready_when.push(ready(
+                        t,
+                        ALTINITY_API_VERSION,
+                        "ClickHouseInstallation",
+                        &r.name,
+                    ));
                     (emit, ready_when, "altinity-clickhouse-operator")
                 }
             };
@@ -241,14 +268,18 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
                 needs: vec![needs.into()],
                 emit,
                 ready_when,
-                status: merged(datastore_status(&connection_secret_name(r), Mode::Managed), &status),
+                status: merged(
+                    datastore_status(&connection_secret_name(r), Mode::Managed),
+                    &status,
+                ),
                 waiting_for: vec![],
             }
         }
         Mode::Adopt => {
             let name = spec.adopt.expect("checked").ref_.name;
             let (api_version, kind) = server_kind(t);
-            let secret = connection_secret(r, &host(t, &r.namespace, &name), inputs.password.as_deref());
+            let secret =
+                connection_secret(r, &host(t, &r.namespace, &name), inputs.password.as_deref());
             Realised {
                 needs: vec![],
                 emit: vec![secret],
@@ -260,7 +291,10 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
                         keys: vec![PASSWORD_KEY.into()],
                     },
                 ],
-                status: merged(datastore_status(&connection_secret_name(r), Mode::Adopt), &status),
+                status: merged(
+                    datastore_status(&connection_secret_name(r), Mode::Adopt),
+                    &status,
+                ),
                 waiting_for: vec![],
             }
         }
@@ -302,7 +336,9 @@ mod tests {
 
     #[test]
     fn clickhouse_managed_emits_keeper_server_and_a_connection_secret() {
-        let r = ch(json!({"type": "clickhouse", "mode": "managed", "managed": {"shards": 2, "replicas": 3, "storage": {"size": "20Gi"}}}));
+        let r = ch(
+            json!({"type": "clickhouse", "mode": "managed", "managed": {"shards": 2, "replicas": 3, "storage": {"size": "20Gi"}}}),
+        );
         let x = realise(&r, &with_password()).unwrap();
         assert_eq!(x.needs, ["clickhouse-operator"]);
         assert_eq!(x.connection_secret(), Some("analytics-clickhouse"));
@@ -318,25 +354,32 @@ mod tests {
         );
         assert_eq!(x.emit[1]["spec"]["replicas"], 1, "a keeper is always made");
         assert_eq!(decoded(&x.emit[0], "password"), "s3cret");
-        assert_eq!(decoded(&x.emit[0], "host"), "analytics-clickhouse-headless.team-a.svc");
+        assert_eq!(
+            decoded(&x.emit[0], "host"),
+            "analytics-clickhouse-headless.team-a.svc"
+        );
         assert_eq!(x.ready_when.len(), 2);
         assert_eq!(x.status["type"], "clickhouse");
         for o in &x.emit {
             assert_eq!(o["metadata"]["ownerReferences"][0]["uid"], "u-7");
         }
         // The password is an input, never made up here.
-        assert_eq!(realise(&r, &Inputs::default()).unwrap_err().field, "spec.managed");
+        assert_eq!(
+            realise(&r, &Inputs::default()).unwrap_err().field,
+            "spec.managed"
+        );
         assert_eq!(
             password_source(&r),
-            PasswordSource::Keep { secret: "analytics-clickhouse".into(), key: "password".into() }
+            PasswordSource::Keep {
+                secret: "analytics-clickhouse".into(),
+                key: "password".into()
+            }
         );
     }
 
     #[test]
     fn altinity_managed_adds_a_keeper_only_with_keeper_replicas() {
-        let spec = |keeper: i32| {
-            json!({"type": "altinity", "mode": "managed", "managed": {"keeper": {"replicas": keeper}}})
-        };
+        let spec = |keeper: i32| json!({"type": "altinity", "mode": "managed", "managed": {"keeper": {"replicas": keeper}}});
         let x = realise(&ch(spec(0)), &with_password()).unwrap();
         assert_eq!(x.needs, ["altinity-clickhouse-operator"]);
         let kinds: Vec<&str> = x.emit.iter().map(|o| o["kind"].as_str().unwrap()).collect();
@@ -344,15 +387,31 @@ mod tests {
         let chi = &x.emit[1];
         assert!(chi["spec"]["configuration"].get("zookeeper").is_none());
         assert_eq!(
-            chi["spec"]["configuration"]["users"]["default/password"]["valueFrom"]["secretKeyRef"]["name"],
+            chi["spec"]["configuration"]["users"]["default/password"]["valueFrom"]["secretKeyRef"]
+                ["name"],
             "analytics-clickhouse"
         );
-        assert_eq!(decoded(&x.emit[0], "host"), "clickhouse-analytics.team-a.svc");
-        assert!(matches!(&x.ready_when[..], [ReadyWhen::StatusEquals { value, .. }] if value == "Completed"));
+        assert_eq!(
+            decoded(&x.emit[0], "host"),
+            "clickhouse-analytics.team-a.svc"
+        );
+        assert!(
+            matches!(&x.ready_when[..], [ReadyWhen::StatusEquals { value, .. }] if value == "Completed")
+        );
         let x = realise(&ch(spec(3)), &with_password()).unwrap();
         let kinds: Vec<&str> = x.emit.iter().map(|o| o["kind"].as_str().unwrap()).collect();
-        assert_eq!(kinds, ["Secret", "ClickHouseKeeperInstallation", "ClickHouseInstallation"]);
-        assert_eq!(x.emit[1]["spec"]["configuration"]["clusters"][0]["layout"]["replicasCount"], 3);
+        assert_eq!(
+            kinds,
+            [
+                "Secret",
+                "ClickHouseKeeperInstallation",
+                "ClickHouseInstallation"
+            ]
+        );
+        assert_eq!(
+            x.emit[1]["spec"]["configuration"]["clusters"][0]["layout"]["replicasCount"],
+            3
+        );
         assert_eq!(
             x.emit[2]["spec"]["configuration"]["zookeeper"]["nodes"][0]["host"],
             "keeper-analytics"
@@ -362,7 +421,9 @@ mod tests {
 
     #[test]
     fn adopt_publishes_a_secret_for_the_adopted_server_and_external_emits_nothing() {
-        let r = ch(json!({"type": "altinity", "mode": "adopt", "adopt": {"ref": {"name": "legacy-ch"}}}));
+        let r = ch(
+            json!({"type": "altinity", "mode": "adopt", "adopt": {"ref": {"name": "legacy-ch"}}}),
+        );
         assert_eq!(
             password_source(&r),
             PasswordSource::Adopted {
@@ -375,7 +436,10 @@ mod tests {
         assert!(x.needs.is_empty());
         assert_eq!(x.emit.len(), 1);
         assert!(x.emit[0]["data"].get("password").is_none());
-        assert_eq!(decoded(&x.emit[0], "host"), "clickhouse-legacy-ch.team-a.svc");
+        assert_eq!(
+            decoded(&x.emit[0], "host"),
+            "clickhouse-legacy-ch.team-a.svc"
+        );
         let e = realise(
             &ch(json!({"type": "clickhouse", "mode": "external", "external": {"connectionSecretRef": {"name": "ch-conn"}}})),
             &Inputs::default(),
@@ -383,7 +447,9 @@ mod tests {
         .unwrap();
         assert!(e.emit.is_empty() && e.needs.is_empty());
         assert_eq!(e.connection_secret(), Some("ch-conn"));
-        assert!(matches!(&e.ready_when[..], [ReadyWhen::SecretKeys { keys, .. }] if keys.len() == 6));
+        assert!(
+            matches!(&e.ready_when[..], [ReadyWhen::SecretKeys { keys, .. }] if keys.len() == 6)
+        );
     }
 
     #[test]
@@ -397,11 +463,23 @@ mod tests {
 
     #[test]
     fn bad_specs_name_the_field() {
-        let e = realise(&ch(json!({"mode": "managed", "managed": {}})), &with_password()).unwrap_err();
+        let e = realise(
+            &ch(json!({"mode": "managed", "managed": {}})),
+            &with_password(),
+        )
+        .unwrap_err();
         assert!(e.message.contains("type"), "{e}");
-        let e = realise(&ch(json!({"type": "mysql", "mode": "managed", "managed": {}})), &with_password()).unwrap_err();
+        let e = realise(
+            &ch(json!({"type": "mysql", "mode": "managed", "managed": {}})),
+            &with_password(),
+        )
+        .unwrap_err();
         assert_eq!(e.field, "spec.type");
-        let e = realise(&ch(json!({"type": "clickhouse", "mode": "adopt"})), &with_password()).unwrap_err();
+        let e = realise(
+            &ch(json!({"type": "clickhouse", "mode": "adopt"})),
+            &with_password(),
+        )
+        .unwrap_err();
         assert_eq!(e.field, "spec.adopt");
     }
 }

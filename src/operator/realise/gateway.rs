@@ -30,7 +30,8 @@ pub fn references(r: &Resource) -> Vec<(String, String)> {
     if let Some(pg) = &spec.postgres_cluster_ref {
         out.push(("PostgresCluster".into(), pg.name.clone()));
     }
-    let sources = std::iter::once(&spec.master_key).chain(spec.models.iter().filter_map(|m| m.api_key.as_ref()));
+    let sources = std::iter::once(&spec.master_key)
+        .chain(spec.models.iter().filter_map(|m| m.api_key.as_ref()));
     for s in sources {
         if let Some(v) = &s.vault {
             out.push(("SecretsManagement".into(), v.store.clone()));
@@ -51,7 +52,10 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     let mut waiting_for = Vec::new();
     let store_wait = |store: &Option<String>, waiting_for: &mut Vec<String>| {
         if let Some(s) = store {
-            if !inputs.references.contains_key(&("SecretsManagement".to_string(), s.clone())) {
+            if !inputs
+                .references
+                .contains_key(&("SecretsManagement".to_string(), s.clone()))
+            {
                 waiting_for.push(format!(
                     "SecretsManagement {s} (its ClusterSecretStore {}) does not exist",
                     store_name(s)
@@ -64,7 +68,11 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     store_wait(&master.store, &mut waiting_for);
     emit.extend(master.emit.clone());
     ready_when.push(master.ready_when.clone());
-    let mut env = vec![env_from("LITELLM_MASTER_KEY", &master.key_ref.name, &master.key_ref.key)];
+    let mut env = vec![env_from(
+        "LITELLM_MASTER_KEY",
+        &master.key_ref.name,
+        &master.key_ref.key,
+    )];
 
     let mut proxy_spec = json!({
         "replicas": spec.replicas,
@@ -74,13 +82,18 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     if let Some(pg) = &spec.postgres_cluster_ref {
         let key = ("PostgresCluster".to_string(), pg.name.clone());
         match inputs.references.get(&key) {
-            None => waiting_for.push(format!("PostgresCluster {}/{} does not exist", r.namespace, pg.name)),
+            None => waiting_for.push(format!(
+                "PostgresCluster {}/{} does not exist",
+                r.namespace, pg.name
+            )),
             Some(p) if p.pointer("/status/phase").and_then(Value::as_str) != Some("Ready") => {
                 waiting_for.push(format!(
                     "PostgresCluster {}/{} is not Ready (phase {})",
                     r.namespace,
                     pg.name,
-                    p.pointer("/status/phase").and_then(Value::as_str).unwrap_or("unset")
+                    p.pointer("/status/phase")
+                        .and_then(Value::as_str)
+                        .unwrap_or("unset")
                 ))
             }
             Some(p) => {
@@ -194,14 +207,23 @@ mod tests {
             proxy["spec"]["env"][0],
             json!({"name": "LITELLM_MASTER_KEY", "valueFrom": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}})
         );
-        assert_eq!(proxy["spec"]["modelSelector"]["matchLabels"][GATEWAY_LABEL], "team-gw");
+        assert_eq!(
+            proxy["spec"]["modelSelector"]["matchLabels"][GATEWAY_LABEL],
+            "team-gw"
+        );
         let m = &x.emit[1];
         assert_eq!(m["metadata"]["name"], "team-gw-gpt-4o");
         assert_eq!(m["metadata"]["labels"][GATEWAY_LABEL], "team-gw");
         assert_eq!(m["spec"]["proxyRef"], "team-gw");
-        assert_eq!(m["spec"]["params"]["apiKeyRef"], json!({"name": "openai", "key": "api-key"}));
+        assert_eq!(
+            m["spec"]["params"]["apiKeyRef"],
+            json!({"name": "openai", "key": "api-key"})
+        );
         assert_eq!(x.emit[2]["metadata"]["name"], "team-gw-local-llama");
-        assert_eq!(x.emit[2]["spec"]["params"]["apiBase"], "http://ollama:11434");
+        assert_eq!(
+            x.emit[2]["spec"]["params"]["apiBase"],
+            "http://ollama:11434"
+        );
         assert_eq!(x.status["endpoint"], "http://team-gw.team-a.svc:4000");
         // Master key and model key Secrets, then the proxy.
         assert_eq!(x.ready_when.len(), 3);
@@ -212,16 +234,26 @@ mod tests {
         let mut s = spec();
         s["postgresClusterRef"] = json!({"name": "app-db"});
         let r = gw(s);
-        assert_eq!(references(&r), [("PostgresCluster".to_string(), "app-db".to_string())]);
+        assert_eq!(
+            references(&r),
+            [("PostgresCluster".to_string(), "app-db".to_string())]
+        );
         let x = realise(&r, &Inputs::default()).unwrap();
-        assert_eq!(x.waiting_for, ["PostgresCluster team-a/app-db does not exist"]);
+        assert_eq!(
+            x.waiting_for,
+            ["PostgresCluster team-a/app-db does not exist"]
+        );
         let mut inputs = Inputs::default();
         inputs.references.insert(
             ("PostgresCluster".into(), "app-db".into()),
             json!({"status": {"phase": "Provisioning"}}),
         );
         let x = realise(&r, &inputs).unwrap();
-        assert!(x.waiting_for[0].contains("not Ready (phase Provisioning)"), "{:?}", x.waiting_for);
+        assert!(
+            x.waiting_for[0].contains("not Ready (phase Provisioning)"),
+            "{:?}",
+            x.waiting_for
+        );
         inputs.references.insert(
             ("PostgresCluster".into(), "app-db".into()),
             json!({"status": {"phase": "Ready", "connectionSecret": "app-db-app"}}),
@@ -230,7 +262,10 @@ mod tests {
         assert!(x.waiting_for.is_empty());
         let proxy = &x.emit[0];
         assert_eq!(proxy["spec"]["applyMode"], "api");
-        assert_eq!(proxy["spec"]["apiAccess"]["masterKeyRef"]["name"], "litellm-master");
+        assert_eq!(
+            proxy["spec"]["apiAccess"]["masterKeyRef"]["name"],
+            "litellm-master"
+        );
         let env = proxy["spec"]["env"].as_array().unwrap();
         assert!(env.iter().any(|e| e["name"] == "DATABASE_PASSWORD"
             && e["valueFrom"]["secretKeyRef"] == json!({"name": "app-db-app", "key": "password"})));
@@ -240,14 +275,24 @@ mod tests {
     #[test]
     fn vault_sources_become_external_secrets_and_wait_for_their_store() {
         let mut s = spec();
-        s["masterKey"] = json!({"vault": {"store": "corp", "path": "ai/litellm", "property": "master"}});
+        s["masterKey"] =
+            json!({"vault": {"store": "corp", "path": "ai/litellm", "property": "master"}});
         let r = gw(s);
-        assert_eq!(references(&r), [("SecretsManagement".to_string(), "corp".to_string())]);
+        assert_eq!(
+            references(&r),
+            [("SecretsManagement".to_string(), "corp".to_string())]
+        );
         let x = realise(&r, &Inputs::default()).unwrap();
         assert_eq!(x.emit[0]["kind"], "ExternalSecret");
-        assert!(x.waiting_for[0].contains("SecretsManagement corp"), "{:?}", x.waiting_for);
+        assert!(
+            x.waiting_for[0].contains("SecretsManagement corp"),
+            "{:?}",
+            x.waiting_for
+        );
         let mut inputs = Inputs::default();
-        inputs.references.insert(("SecretsManagement".into(), "corp".into()), json!({}));
+        inputs
+            .references
+            .insert(("SecretsManagement".into(), "corp".into()), json!({}));
         let x = realise(&r, &inputs).unwrap();
         assert!(x.waiting_for.is_empty());
         assert_eq!(

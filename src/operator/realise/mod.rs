@@ -86,7 +86,10 @@ impl Realised {
 /// The kind's own status fields every datastore reports.
 pub fn datastore_status(connection_secret: &str, mode: Mode) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
-    m.insert("connectionSecret".into(), Value::String(connection_secret.into()));
+    m.insert(
+        "connectionSecret".into(),
+        Value::String(connection_secret.into()),
+    );
     m.insert("mode".into(), Value::String(mode.as_str().into()));
     m
 }
@@ -100,7 +103,10 @@ pub enum PasswordSource {
     None,
     /// Keep what this Secret of ours holds under `key`; generate one if it
     /// does not exist yet.
-    Keep { secret: String, key: String },
+    Keep {
+        secret: String,
+        key: String,
+    },
     /// The password the adopted object names (a Secret it references).
     Adopted {
         api_version: String,
@@ -140,7 +146,13 @@ pub fn generated(r: &Resource) -> Option<(String, Vec<(&'static str, Generated)>
 
 /// The keys of a connection Secret that are not secret.
 pub const CONNECTION_FIELDS: &[&str] = &[
-    "host", "port", "username", "dbname", "httpPort", "nativePort", "database",
+    "host",
+    "port",
+    "username",
+    "dbname",
+    "httpPort",
+    "nativePort",
+    "database",
 ];
 
 /// Our kinds realised as emitted objects (one controller each).
@@ -183,9 +195,18 @@ pub fn password_source(r: &Resource) -> PasswordSource {
 
 /// The CRD's CEL rule, checked again here: API servers without CEL (and
 /// objects written before the CRD had it) must not get half a realisation.
-pub fn check_blocks(mode: Mode, managed: bool, adopt: bool, external: bool) -> Result<(), SpecError> {
+pub fn check_blocks(
+    mode: Mode,
+    managed: bool,
+    adopt: bool,
+    external: bool,
+) -> Result<(), SpecError> {
     let mode = mode.as_str();
-    for (block, set) in [("managed", managed), ("adopt", adopt), ("external", external)] {
+    for (block, set) in [
+        ("managed", managed),
+        ("adopt", adopt),
+        ("external", external),
+    ] {
         if block == mode && !set {
             return Err(SpecError {
                 field: format!("spec.{block}"),

@@ -1,7 +1,9 @@
 //! PostgresCluster -> a CNPG Cluster (managed), a reference to the user's
 //! Cluster (adopt), or a connection Secret (external).
 
-use super::{check_blocks, datastore_status, owned_metadata, parse_spec, ReadyWhen, Realised, SpecError};
+use super::{
+    check_blocks, datastore_status, owned_metadata, parse_spec, ReadyWhen, Realised, SpecError,
+};
 use crate::operator::api::postgres::{PostgresClusterSpec, EXTERNAL_KEYS};
 use crate::operator::api::Mode;
 use crate::operator::observe::Resource;
@@ -130,7 +132,9 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(e.connection_secret(), Some("pg-conn"));
-        assert!(matches!(&e.ready_when[..], [ReadyWhen::SecretKeys { keys, .. }] if keys.len() == 5));
+        assert!(
+            matches!(&e.ready_when[..], [ReadyWhen::SecretKeys { keys, .. }] if keys.len() == 5)
+        );
     }
 
     #[test]

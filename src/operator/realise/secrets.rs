@@ -103,7 +103,11 @@ pub fn dns_label(text: &str) -> String {
         }
     }
     let out = out.trim_matches('-');
-    out.chars().take(63).collect::<String>().trim_end_matches('-').to_string()
+    out.chars()
+        .take(63)
+        .collect::<String>()
+        .trim_end_matches('-')
+        .to_string()
 }
 
 #[cfg(test)]
@@ -119,12 +123,21 @@ mod tests {
             "spec.masterKey",
             "master-key",
             &SecretSource {
-                secret_key_ref: Some(SecretKeyRef { name: "m".into(), key: "k".into() }),
+                secret_key_ref: Some(SecretKeyRef {
+                    name: "m".into(),
+                    key: "k".into(),
+                }),
                 vault: None,
             },
         )
         .unwrap();
-        assert_eq!(own.key_ref, SecretKeyRef { name: "m".into(), key: "k".into() });
+        assert_eq!(
+            own.key_ref,
+            SecretKeyRef {
+                name: "m".into(),
+                key: "k".into()
+            }
+        );
         assert!(own.emit.is_none() && own.store.is_none());
         let vault = resolve(
             &r,
@@ -132,17 +145,33 @@ mod tests {
             "master-key",
             &SecretSource {
                 secret_key_ref: None,
-                vault: Some(VaultRef { store: "corp".into(), path: "ai/litellm".into(), property: "key".into() }),
+                vault: Some(VaultRef {
+                    store: "corp".into(),
+                    path: "ai/litellm".into(),
+                    property: "key".into(),
+                }),
             },
         )
         .unwrap();
         assert_eq!(vault.key_ref.name, "team-gw-master-key");
         let es = vault.emit.unwrap();
         assert_eq!(es["spec"]["secretStoreRef"]["name"], "navique-corp");
-        assert_eq!(es["spec"]["data"][0]["remoteRef"], json!({"key": "ai/litellm", "property": "key"}));
+        assert_eq!(
+            es["spec"]["data"][0]["remoteRef"],
+            json!({"key": "ai/litellm", "property": "key"})
+        );
         assert_eq!(es["metadata"]["ownerReferences"][0]["kind"], "Gateway");
         assert_eq!(vault.store.as_deref(), Some("corp"));
-        let e = resolve(&r, "spec.masterKey", "x", &SecretSource { secret_key_ref: None, vault: None }).unwrap_err();
+        let e = resolve(
+            &r,
+            "spec.masterKey",
+            "x",
+            &SecretSource {
+                secret_key_ref: None,
+                vault: None,
+            },
+        )
+        .unwrap_err();
         assert_eq!(e.field, "spec.masterKey");
     }
 

@@ -30,7 +30,12 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
         vault["caBundle"] = json!(base64::engine::general_purpose::STANDARD.encode(ca));
     }
     let name = store_name(&r.name);
-    let mut metadata = owned_metadata(crate::operator::api::API_VERSION, "SecretsManagement", r, &name);
+    let mut metadata = owned_metadata(
+        crate::operator::api::API_VERSION,
+        "SecretsManagement",
+        r,
+        &name,
+    );
     metadata
         .as_object_mut()
         .expect("an object")
@@ -86,7 +91,10 @@ mod tests {
 
     #[test]
     fn auth_must_be_one_of_two() {
-        let e = realise(&sm(json!({"vault": {"server": "s", "path": "p", "auth": {}}}))).unwrap_err();
+        let e = realise(&sm(
+            json!({"vault": {"server": "s", "path": "p", "auth": {}}}),
+        ))
+        .unwrap_err();
         assert_eq!(e.field, "spec.vault.auth");
         let e = realise(&sm(json!({"vault": {"path": "p", "auth": {}}}))).unwrap_err();
         assert!(e.message.contains("server"), "{e}");

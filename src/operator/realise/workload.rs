@@ -6,9 +6,11 @@
 use super::secrets::{dns_label, resolve, resolve_as};
 use super::{owned_metadata, parse_spec, Generated, Inputs, ReadyWhen, SpecError};
 use crate::operator::api::gateway::GatewaySpec;
-use crate::operator::api::workloads::{release_name, ChatUISpec, MeilisearchInstanceSpec, ObservabilitySpec};
-use base64::Engine;
+use crate::operator::api::workloads::{
+    release_name, ChatUISpec, MeilisearchInstanceSpec, ObservabilitySpec,
+};
 use crate::operator::observe::Resource;
+use base64::Engine;
 use serde_json::{json, Value};
 
 /// The kinds realised as a workload release.
@@ -91,18 +93,24 @@ fn chat_ui(r: &Resource, release: String, inputs: &Inputs) -> Result<Workload, S
             waiting_for.push(format!(
                 "Gateway {}/{gw} is not Ready (phase {})",
                 r.namespace,
-                g.pointer("/status/phase").and_then(Value::as_str).unwrap_or("unset")
+                g.pointer("/status/phase")
+                    .and_then(Value::as_str)
+                    .unwrap_or("unset")
             ))
         }
         Some(g) => {
-            let endpoint = g.pointer("/status/endpoint").and_then(Value::as_str).unwrap_or_default();
+            let endpoint = g
+                .pointer("/status/endpoint")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             values["envVars"] = json!({"OPENAI_BASE_URL": format!("{endpoint}/v1")});
             // The Gateway's master key is the key chat-ui calls it with:
             // by reference, the Secret the Gateway itself reads.
-            let gspec: GatewaySpec = serde_json::from_value(g["spec"].clone()).map_err(|e| SpecError {
-                field: "spec.gatewayRef".into(),
-                message: format!("Gateway {gw}: {e}"),
-            })?;
+            let gspec: GatewaySpec =
+                serde_json::from_value(g["spec"].clone()).map_err(|e| SpecError {
+                    field: "spec.gatewayRef".into(),
+                    message: format!("Gateway {gw}: {e}"),
+                })?;
             let gateway = Resource {
                 kind: "Gateway".into(),
                 name: gw.clone(),
@@ -129,7 +137,13 @@ const MEILI_KEY: &str = "MEILI_MASTER_KEY";
 
 fn meilisearch(r: &Resource, release: String) -> Result<Workload, SpecError> {
     let spec: MeilisearchInstanceSpec = parse_spec(&r.spec)?;
-    let key = resolve_as(r, "spec.masterKey", &dns_label("master-key"), &spec.master_key, MEILI_KEY)?;
+    let key = resolve_as(
+        r,
+        "spec.masterKey",
+        &dns_label("master-key"),
+        &spec.master_key,
+        MEILI_KEY,
+    )?;
     if key.key_ref.key != MEILI_KEY {
         return Err(SpecError {
             field: "spec.masterKey.secretKeyRef.key".into(),
@@ -144,7 +158,12 @@ fn meilisearch(r: &Resource, release: String) -> Result<Workload, SpecError> {
         "auth": {"existingMasterKeySecret": key.key_ref.name},
         "persistence": {"enabled": true, "size": spec.persistence.size.clone().unwrap_or_else(|| "10Gi".into())},
     });
-    if let Some(class) = spec.persistence.storage_class.as_ref().filter(|c| !c.is_empty()) {
+    if let Some(class) = spec
+        .persistence
+        .storage_class
+        .as_ref()
+        .filter(|c| !c.is_empty())
+    {
         values["persistence"]["storageClass"] = json!(class);
     }
     merge(&mut values, &Value::Object(spec.values));
@@ -183,23 +202,39 @@ fn datastore<'a>(
     };
     let phase = found.pointer("/status/phase").and_then(Value::as_str);
     if phase != Some("Ready") {
-        return Err(format!("{kind} {}/{name} is not Ready (phase {})", r.namespace, phase.unwrap_or("unset")));
+        return Err(format!(
+            "{kind} {}/{name} is not Ready (phase {})",
+            r.namespace,
+            phase.unwrap_or("unset")
+        ));
     }
-    let secret = found.pointer("/status/connectionSecret").and_then(Value::as_str).unwrap_or_default();
+    let secret = found
+        .pointer("/status/connectionSecret")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     match inputs.connection.get(secret) {
         Some(fields) => Ok((secret.to_string(), fields)),
-        None => Err(format!("{kind} {}/{name}: its connection Secret {secret} is not readable", r.namespace)),
+        None => Err(format!(
+            "{kind} {}/{name}: its connection Secret {secret} is not readable",
+            r.namespace
+        )),
     }
 }
 
 fn observability(r: &Resource, release: String, inputs: &Inputs) -> Result<Workload, SpecError> {
     let spec: ObservabilitySpec = parse_spec(&r.spec)?;
-    let required = |field: &str| SpecError {
+    let required = |field: &str| {
+        SpecError {
         field: format!("spec.{field}"),
         message: "is required: this build runs Langfuse on the platform's datastores, not on bundled ones".into(),
+    }
     };
-    let pg = spec.postgres_cluster_ref.ok_or_else(|| required("postgresClusterRef"))?;
-    let ch = spec.click_house_cluster_ref.ok_or_else(|| required("clickHouseClusterRef"))?;
+    let pg = spec
+        .postgres_cluster_ref
+        .ok_or_else(|| required("postgresClusterRef"))?;
+    let ch = spec
+        .click_house_cluster_ref
+        .ok_or_else(|| required("clickHouseClusterRef"))?;
     let (app_secret, keys) = observability_generated(r);
     let mut waiting_for = Vec::new();
     let mut values = json!({"langfuse": {
@@ -207,7 +242,9 @@ fn observability(r: &Resource, release: String, inputs: &Inputs) -> Result<Workl
         "encryptionKey": {"secretKeyRef": {"name": app_secret, "key": "encryption-key"}},
         "nextauth": {"secret": {"secretKeyRef": {"name": app_secret, "key": "nextauth-secret"}}},
     }});
-    let field = |f: &std::collections::BTreeMap<String, String>, k: &str| f.get(k).cloned().unwrap_or_default();
+    let field = |f: &std::collections::BTreeMap<String, String>, k: &str| {
+        f.get(k).cloned().unwrap_or_default()
+    };
     match datastore(r, inputs, "PostgresCluster", &pg.name) {
         Err(why) => waiting_for.push(why),
         Ok((secret, f)) => {
@@ -232,7 +269,10 @@ fn observability(r: &Resource, release: String, inputs: &Inputs) -> Result<Workl
     let mut data = serde_json::Map::new();
     for (key, _) in &keys {
         if let Some(v) = inputs.generated.get(*key) {
-            data.insert(key.to_string(), json!(base64::engine::general_purpose::STANDARD.encode(v)));
+            data.insert(
+                key.to_string(),
+                json!(base64::engine::general_purpose::STANDARD.encode(v)),
+            );
         }
     }
     let secret = json!({"apiVersion": "v1", "kind": "Secret",
@@ -259,7 +299,10 @@ mod tests {
             "u-5",
             json!({"gatewayRef": {"name": "team-gw"}, "values": {"envVars": {"PUBLIC_APP_NAME": "Navique"}, "replicas": 2}}),
         );
-        assert_eq!(references(&r), [("Gateway".to_string(), "team-gw".to_string())]);
+        assert_eq!(
+            references(&r),
+            [("Gateway".to_string(), "team-gw".to_string())]
+        );
         let w = realise(&r, "chat-ui", &Inputs::default()).unwrap();
         assert_eq!(w.release, "chat-ui-web");
         assert_eq!(w.waiting_for, ["Gateway team-a/team-gw does not exist"]);
@@ -271,8 +314,14 @@ mod tests {
         );
         let w = realise(&r, "chat-ui", &inputs).unwrap();
         assert!(w.waiting_for.is_empty());
-        assert_eq!(w.values["envVars"]["OPENAI_BASE_URL"], "http://team-gw.team-a.svc:4000/v1");
-        assert_eq!(w.values["envVars"]["PUBLIC_APP_NAME"], "Navique", "the user's values merge over ours");
+        assert_eq!(
+            w.values["envVars"]["OPENAI_BASE_URL"],
+            "http://team-gw.team-a.svc:4000/v1"
+        );
+        assert_eq!(
+            w.values["envVars"]["PUBLIC_APP_NAME"], "Navique",
+            "the user's values merge over ours"
+        );
         assert_eq!(w.values["replicas"], 2, "and win");
         assert_eq!(
             w.values["extraEnv"][0]["valueFrom"]["secretKeyRef"],
@@ -291,7 +340,10 @@ mod tests {
         let w = realise(&r, "meilisearch", &Inputs::default()).unwrap();
         assert_eq!(w.release, "meilisearch-search");
         assert_eq!(w.values["auth"]["existingMasterKeySecret"], "meili");
-        assert_eq!(w.values["persistence"], json!({"enabled": true, "size": "5Gi"}));
+        assert_eq!(
+            w.values["persistence"],
+            json!({"enabled": true, "size": "5Gi"})
+        );
         assert_eq!(w.values["environment"]["MEILI_ENV"], "production");
         let bad = Resource::for_test(
             "MeilisearchInstance",
@@ -300,7 +352,9 @@ mod tests {
             json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "key"}}}),
         );
         assert_eq!(
-            realise(&bad, "meilisearch", &Inputs::default()).unwrap_err().field,
+            realise(&bad, "meilisearch", &Inputs::default())
+                .unwrap_err()
+                .field,
             "spec.masterKey.secretKeyRef.key"
         );
         let vault = Resource::for_test(
@@ -310,14 +364,23 @@ mod tests {
             json!({"masterKey": {"vault": {"store": "corp", "path": "p", "property": "k"}}}),
         );
         let w = realise(&vault, "meilisearch", &Inputs::default()).unwrap();
-        assert_eq!(w.emit[0]["spec"]["data"][0]["secretKey"], "MEILI_MASTER_KEY");
-        assert_eq!(w.values["auth"]["existingMasterKeySecret"], "search-master-key");
+        assert_eq!(
+            w.emit[0]["spec"]["data"][0]["secretKey"],
+            "MEILI_MASTER_KEY"
+        );
+        assert_eq!(
+            w.values["auth"]["existingMasterKeySecret"],
+            "search-master-key"
+        );
     }
 
     #[test]
     fn merge_is_helms() {
         let mut base = json!({"a": {"b": 1, "c": [1]}, "d": 1});
-        merge(&mut base, &json!({"a": {"c": [2], "e": 3, "b": null}, "d": {"x": 1}}));
+        merge(
+            &mut base,
+            &json!({"a": {"c": [2], "e": 3, "b": null}, "d": {"x": 1}}),
+        );
         assert_eq!(base, json!({"a": {"c": [2], "e": 3}, "d": {"x": 1}}));
     }
 }
@@ -339,20 +402,66 @@ mod observability_tests {
         assert_eq!(w.release, "langfuse-obs");
         assert_eq!(w.waiting_for.len(), 2, "{:?}", w.waiting_for);
         let mut inputs = Inputs::default();
-        inputs.references.insert(("PostgresCluster".into(), "app-db".into()), json!({"status": {"phase": "Ready", "connectionSecret": "app-db-app"}}));
-        inputs.references.insert(("ClickHouseCluster".into(), "analytics".into()), json!({"status": {"phase": "Ready", "connectionSecret": "analytics-clickhouse"}}));
-        inputs.connection.insert("app-db-app".into(), [("host", "app-db-rw"), ("port", "5432"), ("username", "app"), ("dbname", "app")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
-        inputs.connection.insert("analytics-clickhouse".into(), [("host", "ch"), ("httpPort", "8123"), ("nativePort", "9000"), ("username", "default"), ("database", "default")].iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        inputs.references.insert(
+            ("PostgresCluster".into(), "app-db".into()),
+            json!({"status": {"phase": "Ready", "connectionSecret": "app-db-app"}}),
+        );
+        inputs.references.insert(
+            ("ClickHouseCluster".into(), "analytics".into()),
+            json!({"status": {"phase": "Ready", "connectionSecret": "analytics-clickhouse"}}),
+        );
+        inputs.connection.insert(
+            "app-db-app".into(),
+            [
+                ("host", "app-db-rw"),
+                ("port", "5432"),
+                ("username", "app"),
+                ("dbname", "app"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        );
+        inputs.connection.insert(
+            "analytics-clickhouse".into(),
+            [
+                ("host", "ch"),
+                ("httpPort", "8123"),
+                ("nativePort", "9000"),
+                ("username", "default"),
+                ("database", "default"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        );
         inputs.generated.insert("salt".into(), "s".into());
         let w = realise(&r, "langfuse", &inputs).unwrap();
         assert!(w.waiting_for.is_empty());
         assert_eq!(w.values["postgresql"]["deploy"], false);
         assert_eq!(w.values["postgresql"]["host"], "app-db-rw");
-        assert_eq!(w.values["postgresql"]["auth"]["existingSecret"], "app-db-app");
-        assert_eq!(w.values["clickhouse"]["auth"]["existingSecretKey"], "password");
-        assert_eq!(w.values["langfuse"]["salt"]["secretKeyRef"]["name"], "langfuse-obs-navique-keys");
+        assert_eq!(
+            w.values["postgresql"]["auth"]["existingSecret"],
+            "app-db-app"
+        );
+        assert_eq!(
+            w.values["clickhouse"]["auth"]["existingSecretKey"],
+            "password"
+        );
+        assert_eq!(
+            w.values["langfuse"]["salt"]["secretKeyRef"]["name"],
+            "langfuse-obs-navique-keys"
+        );
         assert_eq!(w.emit[0]["data"]["salt"], "cw==");
-        let no_ch = Resource::for_test("Observability", "obs", "u-8", json!({"postgresClusterRef": {"name": "app-db"}}));
-        assert_eq!(realise(&no_ch, "langfuse", &inputs).unwrap_err().field, "spec.clickHouseClusterRef");
+        let no_ch = Resource::for_test(
+            "Observability",
+            "obs",
+            "u-8",
+            json!({"postgresClusterRef": {"name": "app-db"}}),
+        );
+        assert_eq!(
+            realise(&no_ch, "langfuse", &inputs).unwrap_err().field,
+            "spec.clickHouseClusterRef"
+        );
     }
 }
