@@ -322,13 +322,7 @@ async fn reconcile_one(
     };
     if !waits.is_empty() {
         let message = waits.join("; ");
-        let was = old
-            .common
-            .conditions
-            .iter()
-            .find(|c| c.type_ == "Ready")
-            .map(|c| (c.reason.clone(), c.message.clone()));
-        if was != Some(("Waiting".into(), message.clone())) {
+        if !ready_says(&old, "Waiting", &message) {
             op.event(&on, EventType::Normal, "Waiting", message.clone())
                 .await;
         }
@@ -749,17 +743,27 @@ async fn cleanup(
         return Ok(Action::requeue(op.poll));
     }
     write_status(op, kind, obj, old, status).await?;
-    // A JSON patch that tests the position: another finalizer added
-    // meanwhile is kept, and a stale index fails instead of removing it.
+    remove_finalizer(op, kind, obj).await?;
+    Ok(Action::await_change())
+}
+
+/// Drops our finalizer with a JSON patch that tests its position: another
+/// finalizer added meanwhile is kept, and a stale index fails instead of
+/// removing it. Gone already is done.
+pub(super) async fn remove_finalizer(
+    op: &Operator,
+    kind: &str,
+    obj: &DynamicObject,
+) -> Result<(), Error> {
     let Some(i) = obj.finalizers().iter().position(|f| f == api::FINALIZER) else {
-        return Ok(Action::await_change());
+        return Ok(());
     };
     let patch: json_patch::Patch = serde_json::from_value(json!([
         {"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": api::FINALIZER},
         {"op": "remove", "path": format!("/metadata/finalizers/{i}")},
     ]))
     .expect("a JSON patch");
-    match api(op, kind, &r.namespace)
+    match api(op, kind, &obj.namespace().unwrap_or_default())
         .patch(
             &obj.name_any(),
             &PatchParams::default(),
@@ -767,11 +771,19 @@ async fn cleanup(
         )
         .await
     {
-        Ok(_) => {}
-        Err(kube::Error::Api(s)) if s.code == 404 => {}
-        Err(e) => return Err(e.into()),
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
     }
-    Ok(Action::await_change())
+}
+
+/// Whether the Ready condition already says this (an Event is published
+/// once per change of what is reported, not on every reconcile).
+pub(super) fn ready_says(old: &Status, reason: &str, message: &str) -> bool {
+    old.common
+        .conditions
+        .iter()
+        .any(|c| c.type_ == "Ready" && c.reason == reason && c.message == message)
 }
 
 pub(super) async fn write_status(

@@ -14,7 +14,7 @@ use crate::operator::realise::workload;
 use crate::operator::status::condition;
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::ResourceExt;
@@ -210,13 +210,7 @@ async fn reconcile_one(
     };
     if !w.waiting_for.is_empty() {
         let message = w.waiting_for.join("; ");
-        let was = old
-            .common
-            .conditions
-            .iter()
-            .find(|c| c.type_ == "Ready")
-            .map(|c| (c.reason.clone(), c.message.clone()));
-        if was != Some(("Waiting".into(), message.clone())) {
+        if !resource::ready_says(&old, "Waiting", &message) {
             op.event(&on, EventType::Normal, "Waiting", message.clone())
                 .await;
         }
@@ -371,25 +365,6 @@ async fn cleanup(
             return Ok(Action::requeue(op.poll));
         }
     }
-    let Some(i) = obj.finalizers().iter().position(|f| f == api::FINALIZER) else {
-        return Ok(Action::await_change());
-    };
-    let patch: json_patch::Patch = serde_json::from_value(json!([
-        {"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": api::FINALIZER},
-        {"op": "remove", "path": format!("/metadata/finalizers/{i}")},
-    ]))
-    .expect("a JSON patch");
-    match resource::api(op, kind, &r.namespace)
-        .patch(
-            &obj.name_any(),
-            &PatchParams::default(),
-            &Patch::<()>::Json(patch),
-        )
-        .await
-    {
-        Ok(_) => {}
-        Err(kube::Error::Api(s)) if s.code == 404 => {}
-        Err(e) => return Err(e.into()),
-    }
+    resource::remove_finalizer(op, kind, obj).await?;
     Ok(Action::await_change())
 }
