@@ -299,17 +299,12 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
             }
         }
         Mode::External => {
-            let name = spec.external.expect("checked").connection_secret_ref.name;
-            Realised {
-                needs: vec![],
-                emit: vec![],
-                ready_when: vec![ReadyWhen::SecretKeys {
-                    name: name.clone(),
-                    keys: EXTERNAL_KEYS.iter().map(|k| k.to_string()).collect(),
-                }],
-                status: merged(datastore_status(&name, Mode::External), &status),
-                waiting_for: vec![],
-            }
+            let mut x = super::external(
+                spec.external.expect("checked").connection_secret_ref.name,
+                EXTERNAL_KEYS,
+            );
+            x.status.extend(status);
+            x
         }
     })
 }

@@ -83,6 +83,21 @@ impl Realised {
     }
 }
 
+/// A datastore given as a connection Secret: nothing to install or emit;
+/// Ready when the Secret holds these keys.
+pub fn external(secret: String, keys: &[&str]) -> Realised {
+    Realised {
+        needs: vec![],
+        emit: vec![],
+        status: datastore_status(&secret, Mode::External),
+        ready_when: vec![ReadyWhen::SecretKeys {
+            name: secret,
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+        }],
+        waiting_for: vec![],
+    }
+}
+
 /// The kind's own status fields every datastore reports.
 pub fn datastore_status(connection_secret: &str, mode: Mode) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();

@@ -71,19 +71,10 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
                 waiting_for: vec![],
             }
         }
-        Mode::External => {
-            let name = spec.external.expect("checked").connection_secret_ref.name;
-            Realised {
-                needs: vec![],
-                emit: vec![],
-                ready_when: vec![ReadyWhen::SecretKeys {
-                    name: name.clone(),
-                    keys: EXTERNAL_KEYS.iter().map(|k| k.to_string()).collect(),
-                }],
-                status: datastore_status(&name, Mode::External),
-                waiting_for: vec![],
-            }
-        }
+        Mode::External => super::external(
+            spec.external.expect("checked").connection_secret_ref.name,
+            EXTERNAL_KEYS,
+        ),
     })
 }
 
