@@ -31,17 +31,9 @@ static REAL_CLUSTER_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// interrupted run left behind.
 const TEST_LABEL: &str = "navique.test/created";
 
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
+#[path = "support/kubectl.rs"]
+mod support_kubectl;
+use support_kubectl::kubectl;
 
 fn crd_names(kubeconfig: &Path) -> Vec<String> {
     kubectl(kubeconfig, &["get", "crd", "-o", "name"])

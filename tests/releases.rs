@@ -24,17 +24,9 @@ struct Cluster {
 
 static REAL_CLUSTER_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> Option<String> {
-    let out = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
+#[path = "support/kubectl.rs"]
+mod support_kubectl;
+use support_kubectl::kubectl;
 
 /// CRD names and the Helm release (name, namespace) that applied each.
 fn crds(kubeconfig: &Path) -> Vec<(String, Option<(String, String)>)> {

@@ -196,6 +196,28 @@ impl Env {
             .unwrap_or_default()
     }
 
+    /// Deletes every resource of our kinds, finalizers first: no operator
+    /// runs to release them any more.
+    fn delete_our_resources(&self) {
+        for (kind, plural) in DATASTORES {
+            let Ok(list) = self.block(self.ours(kind, plural, None).list(&ListParams::default()))
+            else {
+                continue;
+            };
+            for o in list.items {
+                let ns = o.metadata.namespace.clone().unwrap_or_default();
+                let name = o.metadata.name.clone().unwrap_or_default();
+                let api = self.ours(kind, plural, Some(ns.as_str()).filter(|n| !n.is_empty()));
+                let _ = self.block(api.patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+                ));
+                let _ = self.block(api.delete(&name, &Default::default()));
+            }
+        }
+    }
+
     /// Removes what the test made on a shared cluster: our resources (their
     /// finalizers first, since no operator runs any more), the releases and
     /// CRDs that were not there before, and the test's namespaces.
@@ -204,22 +226,7 @@ impl Env {
         let Some((crds_before, _)) = &self.before else {
             return;
         };
-        for (kind, plural) in DATASTORES {
-            let api = self.ours(kind, plural, None);
-            if let Ok(list) = self.block(api.list(&ListParams::default())) {
-                for o in list.items {
-                    let ns = o.metadata.namespace.clone().unwrap_or_default();
-                    let name = o.metadata.name.clone().unwrap_or_default();
-                    let api = self.ours(kind, plural, Some(ns.as_str()).filter(|n| !n.is_empty()));
-                    let _ = self.block(api.patch(
-                        &name,
-                        &PatchParams::default(),
-                        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-                    ));
-                    let _ = self.block(api.delete(&name, &Default::default()));
-                }
-            }
-        }
+        self.delete_our_resources();
         for (ns, name, _, _) in self.releases() {
             let ctx = navique_ai_core_operator::action::Context::new(self.client.clone(), &ns);
             let _ = self.block(navique_ai_core_operator::action::uninstall::uninstall(
@@ -288,23 +295,7 @@ impl Env {
     fn sweep_earlier_runs(&self) {
         use k8s_openapi::api::core::v1::Namespace;
         use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-        for (kind, plural) in DATASTORES {
-            let Ok(list) = self.block(self.ours(kind, plural, None).list(&ListParams::default()))
-            else {
-                continue;
-            };
-            for o in list.items {
-                let ns = o.metadata.namespace.clone().unwrap_or_default();
-                let name = o.metadata.name.clone().unwrap_or_default();
-                let api = self.ours(kind, plural, Some(ns.as_str()).filter(|n| !n.is_empty()));
-                let _ = self.block(api.patch(
-                    &name,
-                    &PatchParams::default(),
-                    &Patch::Merge(json!({"metadata": {"finalizers": null}})),
-                ));
-                let _ = self.block(api.delete(&name, &Default::default()));
-            }
-        }
+        self.delete_our_resources();
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let labelled: Vec<String> = self
             .block(
