@@ -108,14 +108,15 @@ def ready_count(s, names):
     return len(ready & names)
 
 
-def license(s):
-    """A key pair of this run's and the license Secret it signs; returns the public key's path."""
+def license(s, features=()):
+    """A key pair of this run's and the license Secret it signs (no limits,
+    these features); returns the public key's path."""
     import base64, datetime
     key, pub = os.path.join(s.tmp, "license.pem"), os.path.join(s.tmp, "license.pub")
     subprocess.run(["openssl", "genpkey", "-algorithm", "ed25519", "-out", key], check=True, capture_output=True)
     subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-out", pub], check=True, capture_output=True)
     expires = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    payload = json.dumps({"licensee": "benchmark", "tier": "enterprise", "expires": expires}).encode()
+    payload = json.dumps({"licensee": "benchmark", "tier": "enterprise", "expires": expires, "features": list(features)}).encode()
     body = os.path.join(s.tmp, "license.json")
     open(body, "wb").write(payload)
     sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", key, "-rawin", "-in", body],

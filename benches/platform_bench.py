@@ -99,7 +99,7 @@ def ours_round():
         ensure_namespace(s, NS)
         secrets(s)
         cmd = [os.path.join(ROOT, "target/release/navique-operator"), "run", "--kubeconfig", s.kubeconfig, "--leader-elect=false",
-               "--metrics-bind", "0", "--health-bind", "0", "--poll-ms", "200", "--license-public-key", license_with(s),
+               "--metrics-bind", "0", "--health-bind", "0", "--poll-ms", "200", "--license-public-key", license(s, ["Observability"]),
                "--charts-dir", SHARED, "--charts-dir", os.path.join(SHARED, "extra")]
         op = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
         while s.req("GET", "/apis/core.navique.com/v1alpha1/capabilities/cloudnative-pg") is None:
@@ -121,22 +121,6 @@ def ours_round():
             op.terminate()
             op.wait()
         s.stop()
-
-
-def license_with(s):
-    """operator_bench's license, with the Observability feature."""
-    import base64, datetime, subprocess
-    pub = license(s)
-    key = os.path.join(s.tmp, "license.pem")
-    expires = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    payload = json.dumps({"licensee": "benchmark", "tier": "enterprise", "expires": expires, "features": ["Observability"]}).encode()
-    body = os.path.join(s.tmp, "license.json")
-    open(body, "wb").write(payload)
-    sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", key, "-rawin", "-in", body], check=True, capture_output=True).stdout
-    s.req("PUT", "/api/v1/namespaces/navique-system/secrets/navique-license", {
-        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "navique-license", "namespace": "navique-system"},
-        "data": {"license.json": base64.b64encode(payload).decode(), "license.sig": base64.b64encode(base64.b64encode(sig)).decode()}})
-    return pub
 
 
 def helm_round():
