@@ -11,6 +11,7 @@ pub mod chart;
 pub mod cli;
 pub mod gotmpl;
 pub mod goyaml;
+pub mod oci;
 pub mod operator;
 pub mod par;
 pub mod release;
