@@ -184,9 +184,11 @@ impl Metadata {
                 "appVersion" => m.app_version = text(),
                 "deprecated" => m.deprecated = matches!(v, Node::Scalar(Scalar::Bool(true))),
                 "annotations" => {
+                    // Helm's Validate sanitizes the other fields, never the
+                    // annotations: a multi-line annotation stays multi-line
+                    // in `.Chart.Annotations` and in an OCI push's config.
                     for (ak, av) in pairs(v) {
-                        m.annotations
-                            .insert(ak, sanitize(&scalar_text(av).unwrap_or_default()));
+                        m.annotations.insert(ak, scalar_text(av).unwrap_or_default());
                     }
                 }
                 "kubeVersion" => m.kube_version = text(),

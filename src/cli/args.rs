@@ -33,6 +33,8 @@ const SWITCHES: &[&str] = &[
     "--help",
     "-h",
     "--keep",
+    "--plain-http",
+    "--by-tag",
 ];
 
 impl Args {

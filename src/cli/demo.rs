@@ -345,6 +345,7 @@ async fn walk_through(
         chart: OLDER_CERT_MANAGER.0.into(),
         version: OLDER_CERT_MANAGER.1.into(),
         oci: String::new(),
+        digest: String::new(),
         sha256: OLDER_CERT_MANAGER.2.into(),
     };
     let cm = store.load(&older).map_err(|e| e.to_string())?;

@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod bench;
+pub mod charts;
 pub mod demo;
 pub mod demo_platform;
 pub mod demo_releases;
@@ -30,6 +31,10 @@ Commands:
   run [flags]               run the operator (--kubeconfig, --namespace, --charts-dir (repeatable), --metrics-bind,
                             --health-bind, --leader-elect=true|false, --log-format json, --catalog FILE)
   plan [flags]              what the operator would do now, read-only (--kubeconfig, --charts-dir, -o json)
+  charts list|pull|verify|lock|push   the bundled charts' pins and OCI registries:
+                            list [-o json]; pull [--dest DIR] [--by-tag]; verify DIR; lock (re-resolve the
+                            pins' digests, rewriting --pins); push TARBALL... oci://HOST/PATH; all take
+                            --pins FILE, --registry-mirror SRC=DST (repeatable), --plain-http, --registry-config FILE
   crds [--out DIR]          write the operator's CRDs (default: crds/); --check fails when DIR is stale
   version                   print the version
 ";
@@ -56,6 +61,7 @@ pub fn main(argv: Vec<String>) -> i32 {
         "bench-render" => args::Args::parse(rest).and_then(|a| bench::render(&a)),
         "bench-templates" => args::Args::parse(rest).and_then(|a| bench::templates(&a)),
         "crds" => crds(rest),
+        "charts" => charts::run(rest),
         "run" => args::Args::parse(rest).and_then(|a| operator::run(&a)),
         "plan" => args::Args::parse(rest).and_then(|a| operator::plan(&a)),
         "version" => {

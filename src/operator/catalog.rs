@@ -29,7 +29,12 @@ pub struct Pin {
     pub version: String,
     /// Where the chart is published (pulled by `charts pull`).
     pub oci: String,
-    /// SHA-256 of the chart tarball.
+    /// `sha256:...` of the OCI manifest the version's tag points at: what
+    /// Renovate's docker datasource updates, and what `charts pull` asks for.
+    pub digest: String,
+    /// SHA-256 of the chart tarball (the manifest's chart layer): what the
+    /// chart store checks before loading. A new `digest` without a new
+    /// `sha256` is refused by `charts pull`; `charts lock` refreshes both.
     pub sha256: String,
 }
 
@@ -182,13 +187,16 @@ impl Catalog {
 }
 
 fn check_sha256(p: &Pin) -> Result<(), String> {
-    if p.sha256.len() == 64 && p.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-        Ok(())
-    } else {
-        Err(format!(
-            "sha256 {:?} is not 64 hexadecimal digits",
-            p.sha256
-        ))
+    let hex64 = |s: &str| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if !hex64(&p.sha256) {
+        return Err(format!("sha256 {:?} is not 64 hexadecimal digits", p.sha256));
+    }
+    match p.digest.strip_prefix("sha256:") {
+        Some(hex) if hex64(hex) => Ok(()),
+        _ => Err(format!(
+            "digest {:?} is not an OCI digest (sha256: and 64 hexadecimal digits)",
+            p.digest
+        )),
     }
 }
 
@@ -299,6 +307,51 @@ impl ChartStore {
     }
 }
 
+/// The pins file with new digests: `resolved` by catalog name (chart
+/// manifest digest and tarball sha256), `images` by image name. Only those
+/// values change; comments, order and layout stay.
+pub fn lock_text(
+    text: &str,
+    resolved: &BTreeMap<String, crate::oci::Resolved>,
+    images: &BTreeMap<String, String>,
+) -> Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+    for section in ["capability", "workload"] {
+        let Some(tables) = doc.get_mut(section).and_then(|t| t.as_array_of_tables_mut()) else {
+            continue;
+        };
+        for table in tables.iter_mut() {
+            let name = table.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
+            if let Some(r) = resolved.get(&name) {
+                set_keeping_decor(table, "digest", &r.digest);
+                set_keeping_decor(table, "sha256", &r.sha256);
+            }
+        }
+    }
+    if let Some(tables) = doc.get_mut("image").and_then(|t| t.as_array_of_tables_mut()) {
+        for table in tables.iter_mut() {
+            let name = table.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
+            if let Some(d) = images.get(&name) {
+                set_keeping_decor(table, "digest", d);
+            }
+        }
+    }
+    Ok(doc.to_string())
+}
+
+fn set_keeping_decor(table: &mut toml_edit::Table, key: &str, value: &str) {
+    match table.get_mut(key).and_then(|i| i.as_value_mut()) {
+        Some(v) => {
+            let decor = v.decor().clone();
+            *v = toml_edit::Value::from(value);
+            *v.decor_mut() = decor;
+        }
+        None => {
+            table.insert(key, toml_edit::value(value));
+        }
+    }
+}
+
 pub fn sha256_hex(data: &[u8]) -> String {
     Sha256::digest(data)
         .iter()
@@ -365,6 +418,7 @@ mod tests {
             chart: "demo".into(),
             version: "1.0.0".into(),
             oci: String::new(),
+            digest: format!("sha256:{}", "0".repeat(64)),
             sha256: "0".repeat(64),
         };
         let err = ChartStore::new(&dir).load(&pin).err().expect("refused");

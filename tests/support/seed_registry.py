@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Seed an OCI registry with the bundled charts, pushed by real Helm.
+
+The registry stands in for the charts' upstream registries: each chart of
+the pins file goes to <registry>/<upstream host>/<upstream path>, so that
+`--registry-mirror quay.io=<registry>/quay.io` (one rule per host) finds it.
+Helm's manifest carries the tarball's modification time as
+org.opencontainers.image.created; the copies pushed get a fixed time, so the
+manifest digests are the same on every machine and match the pins.
+
+usage: seed_registry.py REGISTRY [--charts DIR]... [--pins FILE] [--only CHART]... [--extra TARBALL=oci://...]...
+"""
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import tomllib
+
+CREATED = "2026-08-22T00:00:00Z"
+CREATED_EPOCH = 1787356800  # CREATED as seconds since 1970
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.normpath(os.path.join(here, "..", ".."))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("registry", help="host:port of the registry (plain HTTP)")
+    shared = os.path.join(root, "..", "shared", "charts")
+    ap.add_argument("--charts", action="append", default=[],
+                    help="a directory of tarballs (repeatable; default ../shared/charts and its extra/)")
+    ap.add_argument("--pins", default=os.path.join(root, "vendored-charts", "catalog.toml"))
+    ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--extra", action="append", default=[],
+                    help="TARBALL=oci://host/path: another chart, pushed under the registry the same way")
+    args = ap.parse_args()
+    import helm_python
+
+    dirs = args.charts or [shared, os.path.join(shared, "extra")]
+
+    with open(args.pins, "rb") as f:
+        pins = tomllib.load(f)
+    work = tempfile.mkdtemp(prefix="navique-seed-")
+    try:
+        pushes = []
+        for entry in pins.get("capability", []) + pins.get("workload", []):
+            if args.only and entry["chart"] not in args.only:
+                continue
+            name = f'{entry["chart"]}-{entry["version"]}.tgz'
+            found = [os.path.join(d, name) for d in dirs if os.path.exists(os.path.join(d, name))]
+            if not found:
+                sys.exit(f"{name}: not in {', '.join(dirs)}")
+            tarball = found[0]
+            pushes.append((tarball, entry["oci"]))
+        for extra in args.extra:
+            tarball, oci = extra.split("=", 1)
+            pushes.append((tarball, oci))
+        for tarball, oci in pushes:
+            location = oci.removeprefix("oci://")
+            parent = location.rsplit("/", 1)[0]
+            copy = os.path.join(work, os.path.basename(tarball))
+            shutil.copyfile(tarball, copy)
+            os.utime(copy, (CREATED_EPOCH, CREATED_EPOCH))
+            helm_python.push(copy, f"oci://{args.registry}/{parent}", plain_http=True)
+            print(f"pushed {os.path.basename(tarball)} -> oci://{args.registry}/{location}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
