@@ -122,7 +122,7 @@ fn pull(a: &Args) -> Result<(), String> {
         });
         match outcome {
             Ok(line) => println!("pulled {line}"),
-            Err(e) => failures.push(e),
+            Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
     if failures.is_empty() {
@@ -196,7 +196,7 @@ fn lock(a: &Args) -> Result<(), String> {
             Ok(r) => {
                 resolved.insert(name.to_string(), r);
             }
-            Err(e) => failures.push(e.0),
+            Err(e) => failures.push(format!("{name}: {}", e.0)),
         }
     }
     if !failures.is_empty() {

@@ -1,0 +1,174 @@
+//! A real OCI registry for tests: Debian's `docker-registry` (CNCF
+//! distribution) on 127.0.0.1, with its own storage directory, optionally
+//! behind htpasswd; seeded by real Helm pushing the bundled charts
+//! (`seed_registry.py`). Stopped and deleted when dropped.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+pub fn shared_charts() -> Option<PathBuf> {
+    let p = Path::new(ROOT).join("../shared/charts");
+    if p.join("cert-manager-v1.21.1.tgz").exists() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "../shared/charts is missing and CI=true"
+    );
+    eprintln!("skipping: ../shared/charts not found");
+    None
+}
+
+/// `docker-registry` and real Helm are both needed; under CI their absence
+/// is a failure (.ci/run installs them), elsewhere a skip.
+pub fn tools_present() -> bool {
+    let registry = Command::new("docker-registry").arg("--version").output().is_ok();
+    let helm = Command::new("python3")
+        .args(["-c", "import helm_python"])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if registry && helm {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "docker-registry (Debian package) and helm-python-sdk are required under CI"
+    );
+    eprintln!("skipping: docker-registry or helm_python missing");
+    false
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+pub struct Registry {
+    pub addr: String,
+    pub dir: PathBuf,
+    child: Child,
+}
+
+pub struct Auth<'a> {
+    pub user: &'a str,
+    pub password: &'a str,
+}
+
+impl Registry {
+    pub fn start(auth: Option<Auth>) -> Registry {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!(
+            "navique-registry-{}-{port}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let auth_section = match auth {
+            None => String::new(),
+            Some(a) => {
+                let out = Command::new("htpasswd")
+                    .args(["-Bbn", a.user, a.password])
+                    .output()
+                    .expect("htpasswd (apache2-utils) runs");
+                assert!(out.status.success());
+                std::fs::write(dir.join("htpasswd"), out.stdout).unwrap();
+                format!(
+                    "auth:\n  htpasswd:\n    realm: navique-test\n    path: {}\n",
+                    dir.join("htpasswd").display()
+                )
+            }
+        };
+        let config = format!(
+            "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: navique-test\n{auth_section}log:\n  level: error\n",
+            dir.join("data").display()
+        );
+        std::fs::write(dir.join("config.yml"), config).unwrap();
+        let child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(dir.join("config.yml"))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("registry.log")).unwrap())
+            .spawn()
+            .expect("docker-registry starts");
+        let addr = format!("127.0.0.1:{port}");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(&addr).is_err() {
+            assert!(Instant::now() < deadline, "the registry did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Registry { addr, dir, child }
+    }
+
+    /// Real Helm pushes the bundled charts (or `only` those) and `extra`
+    /// tarballs (`PATH=oci://upstream/repo`), under `<addr>/<upstream host>/...`.
+    pub fn seed(&self, only: &[&str], extra: &[String]) {
+        let mut cmd = Command::new("python3");
+        cmd.arg(Path::new(ROOT).join("tests/support/seed_registry.py"))
+            .arg(&self.addr);
+        for o in only {
+            cmd.args(["--only", o]);
+        }
+        for e in extra {
+            cmd.args(["--extra", e]);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "seeding failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The `--registry-mirror` flags that send quay.io and ghcr.io here.
+    pub fn mirror_flags(&self) -> Vec<String> {
+        ["quay.io", "ghcr.io", "docker.io"]
+            .iter()
+            .flat_map(|h| ["--registry-mirror".to_string(), format!("{h}={}/{h}", self.addr)])
+            .collect()
+    }
+
+    /// The blob file of a digest in the registry's storage.
+    pub fn blob_path(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.dir
+            .join("data/docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A server that answers every request with `status` (a registry in
+/// trouble), on its own thread until the process ends.
+pub fn answering(status: u16) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let body = "{\"errors\":[{\"code\":\"UNKNOWN\",\"message\":\"the test registry is in trouble\"}]}";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} Trouble\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    addr
+}
