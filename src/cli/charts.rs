@@ -31,6 +31,7 @@ fn registry(a: &Args) -> Result<Registry, String> {
         mirrors: Mirrors::parse(&a.all(&["--registry-mirror"]))?,
         plain_http: a.flag("--plain-http"),
         registry_config: a.one(&["--registry-config"]).map(PathBuf::from),
+        ca_file: a.one(&["--ca-file"]).map(PathBuf::from),
     })
     .map_err(|e| e.0)
 }

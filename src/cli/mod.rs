@@ -34,7 +34,7 @@ Commands:
   charts list|pull|verify|lock|push   the bundled charts' pins and OCI registries:
                             list [-o json]; pull [--dest DIR] [--by-tag]; verify DIR; lock (re-resolve the
                             pins' digests, rewriting --pins); push TARBALL... oci://HOST/PATH; all take
-                            --pins FILE, --registry-mirror SRC=DST (repeatable), --plain-http, --registry-config FILE
+                            --pins FILE, --registry-mirror SRC=DST (repeatable), --plain-http, --ca-file PEM, --registry-config FILE
   crds [--out DIR]          write the operator's CRDs (default: crds/); --check fails when DIR is stale
   version                   print the version
 ";

@@ -34,6 +34,9 @@ pub struct Options {
     pub plain_http: bool,
     /// `--registry-config`; else the docker config of the environment.
     pub registry_config: Option<PathBuf>,
+    /// `--ca-file`: PEM certificates trusted beside the system's, for a
+    /// registry (a mirror, most often) with a private CA.
+    pub ca_file: Option<PathBuf>,
 }
 
 /// What a chart version resolves to in a registry.
@@ -80,7 +83,16 @@ impl Registry {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let credentials =
             auth::Credentials::load(options.registry_config.as_deref()).map_err(OciError)?;
+        let extra_root_certificates = match &options.ca_file {
+            None => Vec::new(),
+            Some(path) => vec![oci_client::client::Certificate {
+                encoding: oci_client::client::CertificateEncoding::Pem,
+                data: std::fs::read(path)
+                    .map_err(|e| OciError(format!("--ca-file {}: {e}", path.display())))?,
+            }],
+        };
         let config = oci_client::client::ClientConfig {
+            extra_root_certificates,
             protocol: if options.plain_http {
                 oci_client::client::ClientProtocol::Http
             } else {

@@ -52,6 +52,8 @@ pub fn free_port() -> u16 {
 pub struct Registry {
     pub addr: String,
     pub dir: PathBuf,
+    /// The test CA's certificate, when the registry serves HTTPS.
+    pub ca: Option<PathBuf>,
     child: Child,
 }
 
@@ -60,8 +62,38 @@ pub struct Auth<'a> {
     pub password: &'a str,
 }
 
+/// A test CA and a certificate it signed for 127.0.0.1 (openssl), in `dir`:
+/// (ca.pem, cert.pem, key.pem).
+fn test_certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl runs");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    run(&["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+        "-days", "2", "-subj", "/CN=navique-test-ca"]);
+    run(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "key.pem", "-out", "leaf.csr",
+        "-subj", "/CN=127.0.0.1"]);
+    std::fs::write(
+        dir.join("leaf.cnf"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    run(&["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "cert.pem", "-days", "2", "-extfile", "leaf.cnf"]);
+    (dir.join("ca.pem"), dir.join("cert.pem"), dir.join("key.pem"))
+}
+
 impl Registry {
     pub fn start(auth: Option<Auth>) -> Registry {
+        Registry::start_with(auth, false)
+    }
+
+    /// HTTPS, with a certificate from a CA of the test's own.
+    pub fn start_tls() -> Registry {
+        Registry::start_with(None, true)
+    }
+
+    fn start_with(auth: Option<Auth>, tls: bool) -> Registry {
         let port = free_port();
         let dir = std::env::temp_dir().join(format!(
             "navique-registry-{}-{port}",
@@ -83,8 +115,19 @@ impl Registry {
                 )
             }
         };
+        let (ca, tls_section) = if tls {
+            let (ca, cert, key) = test_certificates(&dir);
+            let section = format!(
+                "  tls:\n    certificate: {}\n    key: {}\n",
+                cert.display(),
+                key.display()
+            );
+            (Some(ca), section)
+        } else {
+            (None, String::new())
+        };
         let config = format!(
-            "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: navique-test\n{auth_section}log:\n  level: error\n",
+            "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n  secret: navique-test\n{tls_section}{auth_section}log:\n  level: error\n",
             dir.join("data").display()
         );
         std::fs::write(dir.join("config.yml"), config).unwrap();
@@ -101,7 +144,7 @@ impl Registry {
             assert!(Instant::now() < deadline, "the registry did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
-        Registry { addr, dir, child }
+        Registry { addr, dir, ca, child }
     }
 
     /// Real Helm pushes the bundled charts (or `only` those) and `extra`
@@ -115,6 +158,10 @@ impl Registry {
         }
         for e in extra {
             cmd.args(["--extra", e]);
+        }
+        if let Some(ca) = &self.ca {
+            // Go reads the trusted roots from SSL_CERT_FILE.
+            cmd.arg("--tls").env("SSL_CERT_FILE", ca);
         }
         let out = cmd.output().unwrap();
         assert!(

@@ -31,6 +31,8 @@ def main():
                     help="a directory of tarballs (repeatable; default ../shared/charts and its extra/)")
     ap.add_argument("--pins", default=os.path.join(root, "vendored-charts", "catalog.toml"))
     ap.add_argument("--only", action="append", default=[])
+    ap.add_argument("--tls", action="store_true",
+                    help="the registry serves HTTPS (its CA given to Helm in SSL_CERT_FILE)")
     ap.add_argument("--extra", action="append", default=[],
                     help="TARBALL=oci://host/path: another chart, pushed under the registry the same way")
     args = ap.parse_args()
@@ -61,7 +63,8 @@ def main():
             copy = os.path.join(work, os.path.basename(tarball))
             shutil.copyfile(tarball, copy)
             os.utime(copy, (CREATED_EPOCH, CREATED_EPOCH))
-            helm_python.push(copy, f"oci://{args.registry}/{parent}", plain_http=True)
+            helm_python.push(copy, f"oci://{args.registry}/{parent}",
+                             plain_http=not args.tls)
             print(f"pushed {os.path.basename(tarball)} -> oci://{args.registry}/{location}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
