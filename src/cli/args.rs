@@ -35,6 +35,7 @@ const SWITCHES: &[&str] = &[
     "--keep",
     "--plain-http",
     "--by-tag",
+    "--check",
 ];
 
 impl Args {

@@ -45,7 +45,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, String> {
 
 pub fn run(rest: &[String]) -> Result<(), String> {
     let Some(sub) = rest.first() else {
-        return Err("charts: expected list, pull, verify, lock or push".into());
+        return Err("charts: expected list, pull, verify, lock, push or images".into());
     };
     let a = Args::parse(&rest[1..])?;
     match sub.as_str() {
@@ -54,8 +54,9 @@ pub fn run(rest: &[String]) -> Result<(), String> {
         "verify" => verify(&a),
         "lock" => lock(&a),
         "push" => push(&a),
+        "images" => images(&a),
         other => Err(format!(
-            "charts: unknown subcommand {other:?} (list, pull, verify, lock, push)"
+            "charts: unknown subcommand {other:?} (list, pull, verify, lock, push, images)"
         )),
     }
 }
@@ -189,7 +190,7 @@ fn lock(a: &Args) -> Result<(), String> {
     let registry = registry(a)?;
     let rt = runtime()?;
     let mut resolved = std::collections::BTreeMap::new();
-    let images = std::collections::BTreeMap::<String, String>::new();
+    let mut images = std::collections::BTreeMap::<String, String>::new();
     let mut failures = Vec::new();
     for (name, pin) in all_pins(&catalog) {
         let repo = Repository::parse(&pin.oci).map_err(|e| format!("{name}: {e}"))?;
@@ -198,6 +199,14 @@ fn lock(a: &Args) -> Result<(), String> {
                 resolved.insert(name.to_string(), r);
             }
             Err(e) => failures.push(format!("{name}: {}", e.0)),
+        }
+    }
+    for image in &catalog.image {
+        match rt.block_on(registry.image_digest(&image.tagged())) {
+            Ok(d) => {
+                images.insert(image.tagged(), d);
+            }
+            Err(e) => failures.push(e.0),
         }
     }
     if !failures.is_empty() {
@@ -249,6 +258,46 @@ fn push(a: &Args) -> Result<(), String> {
             .block_on(registry.push_chart(Path::new(file), &repo))
             .map_err(|e| e.0)?;
         println!("pushed {file} -> {}:{} {}", r.repository, chart.metadata.version, r.digest);
+    }
+    Ok(())
+}
+
+/// `charts images [--charts-dir DIR]... [--pins FILE] [--check] [-o json]`:
+/// every container image the bundled charts deploy as the operator
+/// installs them, and those the operator sets in upstream CRs, by digest
+/// where pinned: the list an air-gapped cluster mirrors (OLM's
+/// relatedImages). `--check` fails when an image has no pin or a pin no use.
+fn images(a: &Args) -> Result<(), String> {
+    let (catalog, _) = pins(a)?;
+    let dirs: Vec<PathBuf> = match a.all(&["--charts-dir"]) {
+        given if !given.is_empty() => given.into_iter().map(PathBuf::from).collect(),
+        _ => super::demo::default_charts_dirs(),
+    };
+    let rendered = crate::operator::airgap::rendered_images(&catalog, &ChartStore::with_dirs(dirs))?;
+    let pinned: std::collections::BTreeMap<String, &crate::operator::catalog::ImagePin> =
+        catalog.image.iter().map(|i| (i.tagged(), i)).collect();
+    if a.flag("--check") {
+        let (unpinned, unused) = crate::operator::airgap::pin_drift(&catalog, &rendered);
+        if !unpinned.is_empty() || !unused.is_empty() {
+            return Err(format!(
+                "image pins drift from the charts:{}{}",
+                unpinned.iter().map(|i| format!("\n  not pinned: {i} (used by {})",
+                    rendered[i].iter().cloned().collect::<Vec<_>>().join(", "))).collect::<String>(),
+                unused.iter().map(|i| format!("\n  pinned, used by no chart: {i}")).collect::<String>()
+            ));
+        }
+    }
+    let reference = |key: &str| pinned.get(key).map(|p| p.by_digest()).unwrap_or_else(|| key.to_string());
+    if a.one(&["-o", "--output"]).as_deref() == Some("json") {
+        let items: Vec<serde_json::Value> = rendered
+            .iter()
+            .map(|(key, by)| serde_json::json!({"image": reference(key), "tag": key, "usedBy": by}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&items).unwrap_or_default());
+    } else {
+        for (key, by) in &rendered {
+            println!("{}\t{}", reference(key), by.iter().cloned().collect::<Vec<_>>().join(", "));
+        }
     }
     Ok(())
 }

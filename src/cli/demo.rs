@@ -22,7 +22,7 @@ const OLDER_CERT_MANAGER: (&str, &str, &str) = (
     "87e2dafa946bd05c56be897b2fe2e171f2bbfad96c9d48409d4b1188d240af6f",
 );
 
-fn default_charts_dirs() -> Vec<PathBuf> {
+pub fn default_charts_dirs() -> Vec<PathBuf> {
     let mut roots = vec![PathBuf::from("../shared/charts")];
     roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/charts"));
     let root = roots

@@ -31,9 +31,10 @@ Commands:
   run [flags]               run the operator (--kubeconfig, --namespace, --charts-dir (repeatable), --metrics-bind,
                             --health-bind, --leader-elect=true|false, --log-format json, --catalog FILE)
   plan [flags]              what the operator would do now, read-only (--kubeconfig, --charts-dir, -o json)
-  charts list|pull|verify|lock|push   the bundled charts' pins and OCI registries:
+  charts list|pull|verify|lock|push|images   the bundled charts' pins and OCI registries:
                             list [-o json]; pull [--dest DIR] [--by-tag]; verify DIR; lock (re-resolve the
-                            pins' digests, rewriting --pins); push TARBALL... oci://HOST/PATH; all take
+                            pins' digests, rewriting --pins); push TARBALL... oci://HOST/PATH;
+                            images [--charts-dir DIR] [--check] (every image the operator can deploy); all take
                             --pins FILE, --registry-mirror SRC=DST (repeatable), --plain-http, --ca-file PEM, --registry-config FILE
   crds [--out DIR]          write the operator's CRDs (default: crds/); --check fails when DIR is stale
   version                   print the version

@@ -6,6 +6,7 @@
 
 pub mod artifact;
 pub mod auth;
+pub mod images;
 pub mod reference;
 
 use oci_client::errors::OciDistributionError;

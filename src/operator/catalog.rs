@@ -20,6 +20,35 @@ pub struct Catalog {
     pub capability: Vec<CapabilityEntry>,
     #[serde(default)]
     pub workload: Vec<WorkloadEntry>,
+    /// Every container image the bundled charts deploy, and those the
+    /// operator writes into upstream CRs, pinned by digest.
+    #[serde(default)]
+    pub image: Vec<ImagePin>,
+}
+
+#[derive(Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ImagePin {
+    /// The repository with its registry host (`quay.io/jetstack/cert-manager-controller`).
+    pub name: String,
+    pub tag: String,
+    /// `sha256:...` the tag resolves to (`charts lock`).
+    pub digest: String,
+    /// Set for an image the operator writes into an upstream CR (the CR's
+    /// kind and field), not found in a chart.
+    #[serde(default)]
+    pub set_by: Option<String>,
+}
+
+impl ImagePin {
+    pub fn tagged(&self) -> String {
+        format!("{}:{}", self.name, self.tag)
+    }
+
+    /// The reference a pod pulls: by digest.
+    pub fn by_digest(&self) -> String {
+        format!("{}@{}", self.name, self.digest)
+    }
 }
 
 #[derive(Deserialize, Clone, Debug, PartialEq)]
@@ -147,6 +176,19 @@ impl Catalog {
         }
         for w in &self.workload {
             check_sha256(&w.pin).map_err(|m| format!("workload {:?}: {m}", w.name))?;
+        }
+        for (i, image) in self.image.iter().enumerate() {
+            if self.image[..i].iter().any(|o| o.tagged() == image.tagged()) {
+                return Err(format!("image {} is listed twice", image.tagged()));
+            }
+            let hex = image.digest.strip_prefix("sha256:").unwrap_or_default();
+            if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "image {}: digest {:?} is not an OCI digest (sha256: and 64 hexadecimal digits)",
+                    image.tagged(),
+                    image.digest
+                ));
+            }
         }
         // Prerequisites must not loop: the install order is their topological order.
         self.install_order()?;
@@ -308,7 +350,7 @@ impl ChartStore {
 }
 
 /// The pins file with new digests: `resolved` by catalog name (chart
-/// manifest digest and tarball sha256), `images` by image name. Only those
+/// manifest digest and tarball sha256), `images` by `name:tag`. Only those
 /// values change; comments, order and layout stay.
 pub fn lock_text(
     text: &str,
@@ -330,8 +372,9 @@ pub fn lock_text(
     }
     if let Some(tables) = doc.get_mut("image").and_then(|t| t.as_array_of_tables_mut()) {
         for table in tables.iter_mut() {
-            let name = table.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
-            if let Some(d) = images.get(&name) {
+            let field = |k: &str| table.get(k).and_then(|n| n.as_str()).unwrap_or_default().to_string();
+            let tagged = format!("{}:{}", field("name"), field("tag"));
+            if let Some(d) = images.get(&tagged) {
                 set_keeping_decor(table, "digest", d);
             }
         }

@@ -4,6 +4,7 @@
 //! ([`controller`], [`process`], [`telemetry`]). Every decision is a plain
 //! function of a snapshot; only `observe` and `controller` talk to a cluster.
 
+pub mod airgap;
 pub mod api;
 pub mod catalog;
 pub mod controller;
