@@ -44,7 +44,10 @@ fn scratch(name: &str) -> PathBuf {
 fn sha256_file(p: &Path) -> String {
     use sha2::Digest;
     let data = std::fs::read(p).unwrap();
-    sha2::Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect()
+    sha2::Sha256::digest(&data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn catalog() -> navique_ai_core_operator::operator::catalog::Catalog {
@@ -58,7 +61,8 @@ fn ready() -> bool {
 /// A pins file with only cert-manager's entry of the built-in catalog
 /// (edited by `edit`), for tests that need one chart.
 fn cert_manager_pins(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
-    let text = std::fs::read_to_string(Path::new(ROOT).join("vendored-charts/catalog.toml")).unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(ROOT).join("vendored-charts/catalog.toml")).unwrap();
     let start = text.find("\n[[capability]]\n").unwrap() + 1;
     let end = text[start + 1..].find("\n[[capability]]\n").unwrap() + start + 2;
     let path = dir.join("pins.toml");
@@ -75,7 +79,11 @@ fn every_bundled_chart_is_pulled_by_digest_and_by_tag_through_a_mirror_and_verif
     reg.seed(&[], &[]);
     let mirrors = reg.mirror_flags();
     for mode in [&[][..], &["--by-tag"][..]] {
-        let dest = scratch(if mode.is_empty() { "by-digest" } else { "by-tag" });
+        let dest = scratch(if mode.is_empty() {
+            "by-digest"
+        } else {
+            "by-tag"
+        });
         let d = dest.to_str().unwrap();
         let mut args = vec!["pull", "--dest", d, "--plain-http"];
         args.extend_from_slice(mode);
@@ -84,14 +92,25 @@ fn every_bundled_chart_is_pulled_by_digest_and_by_tag_through_a_mirror_and_verif
         for (name, pin) in navique_ai_core_operator::cli::charts::all_pins(&catalog()) {
             let file = dest.join(format!("{}-{}.tgz", pin.chart, pin.version));
             assert_eq!(sha256_file(&file), pin.sha256, "{name}");
-            let line = out.stdout.lines().find(|l| l.starts_with(&format!("pulled {name} "))).unwrap();
+            let line = out
+                .stdout
+                .lines()
+                .find(|l| l.starts_with(&format!("pulled {name} ")))
+                .unwrap();
             // The mirror was used: the upstream host comes after the registry's address.
             let upstream = pin.oci.trim_start_matches("oci://");
-            assert!(line.contains(&format!("oci://{}/{upstream}@{}", reg.addr, pin.digest)), "{line}");
+            assert!(
+                line.contains(&format!("oci://{}/{upstream}@{}", reg.addr, pin.digest)),
+                "{line}"
+            );
         }
         let verified = charts(&["verify", d], &[]);
         assert!(verified.ok, "{}", verified.stderr);
-        assert!(verified.stdout.contains("9 charts verified"), "{}", verified.stdout);
+        assert!(
+            verified.stdout.contains("9 charts verified"),
+            "{}",
+            verified.stdout
+        );
         // Nothing but the tarballs: no partial file left behind.
         assert_eq!(std::fs::read_dir(&dest).unwrap().count(), 9);
         std::fs::remove_dir_all(&dest).unwrap();
@@ -107,7 +126,11 @@ fn a_tampered_blob_is_refused_naming_both_digests_and_nothing_is_written() {
     reg.seed(&["cert-manager"], &[]);
     let work = scratch("tampered");
     let pins = cert_manager_pins(&work, |t| t);
-    let pin = navique_ai_core_operator::operator::catalog::Catalog::load(&pins).unwrap().capability[0].pin.clone();
+    let pin = navique_ai_core_operator::operator::catalog::Catalog::load(&pins)
+        .unwrap()
+        .capability[0]
+        .pin
+        .clone();
     let blob = reg.blob_path(&format!("sha256:{}", pin.sha256));
     let mut data = std::fs::read(&blob).unwrap();
     let at = data.len() / 2;
@@ -115,13 +138,27 @@ fn a_tampered_blob_is_refused_naming_both_digests_and_nothing_is_written() {
     std::fs::write(&blob, &data).unwrap();
     let dest = work.join("charts");
     let out = charts(
-        &["pull", "--pins", pins.to_str().unwrap(), "--dest", dest.to_str().unwrap(), "--plain-http"],
+        &[
+            "pull",
+            "--pins",
+            pins.to_str().unwrap(),
+            "--dest",
+            dest.to_str().unwrap(),
+            "--plain-http",
+        ],
         &reg.mirror_flags(),
     );
     assert!(!out.ok);
     use sha2::Digest;
-    let found: String = sha2::Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
-    assert!(out.stderr.contains(&pin.sha256) && out.stderr.contains(&found), "{}", out.stderr);
+    let found: String = sha2::Sha256::digest(&data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        out.stderr.contains(&pin.sha256) && out.stderr.contains(&found),
+        "{}",
+        out.stderr
+    );
     assert!(
         !dest.exists() || std::fs::read_dir(&dest).unwrap().next().is_none(),
         "a refused pull leaves nothing behind"
@@ -141,18 +178,37 @@ fn a_digest_bump_without_the_tarball_digest_is_refused_until_lock_refreshes_it()
     let reg = Registry::start(None);
     reg.seed(
         &["cert-manager"],
-        &[format!("{}=oci://quay.io/jetstack/charts/cert-manager", older.display())],
+        &[format!(
+            "{}=oci://quay.io/jetstack/charts/cert-manager",
+            older.display()
+        )],
     );
     let work = scratch("bump");
     let mirrors = reg.mirror_flags();
     // The manifest digest of v1.19.2 as the registry has it.
-    let pins_old = cert_manager_pins(&work, |t| t.replace("version = \"v1.21.1\"", "version = \"v1.19.2\""));
-    let probe = charts(&["lock", "--pins", pins_old.to_str().unwrap(), "--plain-http"], &mirrors);
+    let pins_old = cert_manager_pins(&work, |t| {
+        t.replace("version = \"v1.21.1\"", "version = \"v1.19.2\"")
+    });
+    let probe = charts(
+        &["lock", "--pins", pins_old.to_str().unwrap(), "--plain-http"],
+        &mirrors,
+    );
     assert!(probe.ok, "{}", probe.stderr);
     let locked = std::fs::read_to_string(&pins_old).unwrap();
-    let digest_line = locked.lines().find(|l| l.starts_with("digest = ")).unwrap().to_string();
-    let sha_line = locked.lines().find(|l| l.starts_with("sha256 = ")).unwrap().to_string();
-    assert!(sha_line.contains(&sha256_file(&older)), "lock wrote the tarball's digest: {sha_line}");
+    let digest_line = locked
+        .lines()
+        .find(|l| l.starts_with("digest = "))
+        .unwrap()
+        .to_string();
+    let sha_line = locked
+        .lines()
+        .find(|l| l.starts_with("sha256 = "))
+        .unwrap()
+        .to_string();
+    assert!(
+        sha_line.contains(&sha256_file(&older)),
+        "lock wrote the tarball's digest: {sha_line}"
+    );
 
     // Renovate's edit: version and digest of v1.19.2, sha256 still v1.21.1's.
     let current = catalog().capability[0].pin.clone();
@@ -163,7 +219,14 @@ fn a_digest_bump_without_the_tarball_digest_is_refused_until_lock_refreshes_it()
     let dest = work.join("charts");
     let pull = |pins: &Path| {
         charts(
-            &["pull", "--pins", pins.to_str().unwrap(), "--dest", dest.to_str().unwrap(), "--plain-http"],
+            &[
+                "pull",
+                "--pins",
+                pins.to_str().unwrap(),
+                "--dest",
+                dest.to_str().unwrap(),
+                "--plain-http",
+            ],
             &mirrors,
         )
     };
@@ -175,14 +238,23 @@ fn a_digest_bump_without_the_tarball_digest_is_refused_until_lock_refreshes_it()
         refused.stderr
     );
     assert!(refused.stderr.contains("charts lock"), "{}", refused.stderr);
-    let relock = charts(&["lock", "--pins", pins.to_str().unwrap(), "--plain-http"], &mirrors);
+    let relock = charts(
+        &["lock", "--pins", pins.to_str().unwrap(), "--plain-http"],
+        &mirrors,
+    );
     assert!(relock.ok, "{}", relock.stderr);
     let text = std::fs::read_to_string(&pins).unwrap();
     assert!(text.contains(&sha_line), "{text}");
-    assert!(text.contains("# The universal prerequisite"), "comments survive the lock");
+    assert!(
+        text.contains("# The universal prerequisite"),
+        "comments survive the lock"
+    );
     let pulled = pull(&pins);
     assert!(pulled.ok, "{}", pulled.stderr);
-    assert_eq!(sha256_file(&dest.join("cert-manager-v1.19.2.tgz")), sha256_file(&older));
+    assert_eq!(
+        sha256_file(&dest.join("cert-manager-v1.19.2.tgz")),
+        sha256_file(&older)
+    );
     std::fs::remove_dir_all(&work).unwrap();
 }
 
@@ -197,51 +269,116 @@ fn registry_trouble_gets_a_clear_error() {
     let pins = cert_manager_pins(&work, |t| t);
     let p = pins.to_str().unwrap().to_string();
     let pull_from = |addr: &str, extra: &[String]| {
-        let mut flags = vec!["--registry-mirror".to_string(), format!("quay.io={addr}/quay.io")];
+        let mut flags = vec![
+            "--registry-mirror".to_string(),
+            format!("quay.io={addr}/quay.io"),
+        ];
         flags.extend_from_slice(extra);
-        charts(&["pull", "--pins", &p, "--dest", &d, "--plain-http"], &flags)
+        charts(
+            &["pull", "--pins", &p, "--dest", &d, "--plain-http"],
+            &flags,
+        )
     };
 
     // Down: nothing listens.
     let down = format!("127.0.0.1:{}", registry::free_port());
     let out = pull_from(&down, &[]);
-    assert!(!out.ok && out.stderr.contains(&format!("cannot reach the registry at {down}")), "{}", out.stderr);
+    assert!(
+        !out.ok
+            && out
+                .stderr
+                .contains(&format!("cannot reach the registry at {down}")),
+        "{}",
+        out.stderr
+    );
 
     // 500 on everything.
     let troubled = registry::answering(500);
     let out = pull_from(&troubled, &[]);
     assert!(!out.ok && out.stderr.contains("500"), "{}", out.stderr);
-    assert!(out.stderr.contains("quay.io/jetstack/charts/cert-manager"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("quay.io/jetstack/charts/cert-manager"),
+        "{}",
+        out.stderr
+    );
 
     // 404: an empty registry.
     let empty = Registry::start(None);
     let out = pull_from(&empty.addr, &[]);
-    assert!(!out.ok && out.stderr.contains("not found (404"), "{}", out.stderr);
+    assert!(
+        !out.ok && out.stderr.contains("not found (404"),
+        "{}",
+        out.stderr
+    );
 
     // 401: a registry behind htpasswd, without and with credentials.
-    let private = Registry::start(Some(Auth { user: "navique", password: "s3cret" }));
+    let private = Registry::start(Some(Auth {
+        user: "navique",
+        password: "s3cret",
+    }));
     let out = pull_from(&private.addr, &[]);
-    assert!(!out.ok && out.stderr.contains("401") && out.stderr.contains("no credentials"), "{}", out.stderr);
+    assert!(
+        !out.ok && out.stderr.contains("401") && out.stderr.contains("no credentials"),
+        "{}",
+        out.stderr
+    );
     let config = work.join("docker-config.json");
     use base64::Engine;
     let auth = base64::engine::general_purpose::STANDARD.encode("navique:s3cret");
-    std::fs::write(&config, format!("{{\"auths\":{{\"{}\":{{\"auth\":\"{auth}\"}}}}}}", private.addr)).unwrap();
-    let cfg = ["--registry-config".to_string(), config.display().to_string()];
+    std::fs::write(
+        &config,
+        format!(
+            "{{\"auths\":{{\"{}\":{{\"auth\":\"{auth}\"}}}}}}",
+            private.addr
+        ),
+    )
+    .unwrap();
+    let cfg = [
+        "--registry-config".to_string(),
+        config.display().to_string(),
+    ];
     // Seed it with our own push (Helm's needs a login); then pull with credentials.
     let tarball = shared_charts().unwrap().join("cert-manager-v1.21.1.tgz");
     let pushed = charts(
-        &["push", tarball.to_str().unwrap(), &format!("oci://{}/quay.io/jetstack/charts", private.addr), "--plain-http"],
+        &[
+            "push",
+            tarball.to_str().unwrap(),
+            &format!("oci://{}/quay.io/jetstack/charts", private.addr),
+            "--plain-http",
+        ],
         &cfg,
     );
     assert!(pushed.ok, "{}", pushed.stderr);
     // Our push keeps the tarball's mtime, so the pin's manifest digest only
     // holds for the seeded copies: pull by tag, checking the tarball.
-    let out = pull_from(&private.addr, &[cfg[0].clone(), cfg[1].clone(), "--by-tag".into()]);
-    assert!(!out.ok && out.stderr.contains("the tag points at manifest"), "{}", out.stderr);
+    let out = pull_from(
+        &private.addr,
+        &[cfg[0].clone(), cfg[1].clone(), "--by-tag".into()],
+    );
+    assert!(
+        !out.ok && out.stderr.contains("the tag points at manifest"),
+        "{}",
+        out.stderr
+    );
     let bad = work.join("bad-config.json");
-    std::fs::write(&bad, format!("{{\"auths\":{{\"{}\":{{\"auth\":\"{}\"}}}}}}", private.addr, base64::engine::general_purpose::STANDARD.encode("navique:wrong"))).unwrap();
-    let out = pull_from(&private.addr, &["--registry-config".into(), bad.display().to_string()]);
-    assert!(!out.ok && out.stderr.contains("401") && out.stderr.contains("bad-config.json"), "{}", out.stderr);
+    std::fs::write(
+        &bad,
+        format!(
+            "{{\"auths\":{{\"{}\":{{\"auth\":\"{}\"}}}}}}",
+            private.addr,
+            base64::engine::general_purpose::STANDARD.encode("navique:wrong")
+        ),
+    )
+    .unwrap();
+    let out = pull_from(
+        &private.addr,
+        &["--registry-config".into(), bad.display().to_string()],
+    );
+    assert!(
+        !out.ok && out.stderr.contains("401") && out.stderr.contains("bad-config.json"),
+        "{}",
+        out.stderr
+    );
     std::fs::remove_dir_all(&work).unwrap();
 }
 
@@ -254,7 +391,12 @@ fn a_chart_pushed_by_us_has_helms_digest_and_real_helm_pulls_it_back() {
     let reg = Registry::start(None);
     let work = scratch("push");
     let mut pushed = Vec::new();
-    for name in ["cert-manager-v1.21.1.tgz", "redis-23.1.1.tgz", "grafana-12.11.1.tgz", "langfuse-2.0.0.tgz"] {
+    for name in [
+        "cert-manager-v1.21.1.tgz",
+        "redis-23.1.1.tgz",
+        "grafana-12.11.1.tgz",
+        "langfuse-2.0.0.tgz",
+    ] {
         let copy = work.join(name);
         std::fs::copy(shared.join(name), &copy).unwrap();
         pushed.push(copy);
@@ -296,14 +438,29 @@ print(json.dumps(result))
         .spawn()
         .unwrap();
     use std::io::Write;
-    child.stdin.take().unwrap().write_all(out.stdout.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(out.stdout.as_bytes())
+        .unwrap();
     let done = child.wait_with_output().unwrap();
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
     let result: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
     assert_eq!(result.as_object().unwrap().len(), 4, "{result}");
     for (name, r) in result.as_object().unwrap() {
-        assert_eq!(r["ours"], r["helms"], "{name}: our push and Helm's give one manifest digest");
-        assert_eq!(r["pulled_back"], true, "{name}: Helm pulls back the bytes we pushed");
+        assert_eq!(
+            r["ours"], r["helms"],
+            "{name}: our push and Helm's give one manifest digest"
+        );
+        assert_eq!(
+            r["pulled_back"], true,
+            "{name}: Helm pulls back the bytes we pushed"
+        );
     }
     std::fs::remove_dir_all(&work).unwrap();
 }

@@ -2654,3 +2654,117 @@ fn a_chat_ui_switching_its_gateway_is_upgraded_onto_the_other_one() {
     assert_eq!(env.phase_of("Gateway", &ns, "gw-a"), "Ready");
     op.stop();
 }
+
+/// Every image of the pod templates of the kinds that run pods, in `ns`.
+fn pod_template_images(env: &Env, ns: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (group, version, kind, plural) in [
+        ("apps", "v1", "Deployment", "deployments"),
+        ("apps", "v1", "StatefulSet", "statefulsets"),
+        ("apps", "v1", "DaemonSet", "daemonsets"),
+        ("batch", "v1", "Job", "jobs"),
+        ("batch", "v1", "CronJob", "cronjobs"),
+    ] {
+        let api = env.dynamic(group, version, kind, plural, Some(ns));
+        let list = env.block(api.list(&Default::default())).expect("list");
+        for item in list.items {
+            let body = serde_json::to_value(&item).unwrap();
+            let mut images = std::collections::BTreeSet::new();
+            navique_ai_core_operator::oci::images::images_in(&body, &mut images);
+            for image in images {
+                found.push((
+                    format!(
+                        "{kind} {ns}/{}",
+                        item.metadata.name.clone().unwrap_or_default()
+                    ),
+                    image,
+                ));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn with_a_registry_mirror_every_applied_image_runs_from_the_mirror_by_digest() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let mut opts = options(&env);
+    let mirror = "mirror.navique.test:5000";
+    let rules: Vec<String> = ["quay.io", "ghcr.io", "docker.io", "docker.langfuse.com"]
+        .iter()
+        .map(|h| format!("{h}={mirror}/{h}"))
+        .collect();
+    opts.mirrors = navique_ai_core_operator::oci::Mirrors::parse(&rules).unwrap();
+    let catalog = opts.catalog.clone();
+    let op = Operator::start_with(opts);
+    let ns = env.namespace("mirrored");
+    let by_digest = |image: &str| {
+        image.starts_with(&format!("{mirror}/"))
+            && catalog
+                .image
+                .iter()
+                .any(|p| image == format!("{mirror}/{}", p.by_digest()))
+    };
+    // cert-manager's objects are applied before its install waits: on a
+    // real cluster the mirror cannot be pulled from, so that is what is
+    // judged there; the sandbox goes on to the whole Gateway.
+    env.create_postgres(&ns, "app-db", managed());
+    let cm = env.wait_for("cert-manager's Deployments", Duration::from_secs(60), |e| {
+        let found = pod_template_images(e, "cert-manager");
+        (found.len() >= 3)
+            .then_some(found.clone())
+            .ok_or(format!("{found:?}"))
+    });
+    for (what, image) in &cm {
+        assert!(by_digest(image), "{what} runs {image}");
+    }
+    if !env.is_real() {
+        env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "litellm-master", "namespace": ns},
+            "stringData": {"key": "sk-master"}}).to_string());
+        env.create(
+            "Gateway",
+            &ns,
+            "team-gw",
+            json!({"postgresClusterRef": {"name": "app-db"},
+            "masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}}),
+        );
+        env.cnpg_reports_ready(&ns);
+        env.litellm_reports_ready(&ns);
+        env.wait_phase("Gateway", &ns, "team-gw", "Ready");
+        let proxies = env.dynamic(
+            "litellm.home-operations.com",
+            "v1alpha1",
+            "LiteLLMProxy",
+            "litellmproxies",
+            Some(&ns),
+        );
+        let proxy = env.get(&proxies, "team-gw").expect("the proxy");
+        let image = proxy["spec"]["image"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(by_digest(&image), "the LiteLLMProxy runs {image}");
+        assert!(
+            image.contains("/ghcr.io/berriai/litellm@sha256:"),
+            "{image}"
+        );
+        let mut all = Vec::new();
+        for n in [
+            "cert-manager",
+            "cnpg-system",
+            "litellm-operator-system",
+            ns.as_str(),
+        ] {
+            all.extend(pod_template_images(&env, n));
+        }
+        assert!(all.len() >= 5, "{all:?}");
+        for (what, image) in &all {
+            assert!(by_digest(image), "{what} runs {image}");
+        }
+    }
+    env.delete_postgres(&ns, "app-db");
+    op.stop();
+}

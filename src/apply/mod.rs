@@ -60,6 +60,9 @@ pub struct ApplyOptions {
     pub extra_labels: std::collections::BTreeMap<String, String>,
     /// Annotations every applied object carries besides Helm's.
     pub extra_annotations: std::collections::BTreeMap<String, String>,
+    /// `--registry-mirror`: every image of every object rewritten to the
+    /// mirror, by digest, before it is applied (a post-render step).
+    pub images: std::sync::Arc<crate::oci::images::ImageMap>,
 }
 
 /// Adds the labels and annotations Helm puts on every object of a release.
@@ -210,6 +213,7 @@ impl Cluster {
             for (k, v) in &opts.extra_annotations {
                 body["metadata"]["annotations"][k] = Value::String(v.clone());
             }
+            opts.images.rewrite(&mut body);
             let api = self.api_for(o).await?;
             let mut pp = PatchParams::apply(&opts.field_manager);
             pp.force = opts.force_conflicts;

@@ -188,7 +188,8 @@ impl Metadata {
                     // annotations: a multi-line annotation stays multi-line
                     // in `.Chart.Annotations` and in an OCI push's config.
                     for (ak, av) in pairs(v) {
-                        m.annotations.insert(ak, scalar_text(av).unwrap_or_default());
+                        m.annotations
+                            .insert(ak, scalar_text(av).unwrap_or_default());
                     }
                 }
                 "kubeVersion" => m.kube_version = text(),

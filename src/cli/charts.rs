@@ -75,7 +75,10 @@ fn list(a: &Args) -> Result<(), String> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&items).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&items).unwrap_or_default()
+        );
         return Ok(());
     }
     println!("{:<30}{:<16}{:<64}DIGEST", "NAME", "VERSION", "CHART");
@@ -105,7 +108,14 @@ fn pull(a: &Args) -> Result<(), String> {
             };
             let (resolved, data) = if by_tag {
                 let (r, data) = registry
-                    .pull_chart(&repo, &pin.version, &Expect { digest: None, ..expect.clone() })
+                    .pull_chart(
+                        &repo,
+                        &pin.version,
+                        &Expect {
+                            digest: None,
+                            ..expect.clone()
+                        },
+                    )
                     .await
                     .map_err(|e| e.0)?;
                 if r.digest != pin.digest {
@@ -116,11 +126,20 @@ fn pull(a: &Args) -> Result<(), String> {
                 }
                 (r, data)
             } else {
-                registry.pull_chart(&repo, &pin.version, &expect).await.map_err(|e| e.0)?
+                registry
+                    .pull_chart(&repo, &pin.version, &expect)
+                    .await
+                    .map_err(|e| e.0)?
             };
             let file = format!("{}-{}.tgz", pin.chart, pin.version);
             let path = oci::write_atomically(&dest, &file, &data).map_err(|e| e.0)?;
-            Ok::<_, String>(format!("{} {}@{} -> {}", name, resolved.repository, resolved.digest, path.display()))
+            Ok::<_, String>(format!(
+                "{} {}@{} -> {}",
+                name,
+                resolved.repository,
+                resolved.digest,
+                path.display()
+            ))
         });
         match outcome {
             Ok(line) => println!("pulled {line}"),
@@ -219,7 +238,9 @@ fn lock(a: &Args) -> Result<(), String> {
         return Ok(());
     }
     oci::write_atomically(
-        path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")),
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new(".")),
         &path.file_name().unwrap_or_default().to_string_lossy(),
         updated.as_bytes(),
     )
@@ -250,14 +271,18 @@ fn push(a: &Args) -> Result<(), String> {
     let rt = runtime()?;
     for file in files {
         let data = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
-        let chart = crate::chart::load::load_archive(&data).map_err(|e| format!("{file}: {}", e.0))?;
+        let chart =
+            crate::chart::load::load_archive(&data).map_err(|e| format!("{file}: {}", e.0))?;
         let repo = Repository {
             location: format!("{root}/{}", chart.metadata.name),
         };
         let r = rt
             .block_on(registry.push_chart(Path::new(file), &repo))
             .map_err(|e| e.0)?;
-        println!("pushed {file} -> {}:{} {}", r.repository, chart.metadata.version, r.digest);
+        println!(
+            "pushed {file} -> {}:{} {}",
+            r.repository, chart.metadata.version, r.digest
+        );
     }
     Ok(())
 }
@@ -273,7 +298,8 @@ fn images(a: &Args) -> Result<(), String> {
         given if !given.is_empty() => given.into_iter().map(PathBuf::from).collect(),
         _ => super::demo::default_charts_dirs(),
     };
-    let rendered = crate::operator::airgap::rendered_images(&catalog, &ChartStore::with_dirs(dirs))?;
+    let rendered =
+        crate::operator::airgap::rendered_images(&catalog, &ChartStore::with_dirs(dirs))?;
     let pinned: std::collections::BTreeMap<String, &crate::operator::catalog::ImagePin> =
         catalog.image.iter().map(|i| (i.tagged(), i)).collect();
     if a.flag("--check") {
@@ -281,22 +307,42 @@ fn images(a: &Args) -> Result<(), String> {
         if !unpinned.is_empty() || !unused.is_empty() {
             return Err(format!(
                 "image pins drift from the charts:{}{}",
-                unpinned.iter().map(|i| format!("\n  not pinned: {i} (used by {})",
-                    rendered[i].iter().cloned().collect::<Vec<_>>().join(", "))).collect::<String>(),
-                unused.iter().map(|i| format!("\n  pinned, used by no chart: {i}")).collect::<String>()
+                unpinned
+                    .iter()
+                    .map(|i| format!(
+                        "\n  not pinned: {i} (used by {})",
+                        rendered[i].iter().cloned().collect::<Vec<_>>().join(", ")
+                    ))
+                    .collect::<String>(),
+                unused
+                    .iter()
+                    .map(|i| format!("\n  pinned, used by no chart: {i}"))
+                    .collect::<String>()
             ));
         }
     }
-    let reference = |key: &str| pinned.get(key).map(|p| p.by_digest()).unwrap_or_else(|| key.to_string());
+    let reference = |key: &str| {
+        pinned
+            .get(key)
+            .map(|p| p.by_digest())
+            .unwrap_or_else(|| key.to_string())
+    };
     if a.one(&["-o", "--output"]).as_deref() == Some("json") {
         let items: Vec<serde_json::Value> = rendered
             .iter()
             .map(|(key, by)| serde_json::json!({"image": reference(key), "tag": key, "usedBy": by}))
             .collect();
-        println!("{}", serde_json::to_string_pretty(&items).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&items).unwrap_or_default()
+        );
     } else {
         for (key, by) in &rendered {
-            println!("{}\t{}", reference(key), by.iter().cloned().collect::<Vec<_>>().join(", "));
+            println!(
+                "{}\t{}",
+                reference(key),
+                by.iter().cloned().collect::<Vec<_>>().join(", ")
+            );
         }
     }
     Ok(())

@@ -86,9 +86,7 @@ pub fn run_options(a: &Args) -> Result<RunOptions, String> {
         );
     }
     o.license_key = Some(licensing(a)?.key);
-    if !a.all(&["--registry-mirror"]).is_empty() {
-        tracing::warn!("--registry-mirror is accepted but not implemented by this build");
-    }
+    o.mirrors = crate::oci::Mirrors::parse(&a.all(&["--registry-mirror"]))?;
     Ok(o)
 }
 

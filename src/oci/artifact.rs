@@ -115,7 +115,10 @@ pub fn config_json(m: &Metadata) -> String {
                         escape_html: true,
                         indent: None,
                     };
-                    p.raw("import-values", json::encode(&values, opts).unwrap_or_default());
+                    p.raw(
+                        "import-values",
+                        json::encode(&values, opts).unwrap_or_default(),
+                    );
                 }
                 p.str("alias", &d.alias);
                 p.done()
@@ -179,7 +182,11 @@ fn descriptor(d: &Descriptor) -> String {
 }
 
 /// The image manifest Helm writes (`ocispec.Manifest`, no mediaType field).
-pub fn manifest_json(config: &Descriptor, layer: &Descriptor, annotations: &BTreeMap<String, String>) -> String {
+pub fn manifest_json(
+    config: &Descriptor,
+    layer: &Descriptor,
+    annotations: &BTreeMap<String, String>,
+) -> String {
     let mut o = Object::new();
     o.raw("schemaVersion", "2".into());
     o.raw("config", descriptor(config));

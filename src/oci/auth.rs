@@ -40,9 +40,8 @@ impl Credentials {
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Credentials, String> {
-        let doc: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-            format!("{}:{}:{}: {e}", path.display(), e.line(), e.column())
-        })?;
+        let doc: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
         let auths = doc
             .get("auths")
             .and_then(|a| a.as_object())
@@ -127,9 +126,18 @@ mod tests {
         assert!(matches!(c.for_host("127.0.0.1:5000").unwrap(),
             RegistryAuth::Basic(u, p) if u == "navique" && p == "s3cret"));
         assert!(matches!(c.for_host("ghcr.io").unwrap(), RegistryAuth::Basic(u, _) if u == "u"));
-        assert!(matches!(c.for_host("quay.io").unwrap(), RegistryAuth::Anonymous));
-        assert!(c.for_host("bad.example").unwrap_err().contains("not base64"));
-        assert!(c.for_host("gcr.io").unwrap_err().contains("credential helper"));
+        assert!(matches!(
+            c.for_host("quay.io").unwrap(),
+            RegistryAuth::Anonymous
+        ));
+        assert!(c
+            .for_host("bad.example")
+            .unwrap_err()
+            .contains("not base64"));
+        assert!(c
+            .for_host("gcr.io")
+            .unwrap_err()
+            .contains("credential helper"));
         let e = Credentials::parse("{\n  \"auths\": [", Path::new("/x/c.json")).unwrap_err();
         assert!(e.starts_with("/x/c.json:2:"), "{e}");
     }

@@ -62,7 +62,11 @@ pub fn images_in(obj: &Value, out: &mut BTreeSet<String>) {
     });
     for (group, kind, pointer) in CR_IMAGE_FIELDS {
         if is_kind(obj, group, kind) {
-            if let Some(image) = obj.pointer(pointer).and_then(Value::as_str).filter(|s| !s.is_empty()) {
+            if let Some(image) = obj
+                .pointer(pointer)
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+            {
                 out.insert(image.to_string());
             }
         }
@@ -115,10 +119,12 @@ impl ImageMap {
 
     pub fn reference(&self, image: &str) -> String {
         let r = ImageRef::parse(image);
-        let digest = r
-            .digest
-            .clone()
-            .or_else(|| self.digests.get(&r.tagged()).cloned().filter(|d| !d.is_empty()));
+        let digest = r.digest.clone().or_else(|| {
+            self.digests
+                .get(&r.tagged())
+                .cloned()
+                .filter(|d| !d.is_empty())
+        });
         let name = self.mirrors.map(&r.name);
         match (digest, &r.tag) {
             (Some(d), _) => format!("{name}@{d}"),
@@ -165,16 +171,31 @@ mod tests {
     #[test]
     fn references_split_into_name_tag_and_digest() {
         let r = ImageRef::parse("registry:5000/a/b:1.2@sha256:ab");
-        assert_eq!((r.name.as_str(), r.tag.as_deref(), r.digest.as_deref()), ("registry:5000/a/b", Some("1.2"), Some("sha256:ab")));
+        assert_eq!(
+            (r.name.as_str(), r.tag.as_deref(), r.digest.as_deref()),
+            ("registry:5000/a/b", Some("1.2"), Some("sha256:ab"))
+        );
         assert_eq!(ImageRef::parse("registry:5000/a/b").tag, None);
-        assert_eq!(ImageRef::parse("busybox").tagged(), "docker.io/library/busybox:latest");
+        assert_eq!(
+            ImageRef::parse("busybox").tagged(),
+            "docker.io/library/busybox:latest"
+        );
     }
 
     #[test]
     fn every_pod_template_and_cr_image_field_is_rewritten_to_the_mirror_by_digest() {
         let map = ImageMap {
-            mirrors: Mirrors::parse(&["quay.io=m:5000/q".into(), "docker.io=m:5000/hub".into(), "ghcr.io=m:5000/g".into()]).unwrap(),
-            digests: [("quay.io/jetstack/cert-manager-controller:v1.21.1".to_string(), "sha256:cc".to_string())].into(),
+            mirrors: Mirrors::parse(&[
+                "quay.io=m:5000/q".into(),
+                "docker.io=m:5000/hub".into(),
+                "ghcr.io=m:5000/g".into(),
+            ])
+            .unwrap(),
+            digests: [(
+                "quay.io/jetstack/cert-manager-controller:v1.21.1".to_string(),
+                "sha256:cc".to_string(),
+            )]
+            .into(),
         };
         let mut cron = json!({"kind": "CronJob", "apiVersion": "batch/v1", "spec": {"jobTemplate": {"spec": {"template": {"spec": {
             "initContainers": [{"image": "altinity/clickhouse-operator:0.25.6"}],
@@ -182,11 +203,27 @@ mod tests {
         assert_eq!(map.rewrite(&mut cron), 3);
         let mut found = BTreeSet::new();
         images_in(&cron, &mut found);
-        assert_eq!(found, ["m:5000/g/x/y@sha256:dd", "m:5000/hub/altinity/clickhouse-operator:0.25.6", "m:5000/q/jetstack/cert-manager-controller@sha256:cc"]
-            .iter().map(|s| s.to_string()).collect());
+        assert_eq!(
+            found,
+            [
+                "m:5000/g/x/y@sha256:dd",
+                "m:5000/hub/altinity/clickhouse-operator:0.25.6",
+                "m:5000/q/jetstack/cert-manager-controller@sha256:cc"
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+        );
         let mut proxy = json!({"kind": "LiteLLMProxy", "apiVersion": "litellm.home-operations.com/v1alpha1", "spec": {"image": "ghcr.io/berriai/litellm:main-stable"}});
         assert_eq!(map.rewrite(&mut proxy), 1);
-        assert_eq!(proxy["spec"]["image"], "m:5000/g/berriai/litellm:main-stable");
-        assert_eq!(ImageMap::default().rewrite(&mut proxy), 0, "no mirror, no rewrite");
+        assert_eq!(
+            proxy["spec"]["image"],
+            "m:5000/g/berriai/litellm:main-stable"
+        );
+        assert_eq!(
+            ImageMap::default().rewrite(&mut proxy),
+            0,
+            "no mirror, no rewrite"
+        );
     }
 }

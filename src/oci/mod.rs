@@ -122,7 +122,8 @@ impl Registry {
     /// A failed call explained: which reference, what the registry said,
     /// and for a refusal, which credentials were offered.
     fn explain(&self, what: &str, host: &str, e: OciDistributionError) -> OciError {
-        let offered = || match self.credentials.for_host(host) {
+        let offered = || {
+            match self.credentials.for_host(host) {
             Ok(RegistryAuth::Anonymous) => match &self.credentials.file {
                 Some(f) => format!("no credentials for {host} in {}", f.display()),
                 None => format!("no credentials for {host} (no docker config file; give one with --registry-config)"),
@@ -131,11 +132,15 @@ impl Registry {
                 "with the credentials for {host} from {}",
                 self.credentials.file.as_ref().map(|f| f.display().to_string()).unwrap_or_default()
             ),
+        }
         };
         let said = match &e {
             OciDistributionError::UnauthorizedError { .. }
             | OciDistributionError::AuthenticationFailure(_) => {
-                format!("the registry refused access (401 Unauthorized), {}", offered())
+                format!(
+                    "the registry refused access (401 Unauthorized), {}",
+                    offered()
+                )
             }
             OciDistributionError::ImageManifestNotFoundError(_) => "not found (404)".to_string(),
             OciDistributionError::RegistryError { envelope, .. } => {
@@ -162,14 +167,21 @@ impl Registry {
                 if unknown {
                     format!("not found (404: {})", codes.join("; "))
                 } else if denied {
-                    format!("the registry refused access ({}), {}", codes.join("; "), offered())
+                    format!(
+                        "the registry refused access ({}), {}",
+                        codes.join("; "),
+                        offered()
+                    )
                 } else {
                     format!("the registry answered {}", codes.join("; "))
                 }
             }
             OciDistributionError::ServerError { code, message, .. } => {
                 if *code == 401 {
-                    format!("the registry refused access (401 Unauthorized), {}", offered())
+                    format!(
+                        "the registry refused access (401 Unauthorized), {}",
+                        offered()
+                    )
                 } else if *code == 404 {
                     "not found (404)".to_string()
                 } else {
@@ -197,7 +209,11 @@ impl Registry {
     }
 
     /// The manifest of `reference`, its digest checked against its bytes.
-    async fn manifest(&self, repo: &Repository, reference: &Reference) -> Result<(Manifest, String), OciError> {
+    async fn manifest(
+        &self,
+        repo: &Repository,
+        reference: &Reference,
+    ) -> Result<(Manifest, String), OciError> {
         let what = format!("oci://{}", reference.whole());
         let auth = self.auth(repo.host())?;
         let (raw, _) = self
@@ -213,8 +229,11 @@ impl Registry {
                 )));
             }
         }
-        let manifest: Manifest = serde_json::from_slice(&raw)
-            .map_err(|e| OciError(format!("{what}: the manifest is not an OCI image manifest: {e}")))?;
+        let manifest: Manifest = serde_json::from_slice(&raw).map_err(|e| {
+            OciError(format!(
+                "{what}: the manifest is not an OCI image manifest: {e}"
+            ))
+        })?;
         if manifest.config.media_type != artifact::CONFIG_MEDIA_TYPE {
             return Err(OciError(format!(
                 "{what}: not a Helm chart (config media type {:?}, expected {:?})",
@@ -242,7 +261,11 @@ impl Registry {
     }
 
     /// Resolves a chart version by tag, through the mirrors.
-    pub async fn resolve(&self, upstream: &Repository, version: &str) -> Result<Resolved, OciError> {
+    pub async fn resolve(
+        &self,
+        upstream: &Repository,
+        version: &str,
+    ) -> Result<Resolved, OciError> {
         let repo = self.options.mirrors.repository(upstream);
         let reference = repo.tagged(version).map_err(OciError)?;
         let (manifest, digest) = self.manifest(&repo, &reference).await?;
@@ -286,7 +309,13 @@ impl Registry {
         self.client
             .pull_blob(&reference, layer, &mut data)
             .await
-            .map_err(|e| self.explain(&format!("{what}: chart layer {}", layer.digest), repo.host(), e))?;
+            .map_err(|e| {
+                self.explain(
+                    &format!("{what}: chart layer {}", layer.digest),
+                    repo.host(),
+                    e,
+                )
+            })?;
         let found = crate::operator::catalog::sha256_hex(&data);
         if found != layer_sha {
             return Err(OciError(format!(
@@ -306,8 +335,13 @@ impl Registry {
 
     /// Pushes a chart tarball to `repo` (the chart's own repository, as
     /// `oci://host/path/<name>`), as Helm's push does.
-    pub async fn push_chart(&self, tarball: &Path, repo: &Repository) -> Result<Resolved, OciError> {
-        let data = std::fs::read(tarball).map_err(|e| OciError(format!("{}: {e}", tarball.display())))?;
+    pub async fn push_chart(
+        &self,
+        tarball: &Path,
+        repo: &Repository,
+    ) -> Result<Resolved, OciError> {
+        let data =
+            std::fs::read(tarball).map_err(|e| OciError(format!("{}: {e}", tarball.display())))?;
         let chart = crate::chart::load::load_archive(&data)
             .map_err(|e| OciError(format!("{}: {}", tarball.display(), e.0)))?;
         let meta = &chart.metadata;
@@ -326,10 +360,15 @@ impl Registry {
             size: data.len(),
         };
         let annotations = artifact::annotations(meta, &artifact::created_from(mtime));
-        let manifest = artifact::manifest_json(&config_desc, &layer_desc, &annotations).into_bytes();
+        let manifest =
+            artifact::manifest_json(&config_desc, &layer_desc, &annotations).into_bytes();
         let digest = sha256_digest(&manifest);
         let reference = repo.tagged(&meta.version).map_err(OciError)?;
-        let what = format!("pushing {} to oci://{}", tarball.display(), reference.whole());
+        let what = format!(
+            "pushing {} to oci://{}",
+            tarball.display(),
+            reference.whole()
+        );
         let auth = self.auth(repo.host())?;
         self.client
             .store_auth_if_needed(reference.resolve_registry(), &auth)
@@ -346,7 +385,11 @@ impl Registry {
             reqwest::header::HeaderValue::from_static(artifact::MANIFEST_MEDIA_TYPE),
         );
         self.client
-            .push_manifest_raw(&reference, manifest, headers.get(reqwest::header::CONTENT_TYPE).cloned().unwrap())
+            .push_manifest_raw(
+                &reference,
+                manifest,
+                headers.get(reqwest::header::CONTENT_TYPE).cloned().unwrap(),
+            )
             .await
             .map_err(|e| self.explain(&what, repo.host(), e))?;
         Ok(Resolved {

@@ -72,10 +72,17 @@ impl Mirrors {
             let (src, dst) = flag.split_once('=').ok_or_else(|| {
                 format!("--registry-mirror {flag:?}: expected SRC=DST, as quay.io=mirror.example:5000/quay")
             })?;
-            let clean = |s: &str| s.trim().trim_start_matches("oci://").trim_end_matches('/').to_string();
+            let clean = |s: &str| {
+                s.trim()
+                    .trim_start_matches("oci://")
+                    .trim_end_matches('/')
+                    .to_string()
+            };
             let (src, dst) = (clean(src), clean(dst));
             if src.is_empty() || dst.is_empty() {
-                return Err(format!("--registry-mirror {flag:?}: SRC and DST must both be given"));
+                return Err(format!(
+                    "--registry-mirror {flag:?}: SRC and DST must both be given"
+                ));
             }
             rules.push((src, dst));
         }
@@ -128,8 +135,8 @@ impl Mirrors {
 /// `localhost`) stay as they are.
 pub fn whole_image_name(image: &str) -> String {
     let first = image.split('/').next().unwrap_or_default();
-    let has_host = image.contains('/')
-        && (first.contains('.') || first.contains(':') || first == "localhost");
+    let has_host =
+        image.contains('/') && (first.contains('.') || first.contains(':') || first == "localhost");
     if has_host {
         image.to_string()
     } else if image.contains('/') {
@@ -155,8 +162,12 @@ mod tests {
             r.tagged("1.0.0+build.1").unwrap().tag(),
             Some("1.0.0_build.1")
         );
-        assert!(Repository::parse("https://quay.io/x").unwrap_err().contains("not an oci://"));
-        assert!(Repository::parse("oci://quay.io").unwrap_err().contains("no repository"));
+        assert!(Repository::parse("https://quay.io/x")
+            .unwrap_err()
+            .contains("not an oci://"));
+        assert!(Repository::parse("oci://quay.io")
+            .unwrap_err()
+            .contains("no repository"));
     }
 
     #[test]
@@ -167,12 +178,20 @@ mod tests {
             "docker.io=mirror:5000/hub".into(),
         ])
         .unwrap();
-        assert_eq!(m.map("quay.io/jetstack/charts/cert-manager"), "127.0.0.1:5000/js/charts/cert-manager");
+        assert_eq!(
+            m.map("quay.io/jetstack/charts/cert-manager"),
+            "127.0.0.1:5000/js/charts/cert-manager"
+        );
         assert_eq!(m.map("quay.io/other/x"), "127.0.0.1:5000/quay/other/x");
         assert_eq!(m.map("quay.iox/other"), "quay.iox/other");
         assert_eq!(m.map("ghcr.io/a/b"), "ghcr.io/a/b");
-        assert_eq!(m.image("altinity/clickhouse-operator:0.25.6"), "mirror:5000/hub/altinity/clickhouse-operator:0.25.6");
+        assert_eq!(
+            m.image("altinity/clickhouse-operator:0.25.6"),
+            "mirror:5000/hub/altinity/clickhouse-operator:0.25.6"
+        );
         assert_eq!(m.image("busybox"), "mirror:5000/hub/library/busybox");
-        assert!(Mirrors::parse(&["quay.io".into()]).unwrap_err().contains("SRC=DST"));
+        assert!(Mirrors::parse(&["quay.io".into()])
+            .unwrap_err()
+            .contains("SRC=DST"));
     }
 }

@@ -21,7 +21,12 @@ pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, 
     // The capability charts' CRDs are served by the time a workload chart
     // installs (charts such as Langfuse check for them).
     let mut capabilities = crate::chart::render::Capabilities::default();
-    let mut render = |name: &str, pin: &Pin, values: crate::gotmpl::value::Map, namespace: &str, capabilities: &mut crate::chart::render::Capabilities| -> Result<(), String> {
+    let mut render = |name: &str,
+                      pin: &Pin,
+                      values: crate::gotmpl::value::Map,
+                      namespace: &str,
+                      capabilities: &mut crate::chart::render::Capabilities|
+     -> Result<(), String> {
         let loaded = store.load(pin).map_err(|e| e.0)?;
         let rendered = crate::action::render::render(crate::action::render::Request {
             chart: &loaded.chart,
@@ -33,17 +38,37 @@ pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, 
             capabilities: capabilities.clone(),
         })
         .map_err(|e| format!("{name}: {e}"))?;
-        let templated = rendered.objects.iter().filter(|o| o.kind == "CustomResourceDefinition");
+        let templated = rendered
+            .objects
+            .iter()
+            .filter(|o| o.kind == "CustomResourceDefinition");
         for crd in rendered.crds.iter().chain(templated) {
-            let group = crd.body.pointer("/spec/group").and_then(|g| g.as_str()).unwrap_or_default();
-            let kind = crd.body.pointer("/spec/names/kind").and_then(|k| k.as_str()).unwrap_or_default();
-            for v in crd.body.pointer("/spec/versions").and_then(|v| v.as_array()).into_iter().flatten() {
+            let group = crd
+                .body
+                .pointer("/spec/group")
+                .and_then(|g| g.as_str())
+                .unwrap_or_default();
+            let kind = crd
+                .body
+                .pointer("/spec/names/kind")
+                .and_then(|k| k.as_str())
+                .unwrap_or_default();
+            for v in crd
+                .body
+                .pointer("/spec/versions")
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+            {
                 let version = v.get("name").and_then(|n| n.as_str()).unwrap_or_default();
                 capabilities.api_versions.push(format!("{group}/{version}"));
-                capabilities.api_versions.push(format!("{group}/{version}/{kind}"));
+                capabilities
+                    .api_versions
+                    .push(format!("{group}/{version}/{kind}"));
             }
         }
-        let mut objects: Vec<serde_json::Value> = rendered.objects.into_iter().map(|o| o.body).collect();
+        let mut objects: Vec<serde_json::Value> =
+            rendered.objects.into_iter().map(|o| o.body).collect();
         for hook in &rendered.hooks {
             let parsed = crate::apply::objects::parse_manifest(&hook.manifest, namespace)
                 .map_err(|e| format!("{name}: hook {}: {e}", hook.path))?;
@@ -57,16 +82,31 @@ pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, 
                     r if r.digest.is_some() => image.clone(),
                     r => r.tagged(),
                 };
-                found.entry(key).or_default().insert(format!("chart {}", pin.chart));
+                found
+                    .entry(key)
+                    .or_default()
+                    .insert(format!("chart {}", pin.chart));
             }
         }
         Ok(())
     };
     for c in &catalog.capability {
-        render(&c.release, &c.pin, c.chart_values(), &c.namespace, &mut capabilities)?;
+        render(
+            &c.release,
+            &c.pin,
+            c.chart_values(),
+            &c.namespace,
+            &mut capabilities,
+        )?;
     }
     for w in &catalog.workload {
-        render(&w.release_prefix, &w.pin, Default::default(), "default", &mut capabilities)?;
+        render(
+            &w.release_prefix,
+            &w.pin,
+            Default::default(),
+            "default",
+            &mut capabilities,
+        )?;
     }
     for image in &catalog.image {
         if let Some(by) = &image.set_by {
@@ -82,8 +122,16 @@ pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, 
 /// Rendered images that have no pin, and pins no chart uses.
 pub fn pin_drift(catalog: &Catalog, rendered: &Images) -> (Vec<String>, Vec<String>) {
     let pinned: BTreeSet<String> = catalog.image.iter().map(|i| i.tagged()).collect();
-    let unpinned = rendered.keys().filter(|k| !pinned.contains(*k)).cloned().collect();
-    let unused = pinned.iter().filter(|k| !rendered.contains_key(*k)).cloned().collect();
+    let unpinned = rendered
+        .keys()
+        .filter(|k| !pinned.contains(*k))
+        .cloned()
+        .collect();
+    let unused = pinned
+        .iter()
+        .filter(|k| !rendered.contains_key(*k))
+        .cloned()
+        .collect();
     (unpinned, unused)
 }
 

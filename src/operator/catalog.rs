@@ -231,7 +231,10 @@ impl Catalog {
 fn check_sha256(p: &Pin) -> Result<(), String> {
     let hex64 = |s: &str| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
     if !hex64(&p.sha256) {
-        return Err(format!("sha256 {:?} is not 64 hexadecimal digits", p.sha256));
+        return Err(format!(
+            "sha256 {:?} is not 64 hexadecimal digits",
+            p.sha256
+        ));
     }
     match p.digest.strip_prefix("sha256:") {
         Some(hex) if hex64(hex) => Ok(()),
@@ -359,20 +362,36 @@ pub fn lock_text(
 ) -> Result<String, String> {
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
     for section in ["capability", "workload"] {
-        let Some(tables) = doc.get_mut(section).and_then(|t| t.as_array_of_tables_mut()) else {
+        let Some(tables) = doc
+            .get_mut(section)
+            .and_then(|t| t.as_array_of_tables_mut())
+        else {
             continue;
         };
         for table in tables.iter_mut() {
-            let name = table.get("name").and_then(|n| n.as_str()).unwrap_or_default().to_string();
+            let name = table
+                .get("name")
+                .and_then(|n| n.as_str())
+                .unwrap_or_default()
+                .to_string();
             if let Some(r) = resolved.get(&name) {
                 set_keeping_decor(table, "digest", &r.digest);
                 set_keeping_decor(table, "sha256", &r.sha256);
             }
         }
     }
-    if let Some(tables) = doc.get_mut("image").and_then(|t| t.as_array_of_tables_mut()) {
+    if let Some(tables) = doc
+        .get_mut("image")
+        .and_then(|t| t.as_array_of_tables_mut())
+    {
         for table in tables.iter_mut() {
-            let field = |k: &str| table.get(k).and_then(|n| n.as_str()).unwrap_or_default().to_string();
+            let field = |k: &str| {
+                table
+                    .get(k)
+                    .and_then(|n| n.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
             let tagged = format!("{}:{}", field("name"), field("tag"));
             if let Some(d) = images.get(&tagged) {
                 set_keeping_decor(table, "digest", d);

@@ -29,6 +29,8 @@ pub struct RunOptions {
     pub metrics: Option<Arc<Metrics>>,
     /// The key licenses must be signed with; the built-in one when None.
     pub license_key: Option<ed25519_dalek::VerifyingKey>,
+    /// `--registry-mirror SRC=DST` rules.
+    pub mirrors: crate::oci::Mirrors,
 }
 
 impl RunOptions {
@@ -47,6 +49,7 @@ impl RunOptions {
             poll: Duration::from_secs(2),
             metrics: None,
             license_key: None,
+            mirrors: Default::default(),
         }
     }
 }
@@ -92,6 +95,10 @@ pub async fn run(
         metrics.clone(),
     );
     op.poll = opts.poll;
+    op.images = Arc::new(super::airgap::image_map(
+        &opts.catalog,
+        opts.mirrors.clone(),
+    ));
     if let Some(key) = opts.license_key {
         op.licensing.key = key;
     }

@@ -28,7 +28,10 @@ pub fn shared_charts() -> Option<PathBuf> {
 /// `docker-registry` and real Helm are both needed; under CI their absence
 /// is a failure (.ci/run installs them), elsewhere a skip.
 pub fn tools_present() -> bool {
-    let registry = Command::new("docker-registry").arg("--version").output().is_ok();
+    let registry = Command::new("docker-registry")
+        .arg("--version")
+        .output()
+        .is_ok();
     let helm = Command::new("python3")
         .args(["-c", "import helm_python"])
         .status()
@@ -46,7 +49,11 @@ pub fn tools_present() -> bool {
 }
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 pub struct Registry {
@@ -66,21 +73,71 @@ pub struct Auth<'a> {
 /// (ca.pem, cert.pem, key.pem).
 fn test_certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     let run = |args: &[&str]| {
-        let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl runs");
-        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
-    run(&["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-        "-days", "2", "-subj", "/CN=navique-test-ca"]);
-    run(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "key.pem", "-out", "leaf.csr",
-        "-subj", "/CN=127.0.0.1"]);
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=navique-test-ca",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "key.pem",
+        "-out",
+        "leaf.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
     std::fs::write(
         dir.join("leaf.cnf"),
         "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
     )
     .unwrap();
-    run(&["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-        "-out", "cert.pem", "-days", "2", "-extfile", "leaf.cnf"]);
-    (dir.join("ca.pem"), dir.join("cert.pem"), dir.join("key.pem"))
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "leaf.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "cert.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "leaf.cnf",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("cert.pem"),
+        dir.join("key.pem"),
+    )
 }
 
 impl Registry {
@@ -95,10 +152,8 @@ impl Registry {
 
     fn start_with(auth: Option<Auth>, tls: bool) -> Registry {
         let port = free_port();
-        let dir = std::env::temp_dir().join(format!(
-            "navique-registry-{}-{port}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("navique-registry-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let auth_section = match auth {
             None => String::new(),
@@ -144,7 +199,12 @@ impl Registry {
             assert!(Instant::now() < deadline, "the registry did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
-        Registry { addr, dir, ca, child }
+        Registry {
+            addr,
+            dir,
+            ca,
+            child,
+        }
     }
 
     /// Real Helm pushes the bundled charts (or `only` those) and `extra`
@@ -175,7 +235,12 @@ impl Registry {
     pub fn mirror_flags(&self) -> Vec<String> {
         ["quay.io", "ghcr.io", "docker.io"]
             .iter()
-            .flat_map(|h| ["--registry-mirror".to_string(), format!("{h}={}/{h}", self.addr)])
+            .flat_map(|h| {
+                [
+                    "--registry-mirror".to_string(),
+                    format!("{h}={}/{h}", self.addr),
+                ]
+            })
             .collect()
     }
 

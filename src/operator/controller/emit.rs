@@ -79,6 +79,13 @@ pub async fn get(
 /// Server-side applies `wanted` unless the cluster already holds it.
 /// Returns whether a write was made.
 pub async fn apply(op: &Operator, wanted: &Value) -> Result<bool, Error> {
+    let mirrored;
+    let wanted = if op.images.is_active() {
+        mirrored = with_mirrored_images(op, wanted);
+        &mirrored
+    } else {
+        wanted
+    };
     let o = as_object(wanted);
     let Some(api) = api_for(op, &o.api_version, &o.kind, &o.namespace).await? else {
         return Err(Error::Release(format!(
@@ -99,6 +106,32 @@ pub async fn apply(op: &Operator, wanted: &Value) -> Result<bool, Error> {
     )
     .await?;
     Ok(true)
+}
+
+/// An emitted object with every image through the mirror; an image field
+/// the upstream CRD would default (LiteLLMProxy's proxy image) is set from
+/// its pin first, since the default names an upstream registry.
+fn with_mirrored_images(op: &Operator, wanted: &Value) -> Value {
+    let mut body = wanted.clone();
+    for pin in op.catalog.image.iter().filter(|i| i.set_by.is_some()) {
+        let by = pin.set_by.as_deref().unwrap_or_default();
+        for (group, kind, pointer) in crate::oci::images::CR_IMAGE_FIELDS {
+            let is_it = body.get("kind").and_then(Value::as_str) == Some(kind)
+                && body["apiVersion"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .starts_with(group)
+                && by.contains(kind);
+            if is_it && body.pointer(pointer).is_none() {
+                if let Some(spec) = body.get_mut("spec").and_then(Value::as_object_mut) {
+                    let field = pointer.trim_start_matches("/spec/");
+                    spec.insert(field.to_string(), Value::String(pin.tagged()));
+                }
+            }
+        }
+    }
+    op.images.rewrite(&mut body);
+    body
 }
 
 /// Whether the object is ours to delete for the resource with `uid`.

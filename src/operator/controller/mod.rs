@@ -73,6 +73,8 @@ pub struct Operator {
     plans: tokio::sync::Mutex<Option<(std::time::Instant, Arc<Planned>)>>,
     /// Where the license is and the key it must be signed with.
     pub licensing: super::observe::Licensing,
+    /// `--registry-mirror`: images of everything applied, through the mirror by digest.
+    pub images: Arc<crate::oci::images::ImageMap>,
     /// Whether the expiry of the license was reported (once per expiry).
     expiry_reported: std::sync::atomic::AtomicBool,
     /// Set when the license changes: the shared decisions are stale.
@@ -119,6 +121,7 @@ impl Operator {
             busy: Arc::new(Mutex::new(std::collections::HashSet::new())),
             plans: tokio::sync::Mutex::new(None),
             licensing: super::observe::Licensing::built_in(namespace),
+            images: Default::default(),
             expiry_reported: std::sync::atomic::AtomicBool::new(false),
             plans_stale: std::sync::atomic::AtomicBool::new(false),
         }

@@ -43,6 +43,7 @@ async fn orphan_owners(
 pub fn context(op: &Operator, entry: &CapabilityEntry) -> Context {
     let mut ctx = Context::new(op.client.clone(), &entry.namespace);
     ctx.cluster.stop = Some(op.stopping.clone());
+    ctx.images = op.images.clone();
     ctx.force_conflicts = true;
     ctx.upgrade_crds = true;
     ctx.max_history = 10;
@@ -214,6 +215,7 @@ impl WorkloadRelease {
     fn context(&self, op: &Operator) -> Context {
         let mut ctx = Context::new(op.client.clone(), &self.namespace);
         ctx.cluster.stop = Some(op.stopping.clone());
+        ctx.images = op.images.clone();
         ctx.force_conflicts = true;
         ctx.max_history = 10;
         ctx.timeout = Duration::from_secs(300);
