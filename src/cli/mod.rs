@@ -36,6 +36,9 @@ Commands:
                             pins' digests, rewriting --pins); push TARBALL... oci://HOST/PATH;
                             images [--charts-dir DIR] [--check] (every image the operator can deploy); all take
                             --pins FILE, --registry-mirror SRC=DST (repeatable), --plain-http, --ca-file PEM, --registry-config FILE
+  manifests [--check]       write the install paths from one source: config/ (kustomize), the chart's generated
+                            templates, bundle/ (OLM) and bundle.Dockerfile; --check fails when any is stale
+                            (renders the bundled charts to derive RBAC: --charts-dir DIR, default ../shared/charts)
   crds [--out DIR]          write the operator's CRDs (default: crds/); --check fails when DIR is stale
   version                   print the version
 ";
@@ -63,6 +66,7 @@ pub fn main(argv: Vec<String>) -> i32 {
         "bench-templates" => args::Args::parse(rest).and_then(|a| bench::templates(&a)),
         "crds" => crds(rest),
         "charts" => charts::run(rest),
+        "manifests" => args::Args::parse(rest).and_then(|a| manifests(&a)),
         "run" => args::Args::parse(rest).and_then(|a| operator::run(&a)),
         "plan" => args::Args::parse(rest).and_then(|a| operator::plan(&a)),
         "version" => {
@@ -82,6 +86,33 @@ pub fn main(argv: Vec<String>) -> i32 {
             1
         }
     }
+}
+
+/// `navique-operator manifests [--check] [--charts-dir DIR]... [--root DIR]`.
+fn manifests(a: &args::Args) -> Result<(), String> {
+    let dirs: Vec<std::path::PathBuf> = match a.all(&["--charts-dir"]) {
+        given if !given.is_empty() => given.into_iter().map(Into::into).collect(),
+        _ => demo::default_charts_dirs(),
+    };
+    let catalog = crate::operator::catalog::Catalog::built_in();
+    let store = crate::operator::catalog::ChartStore::with_dirs(dirs);
+    let files = crate::operator::shipping::files(&catalog, &store)?;
+    let root = std::path::PathBuf::from(a.one(&["--root"]).unwrap_or_else(|| ".".into()));
+    if a.flag("--check") {
+        let stale = crate::operator::shipping::stale(&root, &files);
+        if stale.is_empty() {
+            println!("{} generated files are current", files.len());
+            return Ok(());
+        }
+        return Err(format!(
+            "stale (run `navique-operator manifests`):\n{}",
+            stale.iter().map(|p| format!("  {}", p.display())).collect::<Vec<_>>().join("\n")
+        ));
+    }
+    for p in crate::operator::shipping::write(&root, &files).map_err(|e| e.to_string())? {
+        println!("{}", p.display());
+    }
+    Ok(())
 }
 
 /// `navique-operator crds [--out DIR] [--check]`.

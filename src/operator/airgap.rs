@@ -12,21 +12,24 @@ use std::collections::{BTreeMap, BTreeSet};
 /// chart), each with the charts (or `operator: Kind`) that use it.
 pub type Images = BTreeMap<String, BTreeSet<String>>;
 
-/// Renders every pinned chart as the operator installs it: capability
-/// charts with the catalog's values, workload charts with their defaults
-/// (the widest set: a workload's spec.values can only narrow it to
-/// what the chart's own values allow), hooks included.
-pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, String> {
-    let mut found = Images::new();
+/// Every object of every pinned chart as the operator installs it:
+/// capability charts with the catalog's values, workload charts with their
+/// defaults (the widest set: a workload's spec.values can only narrow it
+/// to what the chart's own values allow), hooks included; by chart name.
+pub fn rendered_objects(
+    catalog: &Catalog,
+    store: &ChartStore,
+) -> Result<Vec<(String, Vec<serde_json::Value>)>, String> {
+    let mut out = Vec::new();
     // The capability charts' CRDs are served by the time a workload chart
     // installs (charts such as Langfuse check for them).
     let mut capabilities = crate::chart::render::Capabilities::default();
-    let mut render = |name: &str,
+    let render = |name: &str,
                       pin: &Pin,
                       values: crate::gotmpl::value::Map,
                       namespace: &str,
                       capabilities: &mut crate::chart::render::Capabilities|
-     -> Result<(), String> {
+     -> Result<Vec<serde_json::Value>, String> {
         let loaded = store.load(pin).map_err(|e| e.0)?;
         let rendered = crate::action::render::render(crate::action::render::Request {
             chart: &loaded.chart,
@@ -43,37 +46,38 @@ pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, 
             .iter()
             .filter(|o| o.kind == "CustomResourceDefinition");
         for crd in rendered.crds.iter().chain(templated) {
-            let group = crd
-                .body
-                .pointer("/spec/group")
-                .and_then(|g| g.as_str())
-                .unwrap_or_default();
-            let kind = crd
-                .body
-                .pointer("/spec/names/kind")
-                .and_then(|k| k.as_str())
-                .unwrap_or_default();
-            for v in crd
-                .body
-                .pointer("/spec/versions")
-                .and_then(|v| v.as_array())
-                .into_iter()
-                .flatten()
-            {
+            let group = crd.body.pointer("/spec/group").and_then(|g| g.as_str()).unwrap_or_default();
+            let kind = crd.body.pointer("/spec/names/kind").and_then(|k| k.as_str()).unwrap_or_default();
+            for v in crd.body.pointer("/spec/versions").and_then(|v| v.as_array()).into_iter().flatten() {
                 let version = v.get("name").and_then(|n| n.as_str()).unwrap_or_default();
                 capabilities.api_versions.push(format!("{group}/{version}"));
-                capabilities
-                    .api_versions
-                    .push(format!("{group}/{version}/{kind}"));
+                capabilities.api_versions.push(format!("{group}/{version}/{kind}"));
             }
         }
-        let mut objects: Vec<serde_json::Value> =
-            rendered.objects.into_iter().map(|o| o.body).collect();
+        let mut objects: Vec<serde_json::Value> = rendered.crds.into_iter().map(|o| o.body).collect();
+        objects.extend(rendered.objects.into_iter().map(|o| o.body));
         for hook in &rendered.hooks {
             let parsed = crate::apply::objects::parse_manifest(&hook.manifest, namespace)
                 .map_err(|e| format!("{name}: hook {}: {e}", hook.path))?;
             objects.extend(parsed.into_iter().map(|o| o.body));
         }
+        Ok(objects)
+    };
+    for c in &catalog.capability {
+        let objects = render(&c.release, &c.pin, c.chart_values(), &c.namespace, &mut capabilities)?;
+        out.push((c.pin.chart.clone(), objects));
+    }
+    for w in &catalog.workload {
+        let objects = render(&w.release_prefix, &w.pin, Default::default(), "default", &mut capabilities)?;
+        out.push((w.pin.chart.clone(), objects));
+    }
+    Ok(out)
+}
+
+/// Every image the bundled charts deploy, and those the operator sets.
+pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, String> {
+    let mut found = Images::new();
+    for (chart, objects) in rendered_objects(catalog, store)? {
         for obj in &objects {
             let mut images = BTreeSet::new();
             images_in(obj, &mut images);
@@ -82,31 +86,9 @@ pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, 
                     r if r.digest.is_some() => image.clone(),
                     r => r.tagged(),
                 };
-                found
-                    .entry(key)
-                    .or_default()
-                    .insert(format!("chart {}", pin.chart));
+                found.entry(key).or_default().insert(format!("chart {chart}"));
             }
         }
-        Ok(())
-    };
-    for c in &catalog.capability {
-        render(
-            &c.release,
-            &c.pin,
-            c.chart_values(),
-            &c.namespace,
-            &mut capabilities,
-        )?;
-    }
-    for w in &catalog.workload {
-        render(
-            &w.release_prefix,
-            &w.pin,
-            Default::default(),
-            "default",
-            &mut capabilities,
-        )?;
     }
     for image in &catalog.image {
         if let Some(by) = &image.set_by {

@@ -1,0 +1,52 @@
+# Building and deploying the operator. `make help` lists the targets.
+#
+#   make image                       static binary + pinned charts -> image (buildah)
+#   make install                     the operator's CRDs onto the current kubectl context
+#   make deploy IMG=registry/operator@sha256:...   CRDs, RBAC and the Deployment (kustomize)
+#   make undeploy                    everything deploy created (the CRDs last)
+
+IMG ?= localhost/navique-operator:dev
+VERSION ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+KUBECTL ?= kubectl
+BUILDAH ?= buildah --storage-driver vfs
+TARGET := x86_64-unknown-linux-gnu
+BIN := target/$(TARGET)/release/navique-operator
+# Where `charts pull` finds the pinned charts: empty for their upstream
+# registries, or mirror rules such as
+#   CHARTS_FLAGS="--registry-mirror quay.io=127.0.0.1:5000/quay.io --plain-http"
+CHARTS_FLAGS ?=
+
+.PHONY: help static charts image install deploy undeploy manifests
+
+help:
+	@sed -n 's/^#   //p' Makefile
+
+static:
+	RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target $(TARGET) --bin navique-operator
+
+charts: static
+	rm -rf build/charts
+	$(BIN) charts pull --dest build/charts $(CHARTS_FLAGS)
+	$(BIN) charts verify build/charts
+
+build/rootfs/etc/passwd:
+	mkdir -p build/rootfs/etc
+	printf 'root:x:0:0:root:/:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/:/sbin/nologin\n' > build/rootfs/etc/passwd
+	printf 'root:x:0:\nnonroot:x:65532:\n' > build/rootfs/etc/group
+	printf 'hosts: files dns\n' > build/rootfs/etc/nsswitch.conf
+
+image: charts build/rootfs/etc/passwd
+	$(BUILDAH) bud --isolation chroot --build-arg VERSION=$(VERSION) -t $(IMG) .
+
+install:
+	$(KUBECTL) apply --server-side -k config/crd
+
+deploy:
+	cd config/manager && $(KUBECTL) kustomize . >/dev/null
+	rm -rf build/deploy && mkdir -p build/deploy && cp -r config build/deploy/
+	cd build/deploy/config/manager && $(KUBECTL) kustomize edit set image navique-operator=$(IMG) 2>/dev/null \
+	  || sed -i 's|^\(\s*newName:\).*|\1 $(IMG)|' kustomization.yaml
+	$(KUBECTL) apply --server-side -k build/deploy/config/default
+
+undeploy:
+	$(KUBECTL) delete --ignore-not-found -k config/default
