@@ -17,7 +17,7 @@ LABEL org.opencontainers.image.title="navique-operator" \
 # glibc linked statically (crt-static); DNS through glibc's built-in
 # resolver, which reads these two files.
 COPY build/rootfs/etc/passwd build/rootfs/etc/group build/rootfs/etc/nsswitch.conf /etc/
-COPY target/x86_64-unknown-linux-gnu/release/navique-operator /navique-operator
+COPY build/navique-operator /navique-operator
 # The pinned charts, verified against both digests when pulled; the
 # operator checks each tarball's sha256 again before it loads it.
 COPY build/charts/ /charts/

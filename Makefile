@@ -15,19 +15,23 @@ BIN := target/$(TARGET)/release/navique-operator
 # registries, or mirror rules such as
 #   CHARTS_FLAGS="--registry-mirror quay.io=127.0.0.1:5000/quay.io --plain-http"
 CHARTS_FLAGS ?=
+# The image name config/manager/kustomization.yaml starts from.
+DEFAULT_IMAGE_NAME := ghcr.io/navique/navique-operator
 
-.PHONY: help static charts image install deploy undeploy manifests
+.PHONY: help static charts image install deploy undeploy
 
 help:
 	@sed -n 's/^#   //p' Makefile
 
 static:
 	RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target $(TARGET) --bin navique-operator
+	mkdir -p build
+	strip -o build/navique-operator $(BIN)
 
 charts: static
 	rm -rf build/charts
-	$(BIN) charts pull --dest build/charts $(CHARTS_FLAGS)
-	$(BIN) charts verify build/charts
+	build/navique-operator charts pull --dest build/charts $(CHARTS_FLAGS)
+	build/navique-operator charts verify build/charts
 
 build/rootfs/etc/passwd:
 	mkdir -p build/rootfs/etc
@@ -41,12 +45,17 @@ image: charts build/rootfs/etc/passwd
 install:
 	$(KUBECTL) apply --server-side -k config/crd
 
+# An overlay of config/default with IMG (repo:tag or repo@sha256:...).
 deploy:
-	cd config/manager && $(KUBECTL) kustomize . >/dev/null
-	rm -rf build/deploy && mkdir -p build/deploy && cp -r config build/deploy/
-	cd build/deploy/config/manager && $(KUBECTL) kustomize edit set image navique-operator=$(IMG) 2>/dev/null \
-	  || sed -i 's|^\(\s*newName:\).*|\1 $(IMG)|' kustomization.yaml
-	$(KUBECTL) apply --server-side -k build/deploy/config/default
+	@mkdir -p build/deploy
+	@img='$(IMG)'; case "$$img" in \
+	  *@*) name="$${img%@*}"; field="  digest: $${img#*@}";; \
+	  *) last="$${img##*/}"; case "$$last" in \
+	       *:*) name="$${img%:*}"; field="  newTag: $${img##*:}";; \
+	       *) name="$$img"; field="";; esac;; esac; \
+	printf 'apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n- ../../config/default\nimages:\n- name: %s\n  newName: %s\n%s\n' \
+	  "$(DEFAULT_IMAGE_NAME)" "$$name" "$$field" > build/deploy/kustomization.yaml
+	$(KUBECTL) apply --server-side -k build/deploy
 
 undeploy:
-	$(KUBECTL) delete --ignore-not-found -k config/default
+	$(KUBECTL) delete --ignore-not-found --wait=false -k config/default

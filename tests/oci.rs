@@ -464,3 +464,48 @@ print(json.dumps(result))
     }
     std::fs::remove_dir_all(&work).unwrap();
 }
+
+#[test]
+fn lock_resolves_every_pinned_image_to_the_digest_the_registry_serves() {
+    if !ready() {
+        return;
+    }
+    let reg = Registry::start(None);
+    reg.seed_images();
+    let work = scratch("images");
+    let text =
+        std::fs::read_to_string(Path::new(ROOT).join("vendored-charts/catalog.toml")).unwrap();
+    let mut zeroed = text.clone();
+    for image in &catalog().image {
+        zeroed = zeroed.replace(&image.digest, &format!("sha256:{}", "1".repeat(64)));
+    }
+    let pins = work.join("pins.toml");
+    std::fs::write(&pins, &zeroed).unwrap();
+    // Only the images: the charts are not in this registry.
+    let out = charts(
+        &["lock", "--pins", pins.to_str().unwrap(), "--plain-http"],
+        &reg.mirror_flags(),
+    );
+    assert!(
+        !out.ok && out.stderr.contains("(nothing written)"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&pins).unwrap(),
+        zeroed,
+        "a failed lock writes nothing"
+    );
+    reg.seed(&[], &[]);
+    let out = charts(
+        &["lock", "--pins", pins.to_str().unwrap(), "--plain-http"],
+        &reg.mirror_flags(),
+    );
+    assert!(out.ok, "{}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&pins).unwrap(),
+        text,
+        "the committed digests are the registry's"
+    );
+    std::fs::remove_dir_all(&work).unwrap();
+}

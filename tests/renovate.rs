@@ -90,7 +90,7 @@ fn a_dry_run_proposes_the_cert_manager_bump_with_its_digest() {
         )
         .unwrap();
         let lock = Command::new(env!("CARGO_BIN_EXE_navique-operator"))
-            .args(["charts", "lock", "--pins"])
+            .args(["charts", "lock", "--only-charts", "--pins"])
             .arg(&pins)
             .arg("--ca-file")
             .arg(reg.ca.as_ref().unwrap())

@@ -36,6 +36,7 @@ const SWITCHES: &[&str] = &[
     "--plain-http",
     "--by-tag",
     "--check",
+    "--only-charts",
 ];
 
 impl Args {

@@ -195,7 +195,7 @@ pub fn verify_dir(catalog: &Catalog, dir: &Path) -> Vec<String> {
     errors
 }
 
-/// `charts lock [--pins FILE] [--registry-mirror ...] [--plain-http]`:
+/// `charts lock [--pins FILE] [--registry-mirror ...] [--plain-http] [--only-charts]`:
 /// resolves every pin's version tag to its manifest digest and chart
 /// tarball digest, and every pinned image's tag to its digest, and writes
 /// them into the pins file (comments and layout kept).
@@ -220,7 +220,8 @@ fn lock(a: &Args) -> Result<(), String> {
             Err(e) => failures.push(format!("{name}: {}", e.0)),
         }
     }
-    for image in &catalog.image {
+    let images_too = !a.flag("--only-charts");
+    for image in catalog.image.iter().filter(|_| images_too) {
         match rt.block_on(registry.image_digest(&image.tagged())) {
             Ok(d) => {
                 images.insert(image.tagged(), d);

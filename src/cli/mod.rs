@@ -32,8 +32,8 @@ Commands:
                             --health-bind, --leader-elect=true|false, --log-format json, --catalog FILE)
   plan [flags]              what the operator would do now, read-only (--kubeconfig, --charts-dir, -o json)
   charts list|pull|verify|lock|push|images   the bundled charts' pins and OCI registries:
-                            list [-o json]; pull [--dest DIR] [--by-tag]; verify DIR; lock (re-resolve the
-                            pins' digests, rewriting --pins); push TARBALL... oci://HOST/PATH;
+                            list [-o json]; pull [--dest DIR] [--by-tag]; verify DIR; lock [--only-charts] (re-resolve
+                            the pins' digests, rewriting --pins); push TARBALL... oci://HOST/PATH;
                             images [--charts-dir DIR] [--check] (every image the operator can deploy); all take
                             --pins FILE, --registry-mirror SRC=DST (repeatable), --plain-http, --ca-file PEM, --registry-config FILE
   manifests [--check]       write the install paths from one source: config/ (kustomize), the chart's generated
@@ -106,7 +106,11 @@ fn manifests(a: &args::Args) -> Result<(), String> {
         }
         return Err(format!(
             "stale (run `navique-operator manifests`):\n{}",
-            stale.iter().map(|p| format!("  {}", p.display())).collect::<Vec<_>>().join("\n")
+            stale
+                .iter()
+                .map(|p| format!("  {}", p.display()))
+                .collect::<Vec<_>>()
+                .join("\n")
         ));
     }
     for p in crate::operator::shipping::write(&root, &files).map_err(|e| e.to_string())? {

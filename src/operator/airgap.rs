@@ -25,10 +25,10 @@ pub fn rendered_objects(
     // installs (charts such as Langfuse check for them).
     let mut capabilities = crate::chart::render::Capabilities::default();
     let render = |name: &str,
-                      pin: &Pin,
-                      values: crate::gotmpl::value::Map,
-                      namespace: &str,
-                      capabilities: &mut crate::chart::render::Capabilities|
+                  pin: &Pin,
+                  values: crate::gotmpl::value::Map,
+                  namespace: &str,
+                  capabilities: &mut crate::chart::render::Capabilities|
      -> Result<Vec<serde_json::Value>, String> {
         let loaded = store.load(pin).map_err(|e| e.0)?;
         let rendered = crate::action::render::render(crate::action::render::Request {
@@ -46,15 +46,32 @@ pub fn rendered_objects(
             .iter()
             .filter(|o| o.kind == "CustomResourceDefinition");
         for crd in rendered.crds.iter().chain(templated) {
-            let group = crd.body.pointer("/spec/group").and_then(|g| g.as_str()).unwrap_or_default();
-            let kind = crd.body.pointer("/spec/names/kind").and_then(|k| k.as_str()).unwrap_or_default();
-            for v in crd.body.pointer("/spec/versions").and_then(|v| v.as_array()).into_iter().flatten() {
+            let group = crd
+                .body
+                .pointer("/spec/group")
+                .and_then(|g| g.as_str())
+                .unwrap_or_default();
+            let kind = crd
+                .body
+                .pointer("/spec/names/kind")
+                .and_then(|k| k.as_str())
+                .unwrap_or_default();
+            for v in crd
+                .body
+                .pointer("/spec/versions")
+                .and_then(|v| v.as_array())
+                .into_iter()
+                .flatten()
+            {
                 let version = v.get("name").and_then(|n| n.as_str()).unwrap_or_default();
                 capabilities.api_versions.push(format!("{group}/{version}"));
-                capabilities.api_versions.push(format!("{group}/{version}/{kind}"));
+                capabilities
+                    .api_versions
+                    .push(format!("{group}/{version}/{kind}"));
             }
         }
-        let mut objects: Vec<serde_json::Value> = rendered.crds.into_iter().map(|o| o.body).collect();
+        let mut objects: Vec<serde_json::Value> =
+            rendered.crds.into_iter().map(|o| o.body).collect();
         objects.extend(rendered.objects.into_iter().map(|o| o.body));
         for hook in &rendered.hooks {
             let parsed = crate::apply::objects::parse_manifest(&hook.manifest, namespace)
@@ -64,11 +81,23 @@ pub fn rendered_objects(
         Ok(objects)
     };
     for c in &catalog.capability {
-        let objects = render(&c.release, &c.pin, c.chart_values(), &c.namespace, &mut capabilities)?;
+        let objects = render(
+            &c.release,
+            &c.pin,
+            c.chart_values(),
+            &c.namespace,
+            &mut capabilities,
+        )?;
         out.push((c.pin.chart.clone(), objects));
     }
     for w in &catalog.workload {
-        let objects = render(&w.release_prefix, &w.pin, Default::default(), "default", &mut capabilities)?;
+        let objects = render(
+            &w.release_prefix,
+            &w.pin,
+            Default::default(),
+            "default",
+            &mut capabilities,
+        )?;
         out.push((w.pin.chart.clone(), objects));
     }
     Ok(out)
@@ -86,7 +115,10 @@ pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, 
                     r if r.digest.is_some() => image.clone(),
                     r => r.tagged(),
                 };
-                found.entry(key).or_default().insert(format!("chart {chart}"));
+                found
+                    .entry(key)
+                    .or_default()
+                    .insert(format!("chart {chart}"));
             }
         }
     }

@@ -47,15 +47,50 @@ pub fn examples() -> Vec<Value> {
         json!({"apiVersion": g, "kind": kind, "metadata": metadata, "spec": spec})
     };
     vec![
-        ex("PostgresCluster", "app-db", true, json!({"mode": "managed", "managed": {"instances": 1, "storage": {"size": "1Gi"}, "database": "app", "owner": "app"}})),
-        ex("ClickHouseCluster", "analytics", true, json!({"type": "clickhouse", "mode": "managed", "managed": {"shards": 1, "replicas": 1, "storage": {"size": "10Gi"}, "keeper": {"replicas": 1}}})),
-        ex("Gateway", "team-gw", true, json!({"postgresClusterRef": {"name": "app-db"}, "masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}, "replicas": 1,
-            "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}}]})),
-        ex("ChatUI", "web", true, json!({"gatewayRef": {"name": "team-gw"}, "replicas": 1})),
-        ex("MeilisearchInstance", "search", true, json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}, "persistence": {"size": "10Gi"}})),
-        ex("Observability", "traces", true, json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"}})),
-        ex("SecretsManagement", "vault", false, json!({"vault": {"server": "https://vault.example:8200", "path": "secret", "version": "v2",
-            "auth": {"kubernetes": {"mountPath": "kubernetes", "role": "navique"}}}})),
+        ex(
+            "PostgresCluster",
+            "app-db",
+            true,
+            json!({"mode": "managed", "managed": {"instances": 1, "storage": {"size": "1Gi"}, "database": "app", "owner": "app"}}),
+        ),
+        ex(
+            "ClickHouseCluster",
+            "analytics",
+            true,
+            json!({"type": "clickhouse", "mode": "managed", "managed": {"shards": 1, "replicas": 1, "storage": {"size": "10Gi"}, "keeper": {"replicas": 1}}}),
+        ),
+        ex(
+            "Gateway",
+            "team-gw",
+            true,
+            json!({"postgresClusterRef": {"name": "app-db"}, "masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}, "replicas": 1,
+            "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}}]}),
+        ),
+        ex(
+            "ChatUI",
+            "web",
+            true,
+            json!({"gatewayRef": {"name": "team-gw"}, "replicas": 1}),
+        ),
+        ex(
+            "MeilisearchInstance",
+            "search",
+            true,
+            json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}, "persistence": {"size": "10Gi"}}),
+        ),
+        ex(
+            "Observability",
+            "traces",
+            true,
+            json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"}}),
+        ),
+        ex(
+            "SecretsManagement",
+            "vault",
+            false,
+            json!({"vault": {"server": "https://vault.example:8200", "path": "secret", "version": "v2",
+            "auth": {"kubernetes": {"mountPath": "kubernetes", "role": "navique"}}}}),
+        ),
     ]
 }
 
@@ -63,8 +98,14 @@ pub fn csv(catalog: &Catalog, cluster_role: &Value, image: &str) -> Result<Value
     let crds = shipping::crds();
     let mut owned = Vec::new();
     for (name, crd) in &crds {
-        let kind = crd.pointer("/spec/names/kind").and_then(Value::as_str).unwrap_or_default();
-        let version = crd.pointer("/spec/versions/0/name").and_then(Value::as_str).unwrap_or_default();
+        let kind = crd
+            .pointer("/spec/names/kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let version = crd
+            .pointer("/spec/versions/0/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let (_, display, description) = OWNED
             .iter()
             .find(|(k, _, _)| *k == kind)
@@ -78,9 +119,16 @@ pub fn csv(catalog: &Catalog, cluster_role: &Value, image: &str) -> Result<Value
     related.insert(0, json!({"name": NAME, "image": image}));
     let deployment = shipping::deployment(image, shipping::NAMESPACE, catalog);
     let features = [
-        ("disconnected", "true"), ("fips-compliant", "false"), ("proxy-aware", "false"),
-        ("tls-profiles", "false"), ("token-auth-aws", "false"), ("token-auth-azure", "false"),
-        ("token-auth-gcp", "false"), ("cnf", "false"), ("cni", "false"), ("csi", "false"),
+        ("disconnected", "true"),
+        ("fips-compliant", "false"),
+        ("proxy-aware", "false"),
+        ("tls-profiles", "false"),
+        ("token-auth-aws", "false"),
+        ("token-auth-azure", "false"),
+        ("token-auth-gcp", "false"),
+        ("cnf", "false"),
+        ("cni", "false"),
+        ("csi", "false"),
     ];
     let mut annotations = json!({
         "alm-examples": serde_json::to_string_pretty(&examples()).unwrap(),

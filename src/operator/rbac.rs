@@ -10,7 +10,9 @@ use super::catalog::{Catalog, ChartStore};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
-const MANAGE: &[&str] = &["create", "delete", "get", "list", "patch", "update", "watch"];
+const MANAGE: &[&str] = &[
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
 
 /// The resource of each built-in kind the bundled charts contain (a kind
 /// outside this table and the charts' CRDs is an error: the table grows
@@ -24,14 +26,30 @@ const BUILT_IN: &[(&str, &str, &str)] = &[
     ("", "Secret", "secrets"),
     ("", "Service", "services"),
     ("", "ServiceAccount", "serviceaccounts"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+    ),
+    (
+        "apiextensions.k8s.io",
+        "CustomResourceDefinition",
+        "customresourcedefinitions",
+    ),
     ("apiregistration.k8s.io", "APIService", "apiservices"),
     ("apps", "DaemonSet", "daemonsets"),
     ("apps", "Deployment", "deployments"),
     ("apps", "StatefulSet", "statefulsets"),
-    ("autoscaling", "HorizontalPodAutoscaler", "horizontalpodautoscalers"),
+    (
+        "autoscaling",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+    ),
     ("batch", "CronJob", "cronjobs"),
     ("batch", "Job", "jobs"),
     ("coordination.k8s.io", "Lease", "leases"),
@@ -42,7 +60,11 @@ const BUILT_IN: &[(&str, &str, &str)] = &[
     ("networking.k8s.io", "NetworkPolicy", "networkpolicies"),
     ("policy", "PodDisruptionBudget", "poddisruptionbudgets"),
     ("rbac.authorization.k8s.io", "ClusterRole", "clusterroles"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings"),
+    (
+        "rbac.authorization.k8s.io",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+    ),
     ("rbac.authorization.k8s.io", "Role", "roles"),
     ("rbac.authorization.k8s.io", "RoleBinding", "rolebindings"),
     ("scheduling.k8s.io", "PriorityClass", "priorityclasses"),
@@ -54,7 +76,10 @@ const EMITTED: &[(&str, &str)] = &[
     ("clickhouse.com", "clickhouseclusters"),
     ("clickhouse.com", "keeperclusters"),
     ("clickhouse.altinity.com", "clickhouseinstallations"),
-    ("clickhouse-keeper.altinity.com", "clickhousekeeperinstallations"),
+    (
+        "clickhouse-keeper.altinity.com",
+        "clickhousekeeperinstallations",
+    ),
     ("litellm.home-operations.com", "litellmproxies"),
     ("litellm.home-operations.com", "litellmmodels"),
     ("external-secrets.io", "externalsecrets"),
@@ -71,7 +96,10 @@ pub struct Rules {
 
 impl Rules {
     fn grant(&mut self, group: &str, resource: &str, verbs: &[&str]) {
-        let e = self.resources.entry((group.to_string(), resource.to_string())).or_default();
+        let e = self
+            .resources
+            .entry((group.to_string(), resource.to_string()))
+            .or_default();
         e.extend(verbs.iter().map(|v| v.to_string()));
     }
 
@@ -80,13 +108,20 @@ impl Rules {
     fn add_role_rules(&mut self, rules: &Value) -> Result<(), String> {
         for rule in rules.as_array().into_iter().flatten() {
             let list = |k: &str| -> Vec<String> {
-                rule.get(k).and_then(Value::as_array).into_iter().flatten()
-                    .filter_map(|v| v.as_str().map(str::to_string)).collect()
+                rule.get(k)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
             };
             let verbs = list("verbs");
             let verbs: Vec<&str> = verbs.iter().map(String::as_str).collect();
             for url in list("nonResourceURLs") {
-                self.urls.entry(url).or_default().extend(verbs.iter().map(|v| v.to_string()));
+                self.urls
+                    .entry(url)
+                    .or_default()
+                    .extend(verbs.iter().map(|v| v.to_string()));
             }
             for group in list("apiGroups") {
                 for resource in list("resources") {
@@ -116,9 +151,14 @@ impl Rules {
             .collect();
         let mut urls: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
         for (url, verbs) in &self.urls {
-            urls.entry(verbs.iter().cloned().collect()).or_default().push(url.clone());
+            urls.entry(verbs.iter().cloned().collect())
+                .or_default()
+                .push(url.clone());
         }
-        rules.extend(urls.into_iter().map(|(verbs, urls)| json!({"nonResourceURLs": urls, "verbs": verbs})));
+        rules.extend(
+            urls.into_iter()
+                .map(|(verbs, urls)| json!({"nonResourceURLs": urls, "verbs": verbs})),
+        );
         Value::Array(rules)
     }
 }
@@ -129,23 +169,48 @@ pub fn derive(catalog: &Catalog, store: &ChartStore) -> Result<Rules, String> {
     let mut rules = Rules::default();
     let mut plural: BTreeMap<(String, String), String> = BuiltInKinds::table();
     for (_, objects) in &rendered {
-        for o in objects.iter().filter(|o| o["kind"] == "CustomResourceDefinition") {
-            let group = o.pointer("/spec/group").and_then(Value::as_str).unwrap_or_default();
-            let kind = o.pointer("/spec/names/kind").and_then(Value::as_str).unwrap_or_default();
-            let p = o.pointer("/spec/names/plural").and_then(Value::as_str).unwrap_or_default();
+        for o in objects
+            .iter()
+            .filter(|o| o["kind"] == "CustomResourceDefinition")
+        {
+            let group = o
+                .pointer("/spec/group")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let kind = o
+                .pointer("/spec/names/kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let p = o
+                .pointer("/spec/names/plural")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             plural.insert((group.to_string(), kind.to_string()), p.to_string());
         }
     }
     for (chart, objects) in &rendered {
         for o in objects {
             let kind = o["kind"].as_str().unwrap_or_default();
-            let group = o["apiVersion"].as_str().unwrap_or_default().rsplit_once('/').map(|(g, _)| g).unwrap_or("");
+            let group = o["apiVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .rsplit_once('/')
+                .map(|(g, _)| g)
+                .unwrap_or("");
             let resource = plural.get(&(group.to_string(), kind.to_string())).ok_or_else(|| {
                 format!("chart {chart}: kind {kind} ({group}) is not in the RBAC table of src/operator/rbac.rs")
             })?;
             rules.grant(group, resource, MANAGE);
             if kind == "ClusterRole" || kind == "Role" {
-                rules.add_role_rules(&o["rules"]).map_err(|e| format!("chart {chart}: {} {}: {e}", kind, o.pointer("/metadata/name").and_then(Value::as_str).unwrap_or_default()))?;
+                rules.add_role_rules(&o["rules"]).map_err(|e| {
+                    format!(
+                        "chart {chart}: {} {}: {e}",
+                        kind,
+                        o.pointer("/metadata/name")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                    )
+                })?;
             }
         }
     }
@@ -153,7 +218,11 @@ pub fn derive(catalog: &Catalog, store: &ChartStore) -> Result<Rules, String> {
     for crd in super::crds::all() {
         let p = crd.spec.names.plural.clone();
         rules.grant(super::api::GROUP, &p, MANAGE);
-        rules.grant(super::api::GROUP, &format!("{p}/status"), &["get", "patch", "update"]);
+        rules.grant(
+            super::api::GROUP,
+            &format!("{p}/status"),
+            &["get", "patch", "update"],
+        );
         rules.grant(super::api::GROUP, &format!("{p}/finalizers"), &["update"]);
     }
     for (group, resource) in EMITTED {
@@ -202,9 +271,22 @@ mod tests {
         r.add_role_rules(&json!([{"apiGroups": ["", "apps"], "resources": ["pods", "deployments"], "verbs": ["get"]},
             {"apiGroups": [""], "resources": ["pods"], "resourceNames": ["x"], "verbs": ["delete", "get"]},
             {"nonResourceURLs": ["/metrics"], "verbs": ["get"]}])).unwrap();
-        assert_eq!(r.resources[&("".to_string(), "pods".to_string())].iter().collect::<Vec<_>>(), ["delete", "get"]);
+        assert_eq!(
+            r.resources[&("".to_string(), "pods".to_string())]
+                .iter()
+                .collect::<Vec<_>>(),
+            ["delete", "get"]
+        );
         let rules = r.to_rules();
-        assert!(rules.as_array().unwrap().contains(&json!({"nonResourceURLs": ["/metrics"], "verbs": ["get"]})), "{rules}");
-        assert!(Rules::default().add_role_rules(&json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}])).is_err());
+        assert!(
+            rules
+                .as_array()
+                .unwrap()
+                .contains(&json!({"nonResourceURLs": ["/metrics"], "verbs": ["get"]})),
+            "{rules}"
+        );
+        assert!(Rules::default()
+            .add_role_rules(&json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]))
+            .is_err());
     }
 }

@@ -93,14 +93,23 @@ fn env_name(image: &str) -> String {
         .next()
         .unwrap_or(image)
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_uppercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 
 /// (image name, reference by digest) of every pinned image.
 pub fn related_images(catalog: &Catalog) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> =
-        catalog.image.iter().map(|i| (i.name.clone(), i.by_digest())).collect();
+    let mut out: Vec<(String, String)> = catalog
+        .image
+        .iter()
+        .map(|i| (i.name.clone(), i.by_digest()))
+        .collect();
     out.sort();
     out
 }
@@ -121,7 +130,8 @@ pub fn files(catalog: &Catalog, store: &ChartStore) -> Result<Vec<(PathBuf, Stri
     let rules = super::rbac::derive(catalog, store)?;
     let role = super::rbac::cluster_role(NAME, &rules);
     let mut out: Vec<(PathBuf, String)> = Vec::new();
-    let mut put = |path: &str, body: String| out.push((PathBuf::from(path), format!("{GENERATED}{body}")));
+    let mut put =
+        |path: &str, body: String| out.push((PathBuf::from(path), format!("{GENERATED}{body}")));
 
     // kustomize
     let mut bases = Vec::new();
@@ -130,39 +140,87 @@ pub fn files(catalog: &Catalog, store: &ChartStore) -> Result<Vec<(PathBuf, Stri
         put(&format!("config/crd/bases/{file}"), yaml(&crd));
         bases.push(format!("bases/{file}"));
     }
-    put("config/crd/kustomization.yaml", yaml(&json!({"apiVersion": "kustomize.config.k8s.io/v1beta1",
-        "kind": "Kustomization", "resources": bases})));
-    put("config/rbac/service_account.yaml", yaml(&service_account(NAMESPACE)));
+    put(
+        "config/crd/kustomization.yaml",
+        yaml(&json!({"apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization", "resources": bases})),
+    );
+    put(
+        "config/rbac/service_account.yaml",
+        yaml(&service_account(NAMESPACE)),
+    );
     put("config/rbac/role.yaml", yaml(&role));
-    put("config/rbac/role_binding.yaml", yaml(&cluster_role_binding(NAMESPACE)));
-    put("config/rbac/kustomization.yaml", yaml(&json!({"apiVersion": "kustomize.config.k8s.io/v1beta1",
-        "kind": "Kustomization", "resources": ["service_account.yaml", "role.yaml", "role_binding.yaml"]})));
+    put(
+        "config/rbac/role_binding.yaml",
+        yaml(&cluster_role_binding(NAMESPACE)),
+    );
+    put(
+        "config/rbac/kustomization.yaml",
+        yaml(&json!({"apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization", "resources": ["service_account.yaml", "role.yaml", "role_binding.yaml"]})),
+    );
     let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE, "labels": labels()}});
-    put("config/manager/manager.yaml", format!("{}---\n{}", yaml(&namespace), yaml(&deployment(NAME, NAMESPACE, catalog))));
+    put(
+        "config/manager/manager.yaml",
+        format!(
+            "{}---\n{}",
+            yaml(&namespace),
+            yaml(&deployment(NAME, NAMESPACE, catalog))
+        ),
+    );
     let (image_name, image_tag) = DEFAULT_IMAGE.rsplit_once(':').unwrap();
-    put("config/manager/kustomization.yaml", yaml(&json!({"apiVersion": "kustomize.config.k8s.io/v1beta1",
+    put(
+        "config/manager/kustomization.yaml",
+        yaml(&json!({"apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization", "resources": ["manager.yaml"],
-        "images": [{"name": NAME, "newName": image_name, "newTag": image_tag}]})));
-    put("config/default/kustomization.yaml", yaml(&json!({"apiVersion": "kustomize.config.k8s.io/v1beta1",
-        "kind": "Kustomization", "namespace": NAMESPACE, "resources": ["../crd", "../rbac", "../manager"]})));
+        "images": [{"name": NAME, "newName": image_name, "newTag": image_tag}]})),
+    );
+    put(
+        "config/default/kustomization.yaml",
+        yaml(&json!({"apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization", "namespace": NAMESPACE, "resources": ["../crd", "../rbac", "../manager"]})),
+    );
 
     // Helm chart: the CRDs as templates (so `helm upgrade` moves them
     // forward; Helm never upgrades crds/), kept on uninstall; the ClusterRole.
     for (name, mut crd) in crds() {
         crd["metadata"]["annotations"]["helm.sh/resource-policy"] = json!("keep");
-        put(&format!("chart/navique-operator/templates/generated/crd-{name}.yaml"), yaml(&crd));
+        put(
+            &format!("chart/navique-operator/templates/generated/crd-{name}.yaml"),
+            yaml(&crd),
+        );
     }
-    put("chart/navique-operator/templates/generated/clusterrole.yaml", yaml(&role));
-    put("chart/navique-operator/files/related-images.json",
-        serde_json::to_string_pretty(&related_images(catalog).into_iter().map(|(n, r)| json!({"name": format!("RELATED_IMAGE_{}", env_name(&n)), "value": r})).collect::<Vec<_>>()).unwrap() + "\n");
+    put(
+        "chart/navique-operator/templates/generated/clusterrole.yaml",
+        yaml(&role),
+    );
+    put(
+        "chart/navique-operator/files/related-images.json",
+        serde_json::to_string_pretty(
+            &related_images(catalog)
+                .into_iter()
+                .map(
+                    |(n, r)| json!({"name": format!("RELATED_IMAGE_{}", env_name(&n)), "value": r}),
+                )
+                .collect::<Vec<_>>(),
+        )
+        .unwrap()
+            + "\n",
+    );
 
     // OLM bundle
     for (name, crd) in crds() {
         put(&format!("bundle/manifests/{name}.yaml"), yaml(&crd));
     }
     let csv = super::olm::csv(catalog, &role, DEFAULT_IMAGE)?;
-    put(&format!("bundle/manifests/{NAME}.clusterserviceversion.yaml"), yaml(&csv));
-    put("bundle/metadata/annotations.yaml", yaml(&json!({"annotations": super::olm::bundle_annotations()})));
+    put(
+        &format!("bundle/manifests/{NAME}.clusterserviceversion.yaml"),
+        yaml(&csv),
+    );
+    put(
+        "bundle/metadata/annotations.yaml",
+        yaml(&json!({"annotations": super::olm::bundle_annotations()})),
+    );
     let labels: String = super::olm::bundle_annotations()
         .as_object()
         .unwrap()
@@ -194,7 +252,9 @@ pub fn write(root: &Path, files: &[(PathBuf, String)]) -> std::io::Result<Vec<Pa
 pub fn stale(root: &Path, files: &[(PathBuf, String)]) -> Vec<PathBuf> {
     files
         .iter()
-        .filter(|(p, text)| std::fs::read_to_string(root.join(p)).ok().as_deref() != Some(text.as_str()))
+        .filter(|(p, text)| {
+            std::fs::read_to_string(root.join(p)).ok().as_deref() != Some(text.as_str())
+        })
         .map(|(p, _)| p.clone())
         .collect()
 }

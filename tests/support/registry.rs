@@ -210,6 +210,15 @@ impl Registry {
     /// Real Helm pushes the bundled charts (or `only` those) and `extra`
     /// tarballs (`PATH=oci://upstream/repo`), under `<addr>/<upstream host>/...`.
     pub fn seed(&self, only: &[&str], extra: &[String]) {
+        self.seed_with(only, extra, false)
+    }
+
+    /// Also the stand-in images of the catalog's [[image]] pins.
+    pub fn seed_images(&self) {
+        self.seed_with(&["none"], &[], true)
+    }
+
+    fn seed_with(&self, only: &[&str], extra: &[String], images: bool) {
         let mut cmd = Command::new("python3");
         cmd.arg(Path::new(ROOT).join("tests/support/seed_registry.py"))
             .arg(&self.addr);
@@ -218,6 +227,9 @@ impl Registry {
         }
         for e in extra {
             cmd.args(["--extra", e]);
+        }
+        if images {
+            cmd.arg("--images");
         }
         if let Some(ca) = &self.ca {
             // Go reads the trusted roots from SSL_CERT_FILE.
@@ -233,7 +245,7 @@ impl Registry {
 
     /// The `--registry-mirror` flags that send quay.io and ghcr.io here.
     pub fn mirror_flags(&self) -> Vec<String> {
-        ["quay.io", "ghcr.io", "docker.io"]
+        ["quay.io", "ghcr.io", "docker.io", "docker.langfuse.com"]
             .iter()
             .flat_map(|h| {
                 [
