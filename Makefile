@@ -1,11 +1,13 @@
 # Building and deploying the operator. `make help` lists the targets.
 #
 #   make image                       static binary + pinned charts -> image (buildah)
+#   make bundle IMG=registry/operator@sha256:...   the OLM bundle for that image, and its image
 #   make install                     the operator's CRDs onto the current kubectl context
 #   make deploy IMG=registry/operator@sha256:...   CRDs, RBAC and the Deployment (kustomize)
 #   make undeploy                    everything deploy created (the CRDs last)
 
 IMG ?= localhost/navique-operator:dev
+BUNDLE_IMG ?= localhost/navique-operator-bundle:dev
 VERSION ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 KUBECTL ?= kubectl
 BUILDAH ?= buildah --storage-driver vfs
@@ -18,7 +20,7 @@ CHARTS_FLAGS ?=
 # The image name config/manager/kustomization.yaml starts from.
 DEFAULT_IMAGE_NAME := ghcr.io/navique/navique-operator
 
-.PHONY: help static charts image install deploy undeploy
+.PHONY: help static charts image bundle install deploy undeploy
 
 help:
 	@sed -n 's/^#   //p' Makefile
@@ -41,6 +43,13 @@ build/rootfs/etc/passwd:
 
 image: charts build/rootfs/etc/passwd
 	$(BUILDAH) bud --isolation chroot --build-arg VERSION=$(VERSION) -t $(IMG) .
+
+# The OLM bundle for IMG (by digest, for disconnected clusters) into
+# build/bundle, and its image.
+bundle:
+	rm -rf build/bundle && mkdir -p build/bundle
+	build/navique-operator manifests --root build/bundle --operator-image $(IMG)
+	cd build/bundle && $(BUILDAH) bud --isolation chroot -f bundle.Dockerfile -t $(BUNDLE_IMG) .
 
 install:
 	$(KUBECTL) apply --server-side -k config/crd

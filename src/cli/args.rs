@@ -37,6 +37,7 @@ const SWITCHES: &[&str] = &[
     "--by-tag",
     "--check",
     "--only-charts",
+    "--rbac",
 ];
 
 impl Args {

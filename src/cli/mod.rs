@@ -36,9 +36,11 @@ Commands:
                             the pins' digests, rewriting --pins); push TARBALL... oci://HOST/PATH;
                             images [--charts-dir DIR] [--check] (every image the operator can deploy); all take
                             --pins FILE, --registry-mirror SRC=DST (repeatable), --plain-http, --ca-file PEM, --registry-config FILE
-  manifests [--check]       write the install paths from one source: config/ (kustomize), the chart's generated
+  manifests [--check] [--rbac] [--operator-image REF] [--root DIR]
+                            write the install paths from one source: config/ (kustomize), the chart's generated
                             templates, bundle/ (OLM) and bundle.Dockerfile; --check fails when any is stale
-                            (renders the bundled charts to derive RBAC: --charts-dir DIR, default ../shared/charts)
+                            (renders the bundled charts to derive RBAC: --charts-dir DIR, default ../shared/charts);
+                            --rbac prints the derived ClusterRole only
   crds [--out DIR]          write the operator's CRDs (default: crds/); --check fails when DIR is stale
   version                   print the version
 ";
@@ -96,7 +98,19 @@ fn manifests(a: &args::Args) -> Result<(), String> {
     };
     let catalog = crate::operator::catalog::Catalog::built_in();
     let store = crate::operator::catalog::ChartStore::with_dirs(dirs);
-    let files = crate::operator::shipping::files(&catalog, &store)?;
+    let image = a
+        .one(&["--operator-image"])
+        .unwrap_or_else(|| crate::operator::shipping::DEFAULT_IMAGE.to_string());
+    let files = crate::operator::shipping::files_for(&catalog, &store, &image)?;
+    if a.flag("--rbac") {
+        let role = files
+            .iter()
+            .find(|(p, _)| p.ends_with("config/rbac/role.yaml"))
+            .map(|(_, text)| text.clone())
+            .unwrap_or_default();
+        print!("{role}");
+        return Ok(());
+    }
     let root = std::path::PathBuf::from(a.one(&["--root"]).unwrap_or_else(|| ".".into()));
     if a.flag("--check") {
         let stale = crate::operator::shipping::stale(&root, &files);
