@@ -509,3 +509,73 @@ fn lock_resolves_every_pinned_image_to_the_digest_the_registry_serves() {
     );
     std::fs::remove_dir_all(&work).unwrap();
 }
+
+#[test]
+fn the_operators_own_chart_goes_to_a_registry_and_real_helm_installs_it_from_there() {
+    if !ready() {
+        return;
+    }
+    let reg = Registry::start(None);
+    let work = scratch("own-chart");
+    let sb = navique_sandbox::Sandbox::start(navique_sandbox::Options {
+        ready_delay: std::time::Duration::from_millis(50),
+        ..Default::default()
+    })
+    .unwrap();
+    let script = format!(
+        r#"
+import helm_python, json, subprocess
+r = helm_python.package({chart:?}, destination={work:?})
+print(json.dumps(r))
+"#,
+        chart = format!("{ROOT}/chart/navique-operator"),
+        work = work.display().to_string()
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tarball = work.join(format!(
+        "navique-operator-{}.tgz",
+        env!("CARGO_PKG_VERSION")
+    ));
+    let pushed = charts(
+        &[
+            "push",
+            tarball.to_str().unwrap(),
+            &format!("oci://{}/navique/charts", reg.addr),
+            "--plain-http",
+        ],
+        &[],
+    );
+    assert!(pushed.ok, "{}", pushed.stderr);
+    let script = format!(
+        r#"
+import helm_python, json
+cfg = helm_python.Config(kubeconfig_path={kc:?}, namespace="navique-system")
+cfg.install("oci://{addr}/navique/charts/navique-operator", "navique", {{}}, create_namespace=True,
+            chart_version={version:?}, plain_http=True)
+print(json.dumps([[r["name"], r["chart"]["metadata"]["version"] if "chart" in r else ""] for r in cfg.list()]))
+"#,
+        kc = sb.kubeconfig_path().display().to_string(),
+        addr = reg.addr,
+        version = env!("CARGO_PKG_VERSION")
+    );
+    let out = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed[0][0], "navique", "{listed}");
+    std::fs::remove_dir_all(&work).unwrap();
+}

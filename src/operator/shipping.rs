@@ -133,7 +133,11 @@ pub fn files(catalog: &Catalog, store: &ChartStore) -> Result<Vec<(PathBuf, Stri
 
 /// The same, with the operator's image at `image` in the bundle (a release
 /// build passes the pushed image by digest: `make bundle IMG=...`).
-pub fn files_for(catalog: &Catalog, store: &ChartStore, image: &str) -> Result<Vec<(PathBuf, String)>, String> {
+pub fn files_for(
+    catalog: &Catalog,
+    store: &ChartStore,
+    image: &str,
+) -> Result<Vec<(PathBuf, String)>, String> {
     let rules = super::rbac::derive(catalog, store)?;
     let role = super::rbac::cluster_role(NAME, &rules);
     let mut out: Vec<(PathBuf, String)> = Vec::new();
@@ -233,7 +237,10 @@ pub fn files_for(catalog: &Catalog, store: &ChartStore, image: &str) -> Result<V
         PathBuf::from("chart/navique-operator/files/related-images.json"),
         related,
     ));
-    out.push((PathBuf::from("docs/bundled-charts.md"), bundled_charts_page(catalog)));
+    out.push((
+        PathBuf::from("docs/bundled-charts.md"),
+        bundled_charts_page(catalog),
+    ));
     Ok(out)
 }
 
@@ -291,26 +298,51 @@ pub fn bundled_charts_page(catalog: &Catalog) -> String {
                 s
             })
             .collect();
-        let needed = if needed.is_empty() { "every other capability".to_string() } else { needed.join(", ") };
-        let prerequisites = if c.prerequisites.is_empty() { "-".to_string() } else { c.prerequisites.join(", ") };
+        let needed = if needed.is_empty() {
+            "every other capability".to_string()
+        } else {
+            needed.join(", ")
+        };
+        let prerequisites = if c.prerequisites.is_empty() {
+            "-".to_string()
+        } else {
+            c.prerequisites.join(", ")
+        };
         md.push_str(&format!(
             "| {} | {} | {} | {} / {} | {} | {} | `{}` | `{}` | `{}` |\n",
-            c.name, c.pin.chart, c.pin.version, c.release, c.namespace, needed, prerequisites,
-            c.pin.oci, c.pin.digest, c.pin.sha256
+            c.name,
+            c.pin.chart,
+            c.pin.version,
+            c.release,
+            c.namespace,
+            needed,
+            prerequisites,
+            c.pin.oci,
+            c.pin.digest,
+            c.pin.sha256
         ));
     }
     md.push_str("\n## Workload charts\n\n| kind | chart | version | release name | OCI reference | manifest digest | tarball sha256 |\n|---|---|---|---|---|---|---|\n");
     for w in &catalog.workload {
         md.push_str(&format!(
             "| {} | {} | {} | `{}-<name>` | `{}` | `{}` | `{}` |\n",
-            w.kind, w.pin.chart, w.pin.version, w.release_prefix, w.pin.oci, w.pin.digest, w.pin.sha256
+            w.kind,
+            w.pin.chart,
+            w.pin.version,
+            w.release_prefix,
+            w.pin.oci,
+            w.pin.digest,
+            w.pin.sha256
         ));
     }
     md.push_str("\n## Images\n\nWhat an air-gapped cluster mirrors (`navique-operator charts images`; OLM's relatedImages).\n\n| image | tag | digest | set by |\n|---|---|---|---|\n");
     for i in &catalog.image {
         md.push_str(&format!(
             "| `{}` | {} | `{}` | {} |\n",
-            i.name, i.tag, i.digest, i.set_by.as_deref().unwrap_or("its chart")
+            i.name,
+            i.tag,
+            i.digest,
+            i.set_by.as_deref().unwrap_or("its chart")
         ));
     }
     md
