@@ -4,6 +4,8 @@
 //! style bump, refusals (tampered blob, 401, 404, 500, registry down), and
 //! `charts push` as Helm pushes, pulled back by real Helm.
 
+#[path = "support/cluster.rs"]
+mod cluster;
 #[path = "support/registry.rs"]
 mod registry;
 
@@ -517,11 +519,8 @@ fn the_operators_own_chart_goes_to_a_registry_and_real_helm_installs_it_from_the
     }
     let reg = Registry::start(None);
     let work = scratch("own-chart");
-    let sb = navique_sandbox::Sandbox::start(navique_sandbox::Options {
-        ready_delay: std::time::Duration::from_millis(50),
-        ..Default::default()
-    })
-    .unwrap();
+    let mut cluster = cluster::TestCluster::start();
+    let ns = cluster.namespace("navique-system");
     let script = format!(
         r#"
 import helm_python, json, subprocess
@@ -557,12 +556,15 @@ print(json.dumps(r))
     let script = format!(
         r#"
 import helm_python, json
-cfg = helm_python.Config(kubeconfig_path={kc:?}, namespace="navique-system")
+cfg = helm_python.Config(kubeconfig_path={kc:?}, namespace={ns:?})
 cfg.install("oci://{addr}/navique/charts/navique-operator", "navique", {{}}, create_namespace=True,
             chart_version={version:?}, plain_http=True)
-print(json.dumps([[r["name"], r["chart"]["metadata"]["version"] if "chart" in r else ""] for r in cfg.list()]))
+listed = [r["name"] for r in cfg.list()]
+cfg.uninstall("navique")
+print(json.dumps(listed))
 "#,
-        kc = sb.kubeconfig_path().display().to_string(),
+        kc = cluster.kubeconfig.display().to_string(),
+        ns = ns,
         addr = reg.addr,
         version = env!("CARGO_PKG_VERSION")
     );
@@ -576,6 +578,6 @@ print(json.dumps([[r["name"], r["chart"]["metadata"]["version"] if "chart" in r 
         String::from_utf8_lossy(&out.stderr)
     );
     let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(listed[0][0], "navique", "{listed}");
+    assert_eq!(listed, serde_json::json!(["navique"]), "{listed}");
     std::fs::remove_dir_all(&work).unwrap();
 }
