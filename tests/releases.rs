@@ -526,3 +526,72 @@ async fn helm_release_round_trips_through_our_codec() {
     assert_eq!(helm(&c, &ns, &["values", "rt"]), values_before);
     helm(&c, &ns, &["uninstall", "rt"]);
 }
+
+/// A release Secret as someone else might leave one: Helm's labels and
+/// type, and `release` data that is not a release.
+fn broken_release(c: &Cluster, ns: &str, name: &str, data: &[u8]) {
+    use base64::Engine;
+    // Helm's record is base64 of gzip inside the Secret's own base64.
+    let inner = base64::engine::general_purpose::STANDARD.encode(data);
+    let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+        "metadata": {"name": format!("sh.helm.release.v1.{name}.v1"), "namespace": ns,
+                     "labels": {"owner": "helm", "name": name, "status": "deployed", "version": "1"}},
+        "data": {"release": base64::engine::general_purpose::STANDARD.encode(inner)}});
+    let path =
+        std::env::temp_dir().join(format!("navique-broken-{name}-{}.json", std::process::id()));
+    std::fs::write(&path, secret.to_string()).unwrap();
+    let applied = kubectl(&c.kubeconfig, &["apply", "-f", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    assert!(applied.is_some(), "kubectl apply of {name}");
+}
+
+#[test]
+fn corrupted_release_records_are_skipped_like_helm_skips_them_and_the_rest_still_list() {
+    if !helm_available() {
+        return;
+    }
+    let c = cluster();
+    let ns = c.namespace("broken");
+    let chart = format!("{}/examples/demo-chart", env!("CARGO_MANIFEST_DIR"));
+    ours(&c, &ns, &["install", "good", &chart, "--create-namespace"]);
+    use std::io::Write;
+    let gzip = |data: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    };
+    broken_release(&c, &ns, "not-gzip", b"\x1f\x8b\x08 this is not gzip at all");
+    broken_release(&c, &ns, "not-json", &gzip(b"{\"name\": "));
+    broken_release(&c, &ns, "not-a-release", &gzip(b"[1, 2, 3]"));
+    // 200 MB of zeros in a few hundred KB: refused, not decompressed whole.
+    let bomb = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..200 {
+            e.write_all(&zeros).unwrap();
+        }
+        e.finish().unwrap()
+    };
+    assert!(bomb.len() < 400 << 10, "{}", bomb.len());
+    broken_release(&c, &ns, "bomb", &bomb);
+    let listed = ours_json(&c, &ns, &["list", "-a"]);
+    let names: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["good"], "{listed}");
+    let helms = helm(&c, &ns, &["list"]);
+    let helm_names: Vec<&str> = helms
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(helm_names, names, "real Helm skips the same records");
+    // The good release still works: an upgrade and its history.
+    ours(&c, &ns, &["upgrade", "good", &chart]);
+    let history = ours_json(&c, &ns, &["history", "good"]);
+    assert_eq!(revisions(&history).len(), 2);
+}

@@ -15,15 +15,27 @@ pub fn encode(r: &Release) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// The most JSON a release record may decompress to.
+pub const MAX_RELEASE_JSON: u64 = 64 << 20;
+
 pub fn decode(data: &str) -> Result<Release, String> {
     let raw = base64::engine::general_purpose::STANDARD
         .decode(data.trim())
         .map_err(|e| format!("illegal base64 data in release payload: {e}"))?;
     let json = if raw.starts_with(GZIP_MAGIC) {
+        // A record someone else wrote may be a decompression bomb: a real
+        // release is a few MB of JSON at most (the Secret holds 1 MiB).
         let mut out = Vec::new();
         flate2::read::GzDecoder::new(&raw[..])
+            .take(MAX_RELEASE_JSON + 1)
             .read_to_end(&mut out)
             .map_err(|e| format!("release payload: {e}"))?;
+        if out.len() as u64 > MAX_RELEASE_JSON {
+            return Err(format!(
+                "release payload decompresses to more than {} MiB; refusing it",
+                MAX_RELEASE_JSON >> 20
+            ));
+        }
         out
     } else {
         raw

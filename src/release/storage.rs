@@ -197,14 +197,24 @@ impl Storage {
                 Api::namespaced(self.client.clone(), &self.namespace),
             )
         };
+        // A release record that does not decode (written by someone else,
+        // cut short, corrupted) is skipped with a warning, as Helm's drivers
+        // skip it: one bad record must not hide every other release.
         let mut out = Vec::new();
+        let mut keep = |r: Result<Release, StorageError>, ns: Option<String>| match r {
+            Ok(r) => out.push(r),
+            Err(e) => tracing::warn!(
+                namespace = ns.unwrap_or_default(),
+                "skipping a release record: {e}"
+            ),
+        };
         for s in secrets.list(&lp).await?.items {
             if s.type_.as_deref() == Some(SECRET_TYPE) {
-                out.push(release_from_secret(&s)?);
+                keep(release_from_secret(&s), s.metadata.namespace.clone());
             }
         }
         for c in configmaps.list(&lp).await?.items {
-            out.push(release_from_configmap(&c)?);
+            keep(release_from_configmap(&c), c.metadata.namespace.clone());
         }
         out.sort_by(|a, b| {
             (a.namespace.as_str(), a.name.as_str(), a.version).cmp(&(
