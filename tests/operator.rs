@@ -2768,3 +2768,269 @@ fn with_a_registry_mirror_every_applied_image_runs_from_the_mirror_by_digest() {
     env.delete_postgres(&ns, "app-db");
     op.stop();
 }
+
+/// Every way a value could leave the operator: its logs at every level,
+/// Events, the status and conditions of every resource and Capability, its
+/// metrics, and `plan -o json`. None may hold a secret value, plain or
+/// base64.
+#[test]
+fn no_secret_value_reaches_logs_events_status_metrics_or_plan() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    external_secrets_crds(&env);
+    let ns = env.namespace("team-leak");
+    let vault_ns = env.namespace("vault-leak");
+    let op_ns = env.namespace("navique-leak");
+    let mut secrets: Vec<String> = [
+        "meili-LEAKCHECK-7c1",
+        "sk-openai-LEAKCHECK-2b8",
+        "pg-LEAKCHECK-5e4",
+        "vault-token-LEAKCHECK-d0a",
+        "sk-master-LEAKCHECK-11f",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let key = licenses::key();
+    let expires = chrono::Utc::now() + chrono::Duration::days(365);
+    licenses::write(
+        &env,
+        &op_ns,
+        &key,
+        &json!({"licensee": "Leak Check Ltd", "tier": "enterprise",
+        "expires": expires.to_rfc3339(), "features": ["Observability", "SecretsManagement"]}),
+        None,
+    );
+    // The license's signature and its payload as signed (the licensee's name
+    // alone is no secret: the Licensed condition names it).
+    {
+        use base64::Engine;
+        let lic: Value = serde_json::from_str(&env.kubectl(&[
+            "get",
+            "secret",
+            "navique-license",
+            "-n",
+            &op_ns,
+            "-o",
+            "json",
+        ]))
+        .unwrap();
+        for k in ["license.sig", "license.json"] {
+            let raw = base64::engine::general_purpose::STANDARD
+                .decode(lic["data"][k].as_str().unwrap())
+                .unwrap();
+            secrets.push(String::from_utf8(raw).unwrap());
+        }
+    }
+    let secret = |ns: &str, name: &str, data: Value| {
+        env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": ns},
+            "stringData": data}).to_string());
+    };
+    secret(&ns, "meili", json!({"MEILI_MASTER_KEY": secrets[0]}));
+    secret(&ns, "openai", json!({"api-key": secrets[1]}));
+    secret(
+        &ns,
+        "app-db-app",
+        json!({"host": "app-db-rw", "port": "5432", "username": "app", "password": secrets[2], "dbname": "app"}),
+    );
+    secret(&vault_ns, "vault-token", json!({"token": secrets[3]}));
+    secret(&ns, "litellm-master", json!({"key": secrets[4]}));
+
+    let work = std::env::temp_dir().join(format!("navique-leak-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let pem = licenses::public_pem(&key, &work);
+    let (metrics, health) = (
+        format!("127.0.0.1:{}", free_port()),
+        format!("127.0.0.1:{}", free_port()),
+    );
+    let log = work.join("operator.log");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"));
+    cmd.args([
+        "run",
+        "--log-format",
+        "json",
+        "--leader-elect=false",
+        "--namespace",
+        &op_ns,
+        "--metrics-bind",
+        &metrics,
+        "--health-bind",
+        &health,
+        "--poll-ms",
+        "200",
+        "--license-public-key",
+    ])
+    .arg(&pem)
+    .arg("--kubeconfig")
+    .arg(&env.kubeconfig)
+    // Every level of our own code, and debug for the libraries.
+    .env(
+        "NAVIQUE_LOG",
+        "debug,navique_ai_core_operator=trace,navique_operator=trace",
+    );
+    for d in charts_dirs() {
+        cmd.arg("--charts-dir").arg(d);
+    }
+    let mut child = cmd
+        .stdout(std::fs::File::create(work.join("stdout.log")).unwrap())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+
+    let store = format!("leak-{:06x}", rand::random::<u32>() & 0xffffff);
+    env.create("SecretsManagement", "", &store, json!({"vault": {"server": "https://vault.example:8200", "path": "secret",
+        "auth": {"tokenSecretRef": {"namespace": vault_ns, "name": "vault-token", "key": "token"}}}}));
+    env.create_postgres(&ns, "app-db", managed());
+    env.create(
+        "ClickHouseCluster",
+        &ns,
+        "analytics",
+        clickhouse_managed("clickhouse", 1),
+    );
+    env.create("Gateway", &ns, "team-gw", json!({"postgresClusterRef": {"name": "app-db"},
+        "masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}},
+        "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}},
+                   {"name": "vaulted", "model": "openai/gpt-4o-mini", "apiKey": {"vault": {"store": store, "path": "ai/openai", "property": "key"}}}]}));
+    env.create(
+        "ChatUI",
+        &ns,
+        "web",
+        json!({"gatewayRef": {"name": "team-gw"}}),
+    );
+    env.create(
+        "MeilisearchInstance",
+        &ns,
+        "search",
+        json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}}),
+    );
+    env.create("Observability", &ns, "obs", json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"}}));
+    let all = [
+        ("SecretsManagement", "", store.as_str()),
+        ("PostgresCluster", ns.as_str(), "app-db"),
+        ("ClickHouseCluster", ns.as_str(), "analytics"),
+        ("Gateway", ns.as_str(), "team-gw"),
+        ("ChatUI", ns.as_str(), "web"),
+        ("MeilisearchInstance", ns.as_str(), "search"),
+        ("Observability", ns.as_str(), "obs"),
+    ];
+    env.wait_for("every resource Ready", Duration::from_secs(180), |e| {
+        e.cnpg_reports_ready(&ns);
+        e.clickhouse_reports_ready(&ns);
+        e.litellm_reports_ready(&ns);
+        e.external_secrets_report_ready(&ns);
+        let not: Vec<String> = all
+            .iter()
+            .filter_map(|(k, n, name)| {
+                let r = e.resource(k, n, name).unwrap_or_default();
+                (r["status"]["phase"] != "Ready")
+                    .then(|| format!("{k} {name}: {}", condition_of(&r, "Ready")["message"]))
+            })
+            .collect();
+        not.is_empty().then_some(()).ok_or(not.join("; "))
+    });
+    // The values the operator generated itself are secrets too.
+    let generated = env.kubectl(&["get", "secrets", "-n", &ns, "-o", "json"]);
+    let generated: Value = serde_json::from_str(&generated).unwrap();
+    use base64::Engine;
+    for s in generated["items"].as_array().unwrap() {
+        let name = s["metadata"]["name"].as_str().unwrap_or_default();
+        let ours = s
+            .pointer("/metadata/labels/app.kubernetes.io~1managed-by")
+            .and_then(Value::as_str)
+            == Some("navique-ai-core-operator");
+        if !ours || name.starts_with("sh.helm.release") {
+            continue;
+        }
+        for (k, v) in s["data"].as_object().into_iter().flatten() {
+            let plain = base64::engine::general_purpose::STANDARD
+                .decode(v.as_str().unwrap_or_default())
+                .unwrap_or_default();
+            let plain = String::from_utf8_lossy(&plain).into_owned();
+            let looks_secret = ["password", "key", "secret", "salt", "token"]
+                .iter()
+                .any(|w| k.to_lowercase().contains(w));
+            if looks_secret && plain.len() >= 8 {
+                secrets.push(plain);
+            }
+        }
+    }
+    assert!(
+        secrets.len() > 8,
+        "the operator's generated passwords and keys are checked too: {}",
+        secrets.len()
+    );
+
+    let (_, metrics_text) = http_get(&metrics, "/metrics");
+    assert!(metrics_text.contains("navique_reconcile_total"));
+    let plan = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+        .args([
+            "plan",
+            "-o",
+            "json",
+            "--namespace",
+            &op_ns,
+            "--license-public-key",
+        ])
+        .arg(&pem)
+        .arg("--kubeconfig")
+        .arg(&env.kubeconfig)
+        .args(
+            charts_dirs()
+                .iter()
+                .flat_map(|d| ["--charts-dir".to_string(), d.display().to_string()]),
+        )
+        .output()
+        .unwrap();
+    assert!(
+        plan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    let logs = std::fs::read_to_string(&log).unwrap()
+        + &std::fs::read_to_string(work.join("stdout.log")).unwrap();
+    assert!(
+        logs.lines().count() > 50
+            && (logs.contains("\"level\":\"TRACE\"") || logs.contains("\"level\":\"DEBUG\"")),
+        "logs below info were written: {} lines",
+        logs.lines().count()
+    );
+    eprintln!(
+        "{} secret values checked against {} log lines",
+        secrets.len(),
+        logs.lines().count()
+    );
+    let events = env.kubectl(&["get", "events", "-A", "-o", "json"]);
+    let mut statuses = String::new();
+    for (k, n, name) in &all {
+        statuses.push_str(&env.resource(k, n, name).unwrap_or_default()["status"].to_string());
+    }
+    statuses.push_str(&env.kubectl(&["get", "capabilities", "-o", "json"]));
+    let channels = [
+        ("logs", logs),
+        ("events", events),
+        ("status", statuses),
+        ("metrics", metrics_text),
+        ("plan", String::from_utf8_lossy(&plan.stdout).into_owned()),
+    ];
+    for value in &secrets {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(value);
+        for (channel, text) in &channels {
+            assert!(
+                !text.contains(value.as_str()),
+                "a secret value is in the {channel}: {value}"
+            );
+            assert!(
+                !text.contains(&encoded),
+                "a secret value, base64, is in the {channel}: {value}"
+            );
+        }
+    }
+    for (k, n, name) in all.iter().rev() {
+        env.delete(k, n, name);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
