@@ -10,6 +10,7 @@
 pub mod controllers;
 pub mod discovery;
 pub mod error;
+pub mod faults;
 pub mod lists;
 pub mod patch;
 pub mod proto;
@@ -48,6 +49,9 @@ pub struct Options {
     /// Events kept for watches that resume from a resourceVersion.
     pub event_log: usize,
     pub bookmark_interval: Duration,
+    /// Fault injection (none by default): see [`faults`].
+    pub faults: Vec<faults::FaultRule>,
+    pub fault_seed: u64,
 }
 
 impl Default for Options {
@@ -62,6 +66,8 @@ impl Default for Options {
             ready_delay: Duration::from_millis(200),
             event_log: 50_000,
             bookmark_interval: Duration::from_secs(1),
+            faults: Vec::new(),
+            fault_seed: 1,
         }
     }
 }
@@ -136,6 +142,7 @@ impl Sandbox {
             bookmark_interval: opts.bookmark_interval,
             wake_controllers: tokio::sync::Notify::new(),
             writes: AtomicU64::new(0),
+            faults: faults::Faults::new(opts.faults.clone(), opts.fault_seed),
         });
         let sim = Arc::new(Simulation {
             enabled: AtomicBool::new(opts.simulate),
@@ -199,6 +206,11 @@ impl Sandbox {
 
     pub fn kubeconfig(&self) -> String {
         kubeconfig_yaml(&self.url, &self.token, self.ca_pem.as_deref())
+    }
+
+    /// How many faults were injected so far.
+    pub fn faults_injected(&self) -> u64 {
+        self.shared.faults.injected.load(Ordering::Relaxed)
     }
 
     /// Turns the simulated controllers on or off while running.

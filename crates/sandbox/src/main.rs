@@ -7,7 +7,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use std::path::PathBuf;
 
 fn usage() -> ! {
-    eprintln!("usage: navique-sandbox --kubeconfig PATH [--port N] [--no-simulate] [--tls] [--require-token] [--token T] [--ready-delay-ms MS]");
+    eprintln!("usage: navique-sandbox --kubeconfig PATH [--port N] [--no-simulate] [--tls] [--require-token] [--token T] [--ready-delay-ms MS] [--fault KIND@SHARE[:verbs=..][:resources=..]]... [--fault-seed N]");
     std::process::exit(2);
 }
 
@@ -33,6 +33,14 @@ fn main() {
                 )
             }
             "--no-simulate" => opts.simulate = false,
+            "--fault" => match navique_sandbox::faults::FaultRule::parse(&value("--fault")) {
+                Ok(rule) => opts.faults.push(rule),
+                Err(e) => {
+                    eprintln!("navique-sandbox: {e}");
+                    usage()
+                }
+            },
+            "--fault-seed" => opts.fault_seed = value("--fault-seed").parse().unwrap_or_else(|_| usage()),
             "--tls" => opts.tls = true,
             "--require-token" => opts.require_token = true,
             "-h" | "--help" => usage(),

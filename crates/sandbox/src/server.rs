@@ -30,6 +30,7 @@ pub struct Shared {
     /// Requests that may change state (anything but GET), for tests that
     /// prove a converged client writes nothing.
     pub writes: std::sync::atomic::AtomicU64,
+    pub faults: crate::faults::Faults,
 }
 
 const MAX_BODY: usize = 64 << 20;
@@ -307,6 +308,41 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         resolve(&st, group, version, rest)?
     };
     let watch = legacy_watch || matches!(q.get("watch").map(String::as_str), Some("true" | "1"));
+    let verb = match (&method, target.name.is_some()) {
+        (&Method::GET, false) if watch => "watch",
+        (&Method::GET, false) => "list",
+        (&Method::GET, true) => "get",
+        (&Method::POST, _) => "create",
+        (&Method::PUT, _) => "update",
+        (&Method::PATCH, _) => "patch",
+        (&Method::DELETE, _) => "delete",
+        _ => "other",
+    };
+    let resuming = q.get("resourceVersion").is_some_and(|rv| !rv.is_empty() && rv != "0");
+    let mut watch_faults = (false, false);
+    for fault in shared.faults.pick(verb, &target.t.plural, resuming) {
+        use crate::faults::Fault;
+        match fault {
+            Fault::Status(code) => {
+                let reason = if code == 503 { "ServiceUnavailable" } else { "InternalError" };
+                return Err(ApiError::new(code, reason, "injected fault"));
+            }
+            Fault::TooManyRequests => {
+                let status = ApiError::new(429, "TooManyRequests", "injected fault: rate limited").status();
+                let mut res = json_response(429, &status);
+                res.headers_mut().insert("Retry-After", "1".parse().expect("header"));
+                return Ok(res);
+            }
+            Fault::Conflict => {
+                return Err(ApiError::new(409, "Conflict", format!(
+                    "Operation cannot be fulfilled on {}: the object has been modified; please apply your changes to the latest version and try again (injected fault)",
+                    target.t.plural)));
+            }
+            Fault::Delay(d) => tokio::time::sleep(d).await,
+            Fault::CutWatch => watch_faults.0 = true,
+            Fault::GoneOnResume => watch_faults.1 = true,
+        }
+    }
     let manager = manager_of(&req, &q);
     let dry_run = q.get("dryRun").is_some_and(|d| d == "All");
     let content_type = req
@@ -349,7 +385,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     let t = &target.t;
 
     match (method, target.name.clone()) {
-        (Method::GET, None) if watch => return start_watch(shared, &target, &q),
+        (Method::GET, None) if watch => return start_watch(shared, &target, &q, watch_faults),
         (Method::GET, None) => list(shared, &target, &q, metadata_only),
         (Method::GET, Some(name)) => {
             let st = shared.state.lock().expect("lock");
@@ -725,10 +761,12 @@ fn event_line_as(etype: &str, object: &Value, api_version: Option<&str>) -> Byte
     Bytes::from(out)
 }
 
+/// `faults`: (cut the stream after a few events, answer a resume with 410).
 fn start_watch(
     shared: &Arc<Shared>,
     target: &Target,
     q: &HashMap<String, String>,
+    faults: (bool, bool),
 ) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = selectors(q)?;
     let (tx, mut events) = mpsc::unbounded_channel::<WatchMsg>();
@@ -776,7 +814,7 @@ fn start_watch(
             let rv: u64 = rv_param.parse().map_err(|_| {
                 ApiError::bad_request(format!("invalid resource version: {rv_param}"))
             })?;
-            match st.events_since(rv, &watcher) {
+            match st.events_since(rv, &watcher).filter(|_| !faults.1) {
                 Some(evs) => {
                     for (et, json) in evs {
                         initial.push(event_line_json(et.as_str(), &json, &target.api_version()));
@@ -809,6 +847,7 @@ fn start_watch(
     let interval = shared.bookmark_interval;
     let target_version = target.api_version();
     let shared2 = shared.clone();
+    let mut cut_after = faults.0.then_some(1 + (current_rv % 3) as usize);
     tokio::spawn(async move {
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         let mut tick = tokio::time::interval(interval);
@@ -820,6 +859,10 @@ fn start_watch(
                 msg = events.recv() => match msg {
                     Some(WatchMsg::Event(et, o)) => {
                         if out_tx.send(event_line_json(et.as_str(), &o, &target_version)).is_err() { break; }
+                        if let Some(n) = cut_after.as_mut() {
+                            *n -= 1;
+                            if *n == 0 { break; }
+                        }
                     }
                     Some(WatchMsg::Gone(msg)) => {
                         let _ = out_tx.send(event_line("ERROR", &ApiError::new(410, "Expired", msg).status()));
