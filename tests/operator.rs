@@ -3034,3 +3034,135 @@ fn no_secret_value_reaches_logs_events_status_metrics_or_plan() {
     }
     let _ = std::fs::remove_dir_all(&work);
 }
+
+/// The operator's own requests only (the test's client plays the user and
+/// the upstream operators, and must not be struck).
+fn fault_mix() -> Vec<navique_sandbox::faults::FaultRule> {
+    [
+        "500@0.05:verbs=create,update,patch,delete",
+        "503@0.05:verbs=get,list",
+        "429@0.03",
+        "409@0.05",
+        "delay=400@0.02",
+        "cut-watch@0.3",
+        "gone@0.3",
+    ]
+    .iter()
+    .map(|r| {
+        navique_sandbox::faults::FaultRule::parse(&format!("{r}:agents=navique-operator")).unwrap()
+    })
+    .collect()
+}
+
+#[test]
+fn under_api_server_faults_the_platform_still_converges_once_with_nothing_pending() {
+    if shared().is_none() {
+        return;
+    }
+    // Faults are the embedded server's; on a real cluster this is the same
+    // scenario without them.
+    let env = Env::with(navique_sandbox::Options {
+        ready_delay: Duration::from_millis(50),
+        faults: fault_mix(),
+        fault_seed: 20261201,
+        ..Default::default()
+    });
+    let mut opts = options(&env);
+    let health = format!("127.0.0.1:{}", free_port());
+    opts.health_bind = Some(health.parse().unwrap());
+    let op = Operator::start_with(opts);
+    let ns = env.namespace("team-faults");
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "litellm-master", "namespace": ns},
+        "stringData": {"key": "sk-master"}}).to_string());
+    env.create_postgres(&ns, "app-db", managed());
+    env.create(
+        "ClickHouseCluster",
+        &ns,
+        "analytics",
+        clickhouse_managed("clickhouse", 1),
+    );
+    env.create(
+        "Gateway",
+        &ns,
+        "team-gw",
+        json!({"postgresClusterRef": {"name": "app-db"},
+        "masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}}),
+    );
+    env.create(
+        "ChatUI",
+        &ns,
+        "web",
+        json!({"gatewayRef": {"name": "team-gw"}}),
+    );
+    let all = [
+        ("PostgresCluster", "app-db"),
+        ("ClickHouseCluster", "analytics"),
+        ("Gateway", "team-gw"),
+        ("ChatUI", "web"),
+    ];
+    env.wait_for(
+        "every resource Ready under faults",
+        Duration::from_secs(180),
+        |e| {
+            e.cnpg_reports_ready(&ns);
+            e.clickhouse_reports_ready(&ns);
+            e.litellm_reports_ready(&ns);
+            let mut not: Vec<String> = all
+                .iter()
+                .filter_map(|(k, name)| {
+                    let r = e.resource(k, &ns, name).unwrap_or_default();
+                    (r["status"]["phase"] != "Ready")
+                        .then(|| format!("{k} {name}: {}", condition_of(&r, "Ready")["message"]))
+                })
+                .collect();
+            if !not.is_empty() {
+                let cm = e.capability("cert-manager");
+                not.push(format!("cert-manager: {}", cm["status"]));
+                not.extend(e.events("cert-manager").into_iter().take(5));
+            }
+            not.is_empty().then_some(()).ok_or(not.join("; "))
+        },
+    );
+    if let Some(sb) = &env.sandbox {
+        assert!(
+            sb.faults_injected() > 20,
+            "faults were injected: {}",
+            sb.faults_injected()
+        );
+        eprintln!("{} faults injected", sb.faults_injected());
+    }
+    // Each capability once; nothing pending; no upgrade loop.
+    let releases = env.releases();
+    let mut names: Vec<String> = releases
+        .iter()
+        .map(|(n, r, _, _)| format!("{r}/{n}"))
+        .collect();
+    names.sort();
+    let mut expected = vec![
+        "cert-manager/cert-manager".to_string(),
+        "cloudnative-pg/cnpg-system".into(),
+        "clickhouse-operator/clickhouse-operator-system".into(),
+        "litellm-operator/litellm-operator-system".into(),
+        format!("chat-ui-web/{ns}"),
+    ];
+    expected.sort();
+    assert_eq!(names, expected);
+    for (n, r, labels, _) in &releases {
+        let status = labels.get("status").map(String::as_str).unwrap_or_default();
+        assert_eq!(status, "deployed", "{n}/{r}");
+        let version: u32 = labels
+            .get("version")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        eprintln!("{r}/{n}: revision {version}");
+        // A release action cut short by a fault is retried as an upgrade: a
+        // few revisions, never a loop.
+        assert!((1..=5).contains(&version), "{n}/{r}: revision {version}");
+    }
+    let (code, _) = http_get(&health, "/readyz");
+    assert_eq!(code, 200, "/readyz still served");
+    for (k, name) in all.iter().rev() {
+        env.delete(k, &ns, name);
+    }
+    op.stop();
+}

@@ -19,8 +19,7 @@ pub async fn install_crds(ctx: &Context, crds: &[Object]) -> Result<(), ActionEr
     }
     for crd in crds {
         let api = ctx.cluster.api_for(crd).await?;
-        if api
-            .get_opt(&crd.name)
+        if crate::apply::retry_transient(|| api.get_opt(&crd.name))
             .await
             .map_err(|e| kube_err(crd, e))?
             .is_some()
@@ -28,7 +27,8 @@ pub async fn install_crds(ctx: &Context, crds: &[Object]) -> Result<(), ActionEr
             if ctx.upgrade_crds {
                 let mut pp = kube::api::PatchParams::apply(&ctx.field_manager);
                 pp.force = true;
-                api.patch(&crd.name, &pp, &kube::api::Patch::Apply(&crd.body))
+                let patch = kube::api::Patch::Apply(&crd.body);
+                crate::apply::retry_transient(|| api.patch(&crd.name, &pp, &patch))
                     .await
                     .map_err(|e| kube_err(crd, e))?;
             }

@@ -22,6 +22,16 @@ pub async fn connect(
     kubeconfig: Option<&Path>,
     context: Option<&str>,
 ) -> Result<kube::Client, String> {
+    connect_as(kubeconfig, context, None).await
+}
+
+/// The same, sending `User-Agent: agent` (the operator names itself, so an
+/// API server's audit log, or the sandbox's fault rules, can tell it apart).
+pub async fn connect_as(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+    agent: Option<&str>,
+) -> Result<kube::Client, String> {
     let options = kube::config::KubeConfigOptions {
         context: context.map(str::to_string),
         ..Default::default()
@@ -38,6 +48,12 @@ pub async fn connect(
             .await
             .map_err(|e| e.to_string())?,
     };
+    let mut config = config;
+    if let Some(agent) = agent {
+        let value = hyper::header::HeaderValue::from_str(agent)
+            .map_err(|e| format!("user agent {agent:?}: {e}"))?;
+        config.headers.push((hyper::header::USER_AGENT, value));
+    }
     kube::Client::try_from(config).map_err(|e| e.to_string())
 }
 

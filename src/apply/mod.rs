@@ -65,6 +65,50 @@ pub struct ApplyOptions {
     pub images: std::sync::Arc<crate::oci::images::ImageMap>,
 }
 
+/// Whether an API error is worth the same request again: the server was
+/// busy or failing (429, 500, 503, 504), or an update raced another writer
+/// ("the object has been modified"). Not a field-manager conflict of server-
+/// side apply, nor anything the request itself got wrong.
+pub fn is_transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => {
+            matches!(s.code, 429 | 500 | 503 | 504)
+                || (s.code == 409 && s.message.contains("the object has been modified"))
+        }
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// Runs `call` again while it fails transiently, a few times, backing off
+/// (a second at least after a 429): one flaky answer must not fail a whole
+/// release action of fifty objects.
+pub async fn retry_transient<T, F, Fut>(mut call: F) -> Result<T, kube::Error>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, kube::Error>>,
+{
+    let mut delay = std::time::Duration::from_millis(100);
+    let mut attempt = 0;
+    loop {
+        match call().await {
+            Err(e) if attempt < 6 && is_transient(&e) => {
+                attempt += 1;
+                let wait = match &e {
+                    kube::Error::Api(s) if s.code == 429 => {
+                        delay.max(std::time::Duration::from_secs(1))
+                    }
+                    _ => delay,
+                };
+                tracing::debug!(error = %e, attempt, "transient API error; retrying");
+                tokio::time::sleep(wait).await;
+                delay = (delay * 2).min(std::time::Duration::from_secs(3));
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Adds the labels and annotations Helm puts on every object of a release.
 pub fn set_ownership(obj: &mut Value, release: &str, namespace: &str) {
     let meta = obj
@@ -217,7 +261,8 @@ impl Cluster {
             let api = self.api_for(o).await?;
             let mut pp = PatchParams::apply(&opts.field_manager);
             pp.force = opts.force_conflicts;
-            api.patch(&o.name, &pp, &Patch::Apply(&body))
+            let patch = Patch::Apply(&body);
+            retry_transient(|| api.patch(&o.name, &pp, &patch))
                 .await
                 .map_err(|e| kube_error(o, e))?;
         }
@@ -242,7 +287,7 @@ impl Cluster {
                 propagation_policy: Some(PropagationPolicy::Background),
                 ..Default::default()
             };
-            match api.delete(&o.name, &dp).await {
+            match retry_transient(|| api.delete(&o.name, &dp)).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(s)) if s.code == 404 => {}
                 Err(e) => return Err(kube_error(o, e)),

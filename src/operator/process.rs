@@ -60,12 +60,21 @@ fn hostname() -> String {
         .unwrap_or_else(|_| "navique".into())
 }
 
+pub const USER_AGENT: &str = concat!("navique-operator/", env!("CARGO_PKG_VERSION"));
+
 pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, String> {
     match kubeconfig {
-        Some(p) => crate::apply::client::connect(Some(p), None).await,
-        None => kube::Client::try_default()
-            .await
-            .map_err(|e| format!("in-cluster config: {e}")),
+        Some(p) => crate::apply::client::connect_as(Some(p), None, Some(USER_AGENT)).await,
+        None => {
+            let mut config = kube::Config::infer()
+                .await
+                .map_err(|e| format!("in-cluster config: {e}"))?;
+            config.headers.push((
+                hyper::header::USER_AGENT,
+                hyper::header::HeaderValue::from_static(USER_AGENT),
+            ));
+            kube::Client::try_from(config).map_err(|e| format!("in-cluster config: {e}"))
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! watches, cut mid-stream or refused with 410 Gone on resume. For tests of
 //! clients that must survive a flaky API server.
 //!
-//! A rule as a flag (`--fault`, repeatable): `KIND@SHARE[:verbs=V,...][:resources=R,...]`
+//! A rule as a flag (`--fault`, repeatable): `KIND@SHARE[:verbs=V,...][:resources=R,...][:agents=UA,...]`
 //! where KIND is `500`, `503`, `429` (with Retry-After: 1), `409` (updates
 //! and patches only), `delay=MS`, `cut-watch` (the stream ends after a few
 //! events) or `gone` (a watch resuming from a resourceVersion gets 410);
@@ -31,6 +31,8 @@ pub struct FaultRule {
     pub verbs: Vec<String>,
     /// Resource plurals; empty: every resource.
     pub resources: Vec<String>,
+    /// User-Agent prefixes (`navique-operator`); empty: every client.
+    pub agents: Vec<String>,
 }
 
 impl FaultRule {
@@ -58,21 +60,34 @@ impl FaultRule {
             )),
             other => return Err(format!("fault {text:?}: unknown kind {other:?}")),
         };
-        let mut rule = FaultRule { fault, share, verbs: Vec::new(), resources: Vec::new() };
+        let mut rule = FaultRule {
+            fault,
+            share,
+            verbs: Vec::new(),
+            resources: Vec::new(),
+            agents: Vec::new(),
+        };
         for p in parts {
-            let list = |v: &str| v.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect();
+            let list = |v: &str| {
+                v.split(',')
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            };
             match p.split_once('=') {
                 Some(("verbs", v)) => rule.verbs = list(v),
                 Some(("resources", v)) => rule.resources = list(v),
+                Some(("agents", v)) => rule.agents = list(v),
                 _ => return Err(format!("fault {text:?}: unknown part {p:?}")),
             }
         }
         Ok(rule)
     }
 
-    fn matches(&self, verb: &str, resource: &str) -> bool {
+    fn matches(&self, verb: &str, resource: &str, agent: &str) -> bool {
         (self.verbs.is_empty() || self.verbs.iter().any(|v| v == verb))
             && (self.resources.is_empty() || self.resources.iter().any(|r| r == resource))
+            && (self.agents.is_empty() || self.agents.iter().any(|a| agent.starts_with(a.as_str())))
     }
 }
 
@@ -85,7 +100,11 @@ pub struct Faults {
 
 impl Faults {
     pub fn new(rules: Vec<FaultRule>, seed: u64) -> Faults {
-        Faults { rules, rng: Mutex::new(seed | 1), injected: AtomicU64::new(0) }
+        Faults {
+            rules,
+            rng: Mutex::new(seed | 1),
+            injected: AtomicU64::new(0),
+        }
     }
 
     fn roll(&self) -> f64 {
@@ -98,7 +117,7 @@ impl Faults {
     }
 
     /// The faults that strike this request (at most one of each kind).
-    pub fn pick(&self, verb: &str, resource: &str, resuming: bool) -> Vec<Fault> {
+    pub fn pick(&self, verb: &str, resource: &str, agent: &str, resuming: bool) -> Vec<Fault> {
         let mut out = Vec::new();
         for r in &self.rules {
             let applies = match r.fault {
@@ -107,7 +126,11 @@ impl Faults {
                 Fault::GoneOnResume => verb == "watch" && resuming,
                 _ => true,
             };
-            if applies && r.matches(verb, resource) && self.roll() < r.share && !out.contains(&r.fault) {
+            if applies
+                && r.matches(verb, resource, agent)
+                && self.roll() < r.share
+                && !out.contains(&r.fault)
+            {
                 self.injected.fetch_add(1, Ordering::Relaxed);
                 out.push(r.fault.clone());
             }
@@ -123,14 +146,43 @@ mod tests {
     #[test]
     fn rules_parse_and_strike_about_their_share() {
         let r = FaultRule::parse("500@0.25:verbs=create,patch:resources=deployments").unwrap();
-        assert_eq!((r.fault.clone(), r.share, r.verbs.len()), (Fault::Status(500), 0.25, 2));
-        assert_eq!(FaultRule::parse("delay=1500@1").unwrap().fault, Fault::Delay(Duration::from_millis(1500)));
+        assert_eq!(
+            (r.fault.clone(), r.share, r.verbs.len()),
+            (Fault::Status(500), 0.25, 2)
+        );
+        assert_eq!(
+            FaultRule::parse("delay=1500@1").unwrap().fault,
+            Fault::Delay(Duration::from_millis(1500))
+        );
         assert!(FaultRule::parse("500@2").is_err() && FaultRule::parse("418@0.1").is_err());
         let f = Faults::new(vec![r, FaultRule::parse("409@1").unwrap()], 7);
-        let hits = (0..4000).filter(|_| f.pick("create", "deployments", false).contains(&Fault::Status(500))).count();
+        let hits = (0..4000)
+            .filter(|_| {
+                f.pick("create", "deployments", "", false)
+                    .contains(&Fault::Status(500))
+            })
+            .count();
         assert!((800..1200).contains(&hits), "{hits}");
-        assert!(f.pick("create", "services", false).is_empty(), "another resource");
-        assert_eq!(f.pick("patch", "services", false), vec![Fault::Conflict]);
-        assert!(f.pick("get", "services", false).is_empty(), "no 409 on a read");
+        assert!(
+            f.pick("create", "services", "", false).is_empty(),
+            "another resource"
+        );
+        assert_eq!(
+            f.pick("patch", "services", "", false),
+            vec![Fault::Conflict]
+        );
+        assert!(
+            f.pick("get", "services", "", false).is_empty(),
+            "no 409 on a read"
+        );
+        let only = Faults::new(
+            vec![FaultRule::parse("500@1:agents=navique-operator").unwrap()],
+            3,
+        );
+        assert_eq!(
+            only.pick("get", "pods", "navique-operator/0.1.0", false),
+            vec![Fault::Status(500)]
+        );
+        assert!(only.pick("get", "pods", "kubectl/v1.32", false).is_empty());
     }
 }

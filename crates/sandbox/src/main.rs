@@ -40,7 +40,9 @@ fn main() {
                     usage()
                 }
             },
-            "--fault-seed" => opts.fault_seed = value("--fault-seed").parse().unwrap_or_else(|_| usage()),
+            "--fault-seed" => {
+                opts.fault_seed = value("--fault-seed").parse().unwrap_or_else(|_| usage())
+            }
             "--tls" => opts.tls = true,
             "--require-token" => opts.require_token = true,
             "-h" | "--help" => usage(),

@@ -318,19 +318,33 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         (&Method::DELETE, _) => "delete",
         _ => "other",
     };
-    let resuming = q.get("resourceVersion").is_some_and(|rv| !rv.is_empty() && rv != "0");
+    let resuming = q
+        .get("resourceVersion")
+        .is_some_and(|rv| !rv.is_empty() && rv != "0");
     let mut watch_faults = (false, false);
-    for fault in shared.faults.pick(verb, &target.t.plural, resuming) {
+    let agent = req
+        .headers()
+        .get("user-agent")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    for fault in shared.faults.pick(verb, &target.t.plural, &agent, resuming) {
         use crate::faults::Fault;
         match fault {
             Fault::Status(code) => {
-                let reason = if code == 503 { "ServiceUnavailable" } else { "InternalError" };
+                let reason = if code == 503 {
+                    "ServiceUnavailable"
+                } else {
+                    "InternalError"
+                };
                 return Err(ApiError::new(code, reason, "injected fault"));
             }
             Fault::TooManyRequests => {
-                let status = ApiError::new(429, "TooManyRequests", "injected fault: rate limited").status();
+                let status =
+                    ApiError::new(429, "TooManyRequests", "injected fault: rate limited").status();
                 let mut res = json_response(429, &status);
-                res.headers_mut().insert("Retry-After", "1".parse().expect("header"));
+                res.headers_mut()
+                    .insert("Retry-After", "1".parse().expect("header"));
                 return Ok(res);
             }
             Fault::Conflict => {

@@ -373,6 +373,7 @@ pub async fn run_controllers(
         .store(false, std::sync::atomic::Ordering::Relaxed);
     let flag = op.stopping.clone();
     let mut seen = stop.clone();
+    let start_stop = stop.clone();
     let stop_flag = tokio::spawn(async move {
         let _ = seen.wait_for(|s| *s).await;
         flag.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -386,7 +387,26 @@ pub async fn run_controllers(
     use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
     use k8s_openapi::api::core::v1::Secret;
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-    ensure_installed(&op).await?;
+    // A flaky API server at start-up is waited out, not fatal: the CRDs
+    // and Capabilities go in once it answers.
+    let mut backoff = Duration::from_millis(200);
+    loop {
+        match ensure_installed(&op).await {
+            Ok(()) => break,
+            Err(e) => {
+                tracing::warn!(error = %e, retry_in = ?backoff, "installing the CRDs and Capabilities failed; retrying");
+                let mut stop = start_stop.clone();
+                tokio::select! {
+                    _ = tokio::time::sleep(backoff) => {}
+                    _ = stop.wait_for(|s| *s) => {
+                        stop_flag.abort();
+                        return Ok(());
+                    }
+                }
+                backoff = (backoff * 2).min(Duration::from_secs(5));
+            }
+        }
+    }
     let client = op.client.clone();
     // A few reconciles at a time: each holds a snapshot while it works.
     let config = kube::runtime::controller::Config::default()
