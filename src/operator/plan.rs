@@ -141,6 +141,37 @@ fn decide(
     snap: &Snapshot,
     needs: &Needs,
 ) -> Step {
+    // An uninstall of ours cut short (the process killed between marking
+    // the release `uninstalling` and deleting its record) is finished, or
+    // the capability installed again when something needs it once more.
+    let interrupted = snap.releases.iter().any(|r| {
+        r.ours
+            && r.status == "uninstalling"
+            && r.name == entry.release
+            && r.namespace == entry.namespace
+    });
+    // What is left of our release's objects may still run: that is our
+    // release, not someone else's to adopt.
+    let ours_left = |e: &crate::operator::provenance::Evidence| match e {
+        crate::operator::provenance::Evidence::Release { name, namespace } => {
+            name == &entry.release && namespace == &entry.namespace
+        }
+        crate::operator::provenance::Evidence::Controller { release, .. } => {
+            release.as_ref() == Some(&(entry.release.clone(), entry.namespace.clone()))
+        }
+    };
+    let left_behind = match &found[&entry.name].0 {
+        Provenance::Absent => true,
+        Provenance::Adopted(e) => ours_left(e),
+        _ => false,
+    };
+    if interrupted && left_behind {
+        return if needed {
+            Step::Install
+        } else {
+            Step::Uninstall
+        };
+    }
     match &found[&entry.name].0 {
         Provenance::Adopted(e) => Step::Adopt(e.clone()),
         Provenance::Absent if !needed => Step::Nothing,
@@ -295,6 +326,28 @@ mod tests {
             },
             release: Some((entry.release.clone(), entry.namespace.clone())),
         });
+    }
+
+    #[test]
+    fn an_uninstall_cut_short_is_finished_when_nothing_needs_it() {
+        let c = Catalog::built_in();
+        let mut s = Snapshot::default();
+        installed(&mut s, c.capability("cloudnative-pg").unwrap(), true);
+        s.releases[0].status = "uninstalling".into();
+        let p = capabilities(&c, &s);
+        assert_eq!(
+            capability(&p, "cloudnative-pg").unwrap().step,
+            Step::Uninstall
+        );
+        s.releases[0].ours = false;
+        let p = capabilities(&c, &s);
+        assert!(
+            matches!(
+                capability(&p, "cloudnative-pg").unwrap().step,
+                Step::Adopt(_)
+            ),
+            "not ours: someone else's, never touched"
+        );
     }
 
     #[test]
