@@ -6,6 +6,8 @@
 //! Needs the image in buildah's vfs storage (`make image`; .ci/run builds
 //! it before the tests). Under CI its absence is a failure.
 
+#[path = "support/python.rs"]
+mod python;
 #[path = "support/registry.rs"]
 mod registry;
 
@@ -87,16 +89,7 @@ print(json.dumps({{"config": config["config"], "files": files}}))
         addr = reg.addr,
         work = work.display().to_string()
     );
-    let out = Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let found: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found = python::json(&script, "");
     let config = &found["config"];
     assert_eq!(config["User"], "65532:65532");
     assert_eq!(

@@ -6,6 +6,8 @@
 
 #[path = "support/cluster.rs"]
 mod cluster;
+#[path = "support/python.rs"]
+mod python;
 #[path = "support/registry.rs"]
 mod registry;
 
@@ -44,12 +46,7 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn sha256_file(p: &Path) -> String {
-    use sha2::Digest;
-    let data = std::fs::read(p).unwrap();
-    sha2::Sha256::digest(&data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    navique_ai_core_operator::operator::catalog::sha256_hex(&std::fs::read(p).unwrap())
 }
 
 fn catalog() -> navique_ai_core_operator::operator::catalog::Catalog {
@@ -151,11 +148,7 @@ fn a_tampered_blob_is_refused_naming_both_digests_and_nothing_is_written() {
         &reg.mirror_flags(),
     );
     assert!(!out.ok);
-    use sha2::Digest;
-    let found: String = sha2::Sha256::digest(&data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let found = navique_ai_core_operator::operator::catalog::sha256_hex(&data);
     assert!(
         out.stderr.contains(&pin.sha256) && out.stderr.contains(&found),
         "{}",
@@ -432,27 +425,7 @@ print(json.dumps(result))
         addr = reg.addr,
         work = work.display().to_string()
     );
-    let mut child = Command::new("python3")
-        .args(["-c", &script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(out.stdout.as_bytes())
-        .unwrap();
-    let done = child.wait_with_output().unwrap();
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
-    let result: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    let result = python::json(&script, &out.stdout);
     assert_eq!(result.as_object().unwrap().len(), 4, "{result}");
     for (name, r) in result.as_object().unwrap() {
         assert_eq!(
@@ -530,15 +503,7 @@ print(json.dumps(r))
         chart = format!("{ROOT}/chart/navique-operator"),
         work = work.display().to_string()
     );
-    let out = Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    python::json(&script, "");
     let tarball = work.join(format!(
         "navique-operator-{}.tgz",
         env!("CARGO_PKG_VERSION")
@@ -568,16 +533,7 @@ print(json.dumps(listed))
         addr = reg.addr,
         version = env!("CARGO_PKG_VERSION")
     );
-    let out = Command::new("python3")
-        .args(["-c", &script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = python::json(&script, "");
     assert_eq!(listed, serde_json::json!(["navique"]), "{listed}");
     std::fs::remove_dir_all(&work).unwrap();
 }

@@ -15,6 +15,8 @@
 mod cluster;
 #[path = "support/kubectl.rs"]
 mod kubectl;
+#[path = "support/python.rs"]
+mod python;
 
 use kubectl::kubectl;
 use navique_ai_core_operator::apply::objects::parse_manifest;
@@ -70,16 +72,7 @@ fn one(path: &str) -> Value {
 }
 
 fn python(script: &str) -> Value {
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    python::json(script, "")
 }
 
 #[test]
