@@ -2473,21 +2473,7 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
         ("MeilisearchInstance", ns.as_str(), "search"),
         ("Observability", ns.as_str(), "obs"),
     ];
-    env.wait_for("every resource Ready", Duration::from_secs(120), |e| {
-        e.cnpg_reports_ready(&ns);
-        e.clickhouse_reports_ready(&ns);
-        e.litellm_reports_ready(&ns);
-        e.external_secrets_report_ready(&ns);
-        let not: Vec<String> = all
-            .iter()
-            .filter_map(|(k, n, name)| {
-                let r = e.resource(k, n, name).unwrap_or_default();
-                (r["status"]["phase"] != "Ready")
-                    .then(|| format!("{k} {name}: {}", condition_of(&r, "Ready")["message"]))
-            })
-            .collect();
-        not.is_empty().then_some(()).ok_or(not.join("; "))
-    });
+    env.wait_all_ready("every resource Ready", &ns, &all, Duration::from_secs(120));
 
     // Each capability once, all ours; real Helm lists exactly our releases.
     let mut ours: Vec<String> = env
@@ -2915,21 +2901,7 @@ fn no_secret_value_reaches_logs_events_status_metrics_or_plan() {
         ("MeilisearchInstance", ns.as_str(), "search"),
         ("Observability", ns.as_str(), "obs"),
     ];
-    env.wait_for("every resource Ready", Duration::from_secs(180), |e| {
-        e.cnpg_reports_ready(&ns);
-        e.clickhouse_reports_ready(&ns);
-        e.litellm_reports_ready(&ns);
-        e.external_secrets_report_ready(&ns);
-        let not: Vec<String> = all
-            .iter()
-            .filter_map(|(k, n, name)| {
-                let r = e.resource(k, n, name).unwrap_or_default();
-                (r["status"]["phase"] != "Ready")
-                    .then(|| format!("{k} {name}: {}", condition_of(&r, "Ready")["message"]))
-            })
-            .collect();
-        not.is_empty().then_some(()).ok_or(not.join("; "))
-    });
+    env.wait_all_ready("every resource Ready", &ns, &all, Duration::from_secs(180));
     // The values the operator generated itself are secrets too.
     let generated = env.kubectl(&["get", "secrets", "-n", &ns, "-o", "json"]);
     let generated: Value = serde_json::from_str(&generated).unwrap();
@@ -3095,33 +3067,16 @@ fn under_api_server_faults_the_platform_still_converges_once_with_nothing_pendin
         json!({"gatewayRef": {"name": "team-gw"}}),
     );
     let all = [
-        ("PostgresCluster", "app-db"),
-        ("ClickHouseCluster", "analytics"),
-        ("Gateway", "team-gw"),
-        ("ChatUI", "web"),
+        ("PostgresCluster", ns.as_str(), "app-db"),
+        ("ClickHouseCluster", ns.as_str(), "analytics"),
+        ("Gateway", ns.as_str(), "team-gw"),
+        ("ChatUI", ns.as_str(), "web"),
     ];
-    env.wait_for(
+    env.wait_all_ready(
         "every resource Ready under faults",
+        &ns,
+        &all,
         Duration::from_secs(180),
-        |e| {
-            e.cnpg_reports_ready(&ns);
-            e.clickhouse_reports_ready(&ns);
-            e.litellm_reports_ready(&ns);
-            let mut not: Vec<String> = all
-                .iter()
-                .filter_map(|(k, name)| {
-                    let r = e.resource(k, &ns, name).unwrap_or_default();
-                    (r["status"]["phase"] != "Ready")
-                        .then(|| format!("{k} {name}: {}", condition_of(&r, "Ready")["message"]))
-                })
-                .collect();
-            if !not.is_empty() {
-                let cm = e.capability("cert-manager");
-                not.push(format!("cert-manager: {}", cm["status"]));
-                not.extend(e.events("cert-manager").into_iter().take(5));
-            }
-            not.is_empty().then_some(()).ok_or(not.join("; "))
-        },
     );
     if let Some(sb) = &env.sandbox {
         assert!(
@@ -3161,8 +3116,8 @@ fn under_api_server_faults_the_platform_still_converges_once_with_nothing_pendin
     }
     let (code, _) = http_get(&health, "/readyz");
     assert_eq!(code, 200, "/readyz still served");
-    for (k, name) in all.iter().rev() {
-        env.delete(k, &ns, name);
+    for (k, n, name) in all.iter().rev() {
+        env.delete(k, n, name);
     }
     op.stop();
 }

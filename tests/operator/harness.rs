@@ -857,6 +857,36 @@ impl Env {
     }
 
     /// Waits for the resource's phase, playing every upstream operator in `ns`.
+    /// Plays every upstream operator for `ns` and waits until each of `all`
+    /// ((kind, namespace, name)) has phase Ready, naming those that are not.
+    pub fn wait_all_ready(
+        &self,
+        what: &str,
+        ns: &str,
+        all: &[(&str, &str, &str)],
+        timeout: Duration,
+    ) {
+        self.wait_for(what, timeout, |e| {
+            e.cnpg_reports_ready(ns);
+            e.clickhouse_reports_ready(ns);
+            e.litellm_reports_ready(ns);
+            e.external_secrets_report_ready(ns);
+            let not: Vec<String> = all
+                .iter()
+                .filter_map(|(k, n, name)| {
+                    let r = e.resource(k, n, name).unwrap_or_default();
+                    (r["status"]["phase"] != "Ready").then(|| {
+                        let message = condition(&r, "Ready")
+                            .map(|c| c["message"].clone())
+                            .unwrap_or_default();
+                        format!("{k} {name}: {message}")
+                    })
+                })
+                .collect();
+            not.is_empty().then_some(()).ok_or(not.join("; "))
+        });
+    }
+
     pub fn wait_phase(&self, kind: &str, ns: &str, name: &str, phase: &str) -> Value {
         self.wait_for(
             &format!("{kind} {ns}/{name} {phase}"),
