@@ -6,17 +6,6 @@ use crate::oci::{self, Expect, Mirrors, Options, Registry, Repository};
 use crate::operator::catalog::{Catalog, ChartStore, Pin};
 use std::path::{Path, PathBuf};
 
-/// The pins file: `--pins FILE`, else the catalog this binary was built with.
-fn pins(a: &Args) -> Result<(Catalog, Option<PathBuf>), String> {
-    match a.one(&["--pins", "--catalog"]) {
-        Some(p) => {
-            let path = PathBuf::from(p);
-            Ok((Catalog::load(&path).map_err(|e| e.to_string())?, Some(path)))
-        }
-        None => Ok((Catalog::built_in(), None)),
-    }
-}
-
 /// Every pinned chart with the name the catalog gives it.
 pub fn all_pins(c: &Catalog) -> Vec<(&str, &Pin)> {
     c.capability
@@ -63,7 +52,7 @@ pub fn run(rest: &[String]) -> Result<(), String> {
 
 /// `charts list [--pins FILE] [-o json]`.
 fn list(a: &Args) -> Result<(), String> {
-    let (catalog, _) = pins(a)?;
+    let catalog = super::operator::catalog(a)?;
     let rows = all_pins(&catalog);
     if a.one(&["-o", "--output"]).as_deref() == Some("json") {
         let items: Vec<serde_json::Value> = rows
@@ -93,7 +82,7 @@ fn list(a: &Args) -> Result<(), String> {
 /// into DIR as `<chart>-<version>.tgz`, each checked against both digests
 /// before it is written, so a failure leaves nothing half-written.
 fn pull(a: &Args) -> Result<(), String> {
-    let (catalog, _) = pins(a)?;
+    let catalog = super::operator::catalog(a)?;
     let dest = PathBuf::from(a.one(&["--dest", "-d"]).unwrap_or_else(|| "charts".into()));
     let by_tag = a.flag("--by-tag");
     let registry = registry(a)?;
@@ -157,7 +146,7 @@ fn pull(a: &Args) -> Result<(), String> {
 /// its pinned SHA-256, and a chart whose Chart.yaml says the pinned name
 /// and version.
 fn verify(a: &Args) -> Result<(), String> {
-    let (catalog, _) = pins(a)?;
+    let catalog = super::operator::catalog(a)?;
     let dir = a
         .positional
         .first()
@@ -294,11 +283,8 @@ fn push(a: &Args) -> Result<(), String> {
 /// where pinned: the list an air-gapped cluster mirrors (OLM's
 /// relatedImages). `--check` fails when an image has no pin or a pin no use.
 fn images(a: &Args) -> Result<(), String> {
-    let (catalog, _) = pins(a)?;
-    let dirs: Vec<PathBuf> = match a.all(&["--charts-dir"]) {
-        given if !given.is_empty() => given.into_iter().map(PathBuf::from).collect(),
-        _ => super::demo::default_charts_dirs(),
-    };
+    let catalog = super::operator::catalog(a)?;
+    let dirs = super::demo::charts_dirs(a);
     let rendered =
         crate::operator::airgap::rendered_images(&catalog, &ChartStore::with_dirs(dirs))?;
     let pinned: std::collections::BTreeMap<String, &crate::operator::catalog::ImagePin> =

@@ -22,6 +22,16 @@ const OLDER_CERT_MANAGER: (&str, &str, &str) = (
     "87e2dafa946bd05c56be897b2fe2e171f2bbfad96c9d48409d4b1188d240af6f",
 );
 
+/// `--charts-dir DIR` (repeatable), else [`default_charts_dirs`].
+pub fn charts_dirs(a: &Args) -> Vec<PathBuf> {
+    let given = a.all(&["--charts-dir"]);
+    if given.is_empty() {
+        default_charts_dirs()
+    } else {
+        given.into_iter().map(PathBuf::from).collect()
+    }
+}
+
 pub fn default_charts_dirs() -> Vec<PathBuf> {
     let mut roots = vec![PathBuf::from("../shared/charts")];
     roots.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/charts"));
@@ -275,14 +285,7 @@ pub(super) async fn capabilities_table(client: &kube::Client) -> Result<(), Stri
 
 pub fn run(a: &Args) -> Result<(), String> {
     let keep = a.flag("--keep");
-    let dirs: Vec<PathBuf> = {
-        let given = a.all(&["--charts-dir"]);
-        if given.is_empty() {
-            default_charts_dirs()
-        } else {
-            given.into_iter().map(PathBuf::from).collect()
-        }
-    };
+    let dirs = charts_dirs(a);
     let store = ChartStore::with_dirs(dirs.clone());
     let catalog = crate::operator::catalog::Catalog::built_in();
     for name in ["cert-manager", "cloudnative-pg"] {

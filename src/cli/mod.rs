@@ -92,10 +92,7 @@ pub fn main(argv: Vec<String>) -> i32 {
 
 /// `navique-operator manifests [--check] [--charts-dir DIR]... [--root DIR]`.
 fn manifests(a: &args::Args) -> Result<(), String> {
-    let dirs: Vec<std::path::PathBuf> = match a.all(&["--charts-dir"]) {
-        given if !given.is_empty() => given.into_iter().map(Into::into).collect(),
-        _ => demo::default_charts_dirs(),
-    };
+    let dirs = demo::charts_dirs(a);
     let catalog = crate::operator::catalog::Catalog::built_in();
     let store = crate::operator::catalog::ChartStore::with_dirs(dirs);
     let image = a

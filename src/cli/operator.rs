@@ -8,8 +8,10 @@ use std::path::PathBuf;
 
 pub const DEFAULT_CHARTS_DIR: &str = "/charts";
 
-fn catalog(a: &Args) -> Result<Catalog, String> {
-    match a.one(&["--catalog"]) {
+/// `--catalog FILE` (`--pins FILE` for the charts commands), else the
+/// catalog this binary was built with.
+pub fn catalog(a: &Args) -> Result<Catalog, String> {
+    match a.one(&["--catalog", "--pins"]) {
         Some(p) => Catalog::load(std::path::Path::new(&p)).map_err(|e| e.to_string()),
         None => Ok(Catalog::built_in()),
     }
