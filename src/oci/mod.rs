@@ -111,10 +111,6 @@ impl Registry {
         })
     }
 
-    pub fn mirrors(&self) -> &Mirrors {
-        &self.options.mirrors
-    }
-
     fn auth(&self, host: &str) -> Result<RegistryAuth, OciError> {
         self.credentials.for_host(host).map_err(OciError)
     }
