@@ -279,18 +279,20 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
             .await
             .map_err(|e| e.to_string())?;
     }
-    let first = ar(
-        "core.navique.com",
-        "v1alpha1",
-        "PostgresCluster",
-        "postgresclusters",
-    );
-    let probe: Api<DynamicObject> = Api::namespaced_with(client.clone(), NS, &first);
-    for _ in 0..100 {
-        if probe.list(&ListParams::default()).await.is_ok() {
-            break;
+    // The operator installs its CRDs one by one as it starts: wait until it
+    // serves every kind the team applies, as `kubectl apply` would need.
+    for (kind, plural, _, _) in resources() {
+        let probe: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            NS,
+            &ar("core.navique.com", "v1alpha1", kind, plural),
+        );
+        for _ in 0..100 {
+            if probe.list(&ListParams::default()).await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     println!();
     println!("2. The team applies the whole platform at once, in no particular order:");
