@@ -1,10 +1,20 @@
-//! Kubernetes' protobuf encoding, read for the few kinds clients send that
-//! way by default (typed client-go: Helm's release Secrets, `kubectl create
-//! configmap|secret|namespace|serviceaccount`, DeleteOptions). Responses are
-//! always JSON, which client-go accepts.
+//! Kubernetes' protobuf encoding, read for every built-in kind: typed
+//! client-go clients (Helm's release Secrets, `kubectl create
+//! deployment|job|service|role...`, controllers) send
+//! `application/vnd.kubernetes.protobuf`. The field tables are generated
+//! (`proto_schema.rs`, from k8s-pb and k8s-openapi). Responses are always
+//! JSON, which client-go accepts.
+//!
+//! The JSON is what the client's Go object would marshal to: Go's protobuf
+//! code writes every non-pointer field, zero or not, and its JSON code drops
+//! those zeros again (`omitempty`), so zero scalars are dropped unless the
+//! field is one of the pointers whose zero means something (`replicas: 0`).
 
 use base64::Engine;
 use serde_json::{json, Map, Value};
+
+#[path = "proto_schema.rs"]
+mod schema;
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -13,119 +23,79 @@ enum Kind {
     Int,
     Bool,
     Time,
-    Msg(&'static [Field]),
-    MapStr,
-    MapBytes,
-    /// FieldsV1: its raw bytes are JSON.
+    MicroTime,
+    IntOrString,
+    Quantity,
+    /// FieldsV1 and RawExtension: their raw bytes are JSON.
     RawJson,
+    Msg(u16),
+    /// A Go struct embedded with `json:",inline"`: a field in protobuf, its
+    /// fields merged into the parent in JSON.
+    Inline(u16),
+    Map(&'static Kind),
 }
 
 #[derive(Clone, Copy)]
 struct Field {
-    num: u64,
+    num: u32,
     name: &'static str,
     kind: Kind,
     repeated: bool,
 }
 
-const fn f(num: u64, name: &'static str, kind: Kind) -> Field {
-    Field {
-        num,
-        name,
-        kind,
-        repeated: false,
-    }
-}
-
-const fn r(num: u64, name: &'static str, kind: Kind) -> Field {
-    Field {
-        num,
-        name,
-        kind,
-        repeated: true,
-    }
-}
-
-const FIELDS_V1: &[Field] = &[f(1, "raw", Kind::RawJson)];
-const MANAGED_FIELDS: &[Field] = &[
-    f(1, "manager", Kind::Str),
-    f(2, "operation", Kind::Str),
-    f(3, "apiVersion", Kind::Str),
-    f(4, "time", Kind::Time),
-    f(6, "fieldsType", Kind::Str),
-    f(7, "fieldsV1", Kind::Msg(FIELDS_V1)),
-    f(8, "subresource", Kind::Str),
-];
-const OWNER_REF: &[Field] = &[
-    f(1, "kind", Kind::Str),
-    f(3, "name", Kind::Str),
-    f(4, "uid", Kind::Str),
-    f(5, "apiVersion", Kind::Str),
-    f(6, "controller", Kind::Bool),
-    f(7, "blockOwnerDeletion", Kind::Bool),
-];
-const OBJECT_META: &[Field] = &[
-    f(1, "name", Kind::Str),
-    f(2, "generateName", Kind::Str),
-    f(3, "namespace", Kind::Str),
-    f(5, "uid", Kind::Str),
-    f(6, "resourceVersion", Kind::Str),
-    f(7, "generation", Kind::Int),
-    f(8, "creationTimestamp", Kind::Time),
-    f(9, "deletionTimestamp", Kind::Time),
-    f(10, "deletionGracePeriodSeconds", Kind::Int),
-    f(11, "labels", Kind::MapStr),
-    f(12, "annotations", Kind::MapStr),
-    r(13, "ownerReferences", Kind::Msg(OWNER_REF)),
-    r(14, "finalizers", Kind::Str),
-    r(17, "managedFields", Kind::Msg(MANAGED_FIELDS)),
-];
-const SECRET: &[Field] = &[
-    f(1, "metadata", Kind::Msg(OBJECT_META)),
-    f(2, "data", Kind::MapBytes),
-    f(3, "type", Kind::Str),
-    f(4, "stringData", Kind::MapStr),
-    f(5, "immutable", Kind::Bool),
-];
-const CONFIG_MAP: &[Field] = &[
-    f(1, "metadata", Kind::Msg(OBJECT_META)),
-    f(2, "data", Kind::MapStr),
-    f(3, "binaryData", Kind::MapBytes),
-    f(4, "immutable", Kind::Bool),
-];
-const NAMESPACE_SPEC: &[Field] = &[r(1, "finalizers", Kind::Str)];
-const NAMESPACE: &[Field] = &[
-    f(1, "metadata", Kind::Msg(OBJECT_META)),
-    f(2, "spec", Kind::Msg(NAMESPACE_SPEC)),
-];
-const LOCAL_REF: &[Field] = &[f(1, "name", Kind::Str)];
-const OBJECT_REF: &[Field] = &[
-    f(1, "kind", Kind::Str),
-    f(2, "namespace", Kind::Str),
-    f(3, "name", Kind::Str),
-    f(4, "uid", Kind::Str),
-    f(5, "apiVersion", Kind::Str),
-    f(6, "resourceVersion", Kind::Str),
-    f(7, "fieldPath", Kind::Str),
-];
-const SERVICE_ACCOUNT: &[Field] = &[
-    f(1, "metadata", Kind::Msg(OBJECT_META)),
-    r(2, "secrets", Kind::Msg(OBJECT_REF)),
-    r(3, "imagePullSecrets", Kind::Msg(LOCAL_REF)),
-    f(4, "automountServiceAccountToken", Kind::Bool),
-];
-const PRECONDITIONS: &[Field] = &[f(1, "uid", Kind::Str), f(2, "resourceVersion", Kind::Str)];
-const DELETE_OPTIONS: &[Field] = &[
-    f(1, "gracePeriodSeconds", Kind::Int),
-    f(2, "preconditions", Kind::Msg(PRECONDITIONS)),
-    f(3, "orphanDependents", Kind::Bool),
-    f(4, "propagationPolicy", Kind::Str),
-    r(5, "dryRun", Kind::Str),
-];
-const TYPE_META: &[Field] = &[f(1, "apiVersion", Kind::Str), f(2, "kind", Kind::Str)];
-const UNKNOWN: &[Field] = &[
-    f(1, "typeMeta", Kind::Msg(TYPE_META)),
-    f(2, "raw", Kind::Bytes),
+/// Pointer fields of the built-in kinds whose zero value clients set on
+/// purpose; every other zero scalar on the wire is a Go value field that
+/// JSON would omit.
+const MEANINGFUL_ZEROS: &[&str] = &[
+    "replicas",
+    "automountServiceAccountToken",
+    "privileged",
+    "runAsNonRoot",
+    "runAsUser",
+    "runAsGroup",
+    "fsGroup",
+    "allowPrivilegeEscalation",
+    "readOnlyRootFilesystem",
+    "suspend",
+    "parallelism",
+    "completions",
+    "backoffLimit",
+    "backoffLimitPerIndex",
+    "maxFailedIndexes",
+    "ttlSecondsAfterFinished",
+    "activeDeadlineSeconds",
+    "startingDeadlineSeconds",
+    "successfulJobsHistoryLimit",
+    "failedJobsHistoryLimit",
+    "terminationGracePeriodSeconds",
+    "gracePeriodSeconds",
+    "deletionGracePeriodSeconds",
+    "revisionHistoryLimit",
+    "progressDeadlineSeconds",
+    "immutable",
+    "optional",
+    "defaultMode",
+    "mode",
+    "enableServiceLinks",
+    "shareProcessNamespace",
+    "hostUsers",
+    "setHostnameAsFQDN",
+    "allowVolumeExpansion",
+    "controller",
+    "blockOwnerDeletion",
+    "orphanDependents",
+    "publishNotReadyAddresses",
+    "allocateLoadBalancerNodePorts",
+    "expirationSeconds",
+    "minAvailable",
+    "maxUnavailable",
+    "maxSurge",
+    "partition",
+    "leaseDurationSeconds",
+    "leaseTransitions",
+    "ready",
+    "serving",
+    "terminating",
 ];
 
 struct Reader<'a> {
@@ -159,13 +129,17 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    fn fixed64(&mut self) -> Result<u64, String> {
+        let end = self.pos + 8;
+        let raw = self.b.get(self.pos..end).ok_or("truncated fixed64")?;
+        self.pos = end;
+        Ok(u64::from_le_bytes(raw.try_into().expect("8 bytes")))
+    }
+
     fn skip(&mut self, wire: u64) -> Result<(), String> {
         match wire {
             0 => self.varint().map(|_| ()),
-            1 => {
-                self.pos += 8;
-                Ok(())
-            }
+            1 => self.fixed64().map(|_| ()),
             2 => self.bytes().map(|_| ()),
             5 => {
                 self.pos += 4;
@@ -176,58 +150,144 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn decode(b: &[u8], schema: &[Field]) -> Result<Value, String> {
+fn message(index: u16) -> &'static [Field] {
+    schema::MESSAGES[usize::from(index)]
+}
+
+fn rfc3339(secs: i64, nanos: i64, micros: bool) -> Value {
+    let Some(dt) = chrono::DateTime::from_timestamp(secs, nanos.clamp(0, 999_999_999) as u32)
+    else {
+        return Value::Null;
+    };
+    let format = if micros {
+        "%Y-%m-%dT%H:%M:%S%.6fZ"
+    } else {
+        "%Y-%m-%dT%H:%M:%SZ"
+    };
+    json!(dt.format(format).to_string())
+}
+
+fn is_zero(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.is_empty(),
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        _ => false,
+    }
+}
+
+fn scalar(rd: &mut Reader, kind: Kind) -> Result<Value, String> {
+    Ok(match kind {
+        Kind::Str => Value::String(String::from_utf8_lossy(rd.bytes()?).into_owned()),
+        Kind::Bytes => Value::String(base64::engine::general_purpose::STANDARD.encode(rd.bytes()?)),
+        Kind::Int => json!(rd.varint()? as i64),
+        Kind::Bool => json!(rd.varint()? != 0),
+        Kind::Time | Kind::MicroTime | Kind::IntOrString => {
+            let (mut a, mut b, mut text) = (0i64, 0i64, None);
+            let inner = rd.bytes()?;
+            let mut sub = Reader { b: inner, pos: 0 };
+            while sub.pos < inner.len() {
+                let tag = sub.varint()?;
+                match (tag >> 3, tag & 7) {
+                    (1, 0) => a = sub.varint()? as i64,
+                    (2, 0) => b = sub.varint()? as i64,
+                    (3, 2) => text = Some(String::from_utf8_lossy(sub.bytes()?).into_owned()),
+                    (_, w) => sub.skip(w)?,
+                }
+            }
+            match kind {
+                // A zero metav1.Time is written as an empty message and
+                // marshals to JSON null.
+                Kind::Time | Kind::MicroTime if inner.is_empty() => Value::Null,
+                Kind::Time => rfc3339(a, b, false),
+                Kind::MicroTime => rfc3339(a, b, true),
+                _ if a == 1 => json!(text.unwrap_or_default()),
+                _ => json!(b as i32),
+            }
+        }
+        Kind::Quantity => {
+            let inner = decode(
+                rd.bytes()?,
+                &[Field {
+                    num: 1,
+                    name: "string",
+                    kind: Kind::Str,
+                    repeated: false,
+                }],
+                true,
+            )?;
+            inner.get("string").cloned().unwrap_or(json!("0"))
+        }
+        Kind::RawJson => {
+            let raw = rd.bytes()?;
+            // RawExtension and FieldsV1 are messages whose field 1 is the JSON.
+            let mut sub = Reader { b: raw, pos: 0 };
+            let mut json_bytes: &[u8] = &[];
+            while sub.pos < raw.len() {
+                let tag = sub.varint()?;
+                if tag == 0x0a {
+                    json_bytes = sub.bytes()?;
+                } else {
+                    sub.skip(tag & 7)?;
+                }
+            }
+            if json_bytes.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_slice(json_bytes).map_err(|e| format!("embedded JSON: {e}"))?
+            }
+        }
+        Kind::Msg(index) | Kind::Inline(index) => decode(rd.bytes()?, message(index), false)?,
+        Kind::Map(_) => unreachable!("maps are entries of their parent"),
+    })
+}
+
+fn decode(b: &[u8], schema: &[Field], keep_zeros: bool) -> Result<Value, String> {
     let mut out = Map::new();
     let mut rd = Reader { b, pos: 0 };
     while rd.pos < b.len() {
         let tag = rd.varint()?;
         let (num, wire) = (tag >> 3, tag & 7);
-        let Some(field) = schema.iter().find(|f| f.num == num) else {
+        let Some(field) = schema.iter().find(|f| u64::from(f.num) == num) else {
             rd.skip(wire)?;
             continue;
         };
-        let value = match field.kind {
-            Kind::Str => Value::String(String::from_utf8_lossy(rd.bytes()?).into_owned()),
-            Kind::Bytes => {
-                Value::String(base64::engine::general_purpose::STANDARD.encode(rd.bytes()?))
+        if let Kind::Map(value_kind) = field.kind {
+            let entry = rd.bytes()?;
+            let mut sub = Reader { b: entry, pos: 0 };
+            let (mut key, mut value) = (String::new(), None);
+            while sub.pos < entry.len() {
+                let tag = sub.varint()?;
+                match tag >> 3 {
+                    1 => key = String::from_utf8_lossy(sub.bytes()?).into_owned(),
+                    2 => value = Some(scalar(&mut sub, *value_kind)?),
+                    _ => sub.skip(tag & 7)?,
+                }
             }
-            Kind::Int => json!(rd.varint()? as i64),
-            Kind::Bool => json!(rd.varint()? != 0),
-            Kind::Time => {
-                let t = decode(rd.bytes()?, &[f(1, "seconds", Kind::Int)])?;
-                let secs = t.get("seconds").and_then(Value::as_i64).unwrap_or(0);
-                let dt = chrono::DateTime::from_timestamp(secs, 0).unwrap_or_default();
-                json!(dt.format("%Y-%m-%dT%H:%M:%SZ").to_string())
-            }
-            Kind::Msg(s) => decode(rd.bytes()?, s)?,
-            Kind::RawJson => serde_json::from_slice(rd.bytes()?).map_err(|e| e.to_string())?,
-            Kind::MapStr | Kind::MapBytes => {
-                let vk = if matches!(field.kind, Kind::MapStr) {
-                    Kind::Str
-                } else {
-                    Kind::Bytes
-                };
-                let entry = decode(rd.bytes()?, &[f(1, "k", Kind::Str), f(2, "v", vk)])?;
-                let k = entry
-                    .get("k")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                let v = entry.get("v").cloned().unwrap_or(json!(""));
-                out.entry(field.name).or_insert_with(|| json!({}))[k] = v;
-                continue;
-            }
-        };
-        if let Kind::RawJson = field.kind {
-            return Ok(value);
+            let value = value.unwrap_or_else(|| match value_kind {
+                Kind::Bytes | Kind::Str => json!(""),
+                Kind::Msg(_) => json!({}),
+                _ => Value::Null,
+            });
+            out.entry(field.name)
+                .or_insert_with(|| json!({}))
+                .as_object_mut()
+                .ok_or_else(|| format!("{} sent as a map and a value", field.name))?
+                .insert(key, value);
+            continue;
+        }
+        let value = scalar(&mut rd, field.kind)?;
+        if let (Kind::Inline(_), Value::Object(fields)) = (field.kind, &value) {
+            out.extend(fields.clone());
+            continue;
         }
         if field.repeated {
             out.entry(field.name)
                 .or_insert_with(|| json!([]))
                 .as_array_mut()
-                .expect("array")
+                .ok_or_else(|| format!("{} sent as a list and a value", field.name))?
                 .push(value);
-        } else {
+        } else if keep_zeros || !is_zero(&value) || MEANINGFUL_ZEROS.contains(&field.name) {
             out.insert(field.name.to_string(), value);
         }
     }
@@ -245,36 +305,48 @@ pub fn decode_object(body: &[u8]) -> Result<Value, String> {
         let tag = rd.varint()?;
         match tag {
             0x0a => {
-                let tm = decode(rd.bytes()?, TYPE_META)?;
-                api_version = tm
-                    .get("apiVersion")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .into();
-                kind = tm
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .into();
+                let type_meta = [
+                    Field {
+                        num: 1,
+                        name: "apiVersion",
+                        kind: Kind::Str,
+                        repeated: false,
+                    },
+                    Field {
+                        num: 2,
+                        name: "kind",
+                        kind: Kind::Str,
+                        repeated: false,
+                    },
+                ];
+                let tm = decode(rd.bytes()?, &type_meta, false)?;
+                let text = |k: &str| {
+                    tm.get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                (api_version, kind) = (text("apiVersion"), text("kind"));
             }
             0x12 => raw = rd.bytes()?,
             t => rd.skip(t & 7)?,
         }
     }
-    let _ = UNKNOWN;
-    let schema = match kind.as_str() {
-        "Secret" => SECRET,
-        "ConfigMap" => CONFIG_MAP,
-        "Namespace" => NAMESPACE,
-        "ServiceAccount" => SERVICE_ACCOUNT,
-        "DeleteOptions" => DELETE_OPTIONS,
-        other => {
-            return Err(format!(
-                "protobuf encoding of {other} is not supported by this server; send JSON"
-            ))
-        }
+    // client-go writes DeleteOptions under the deleted resource's group.
+    let found = schema::KINDS
+        .iter()
+        .find(|(v, k, _)| *v == api_version && *k == kind)
+        .or_else(|| {
+            schema::KINDS
+                .iter()
+                .find(|(_, k, _)| kind == "DeleteOptions" && *k == kind)
+        });
+    let Some(&(_, _, index)) = found else {
+        return Err(format!(
+            "protobuf encoding of {api_version} {kind} is not known to this server; send JSON"
+        ));
     };
-    let mut v = decode(raw, schema)?;
+    let mut v = decode(raw, message(index), false)?;
     if kind != "DeleteOptions" {
         v["apiVersion"] = json!(api_version);
         v["kind"] = json!(kind);

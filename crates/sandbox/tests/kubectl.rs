@@ -330,3 +330,140 @@ fn tls_with_generated_ca_and_bearer_tokens() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("Unauthorized"), "{}", stderr(&out));
 }
+
+/// kubectl's typed commands send protobuf (client-go's default for built-in
+/// kinds), which the server must read for every kind, not JSON only.
+#[test]
+fn typed_create_commands_send_protobuf_for_every_kind() {
+    let c = cluster();
+    let ns = unique("kubectl-typed");
+    c.ok(&["create", "namespace", &ns]);
+    // The PriorityClass is cluster-scoped: removed even when an assertion fails.
+    struct RemovePriorityClass<'a>(&'a common::Cluster, String);
+    impl Drop for RemovePriorityClass<'_> {
+        fn drop(&mut self) {
+            let _ = self
+                .0
+                .kubectl(&["delete", "priorityclass", &self.1, "--ignore-not-found"]);
+        }
+    }
+    let _remove = RemovePriorityClass(&c, format!("{ns}-low"));
+    let creates: &[&[&str]] = &[
+        &[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx:1.25",
+            "--replicas=0",
+            "--port=8080",
+        ],
+        &[
+            "create",
+            "job",
+            "once",
+            "--image=busybox:1.36",
+            "--",
+            "echo",
+            "hi",
+        ],
+        &[
+            "create",
+            "cronjob",
+            "nightly",
+            "--image=busybox:1.36",
+            "--schedule=0 3 * * *",
+        ],
+        &["create", "service", "clusterip", "web", "--tcp=80:8080"],
+        &[
+            "create",
+            "role",
+            "reader",
+            "--verb=get,list",
+            "--resource=pods,configmaps",
+        ],
+        &[
+            "create",
+            "rolebinding",
+            "reader",
+            "--role=reader",
+            "--user=jane",
+        ],
+        &[
+            "create",
+            "poddisruptionbudget",
+            "web",
+            "--selector=app=web",
+            "--min-available=0",
+        ],
+        &[
+            "create",
+            "priorityclass",
+            &format!("{ns}-low"),
+            "--value=10",
+        ],
+        &["create", "ingress", "web", "--rule=example.com/=web:80"],
+        &[
+            "create",
+            "quota",
+            "small",
+            "--hard=pods=3,requests.cpu=500m",
+        ],
+    ];
+    for args in creates {
+        let mut a = vec!["-n", ns.as_str(), "-v=8"];
+        a.extend_from_slice(args);
+        let out = c.kubectl(&a);
+        let log = stderr(&out);
+        assert!(out.status.success(), "kubectl {args:?}: {log}");
+        assert!(
+            log.contains("Content-Type: application/vnd.kubernetes.protobuf"),
+            "kubectl {args:?} did not send protobuf: {log}"
+        );
+    }
+    let d = get_json(&c, &["-n", &ns, "get", "deploy", "web"]);
+    // replicas 0 is a pointer set on purpose and must survive the decoding.
+    assert_eq!(d["spec"]["replicas"], 0, "{d}");
+    let container = &d["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "nginx:1.25");
+    assert_eq!(container["ports"][0]["containerPort"], 8080);
+    assert_eq!(d["spec"]["selector"]["matchLabels"]["app"], "web");
+    // Go's JSON of the client's object: value structs stay, zero scalars go.
+    assert_eq!(container["resources"], serde_json::json!({}), "{container}");
+    assert!(container.get("stdin").is_none(), "{container}");
+    assert!(d["spec"].get("paused").is_none(), "{d}");
+
+    let job = get_json(&c, &["-n", &ns, "get", "job", "once"]);
+    let jc = &job["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(jc["command"], serde_json::json!(["echo", "hi"]), "{job}");
+    assert_eq!(job["spec"]["template"]["spec"]["restartPolicy"], "Never");
+    let cron = get_json(&c, &["-n", &ns, "get", "cronjob", "nightly"]);
+    assert_eq!(cron["spec"]["schedule"], "0 3 * * *");
+    let svc = get_json(&c, &["-n", &ns, "get", "service", "web"]);
+    assert_eq!(svc["spec"]["ports"][0]["port"], 80);
+    // targetPort is an IntOrString.
+    assert_eq!(svc["spec"]["ports"][0]["targetPort"], 8080, "{svc}");
+    let role = get_json(&c, &["-n", &ns, "get", "role", "reader"]);
+    assert_eq!(
+        role["rules"][0]["verbs"],
+        serde_json::json!(["get", "list"]),
+        "{role}"
+    );
+    let binding = get_json(&c, &["-n", &ns, "get", "rolebinding", "reader"]);
+    assert_eq!(binding["roleRef"]["name"], "reader");
+    assert_eq!(binding["subjects"][0]["name"], "jane");
+    let pdb = get_json(&c, &["-n", &ns, "get", "pdb", "web"]);
+    assert_eq!(pdb["spec"]["minAvailable"], 0, "{pdb}");
+    let pc = get_json(&c, &["get", "priorityclass", &format!("{ns}-low")]);
+    assert_eq!(pc["value"], 10);
+    let ing = get_json(&c, &["-n", &ns, "get", "ingress", "web"]);
+    assert_eq!(ing["spec"]["rules"][0]["host"], "example.com");
+    assert_eq!(
+        ing["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["port"]["number"],
+        80
+    );
+    let quota = get_json(&c, &["-n", &ns, "get", "resourcequota", "small"]);
+    assert_eq!(quota["spec"]["hard"]["requests.cpu"], "500m", "{quota}");
+    assert_eq!(quota["spec"]["hard"]["pods"], "3");
+
+    c.ok(&["delete", "priorityclass", &format!("{ns}-low")]);
+}
