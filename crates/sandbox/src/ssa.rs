@@ -310,6 +310,44 @@ pub fn track_update(
     entries.retain(|e| !e.fields.is_empty());
 }
 
+/// The only manager whose applies may take over what its client-side
+/// applies wrote (Kubernetes' lastAppliedManager).
+const KUBECTL: &str = "kubectl";
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+fn conflict(e: &Entry, p: &Path) -> Conflict {
+    Conflict {
+        manager: e.describe(),
+        path: path_string(p),
+    }
+}
+
+/// The fields of the last-applied annotation that still hold the values it
+/// gives, when it is of the live object's version.
+fn last_applied_fields(
+    current: &Value,
+    cur_leaves: &Leaves,
+    api_version: &str,
+    builtin: bool,
+    scope: Scope,
+) -> Option<BTreeSet<Path>> {
+    let text = current
+        .pointer("/metadata/annotations")?
+        .get(LAST_APPLIED)?
+        .as_str()?;
+    let last: Value = serde_json::from_str(text).ok()?;
+    if last.get("apiVersion").and_then(Value::as_str) != Some(api_version) {
+        return None;
+    }
+    Some(
+        leaves(&last, builtin, scope)
+            .into_iter()
+            .filter(|(p, v)| cur_leaves.get(p) == Some(v))
+            .map(|(p, _)| p)
+            .collect(),
+    )
+}
+
 pub struct ApplyOutcome {
     pub object: Value,
     pub entries: Vec<Entry>,
@@ -324,7 +362,7 @@ pub fn apply(
     api_version: &str,
     builtin: bool,
     scope: Scope,
-    force: bool,
+    mut force: bool,
     now: &str,
 ) -> Result<ApplyOutcome, Vec<Conflict>> {
     let subresource = if scope == Scope::Status { "status" } else { "" };
@@ -337,33 +375,43 @@ pub fn apply(
         subresource.to_string(),
     );
 
-    let mut conflicts = Vec::new();
-    let mut forced: Vec<(usize, Path)> = Vec::new();
+    let mut conflicts: Vec<(usize, Path)> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         if e.identity() == me {
             continue;
         }
         for (p, v) in &applied_leaves {
-            if !e.fields.contains(p) {
-                continue;
-            }
-            if let Some(cur) = cur_leaves.get(p) {
-                if cur != v {
-                    if force {
-                        forced.push((i, p.clone()));
-                    } else {
-                        conflicts.push(Conflict {
-                            manager: e.describe(),
-                            path: path_string(p),
-                        });
-                    }
-                }
+            if e.fields.contains(p) && cur_leaves.get(p).is_some_and(|cur| cur != v) {
+                conflicts.push((i, p.clone()));
             }
         }
     }
-    if !conflicts.is_empty() {
-        return Err(conflicts);
+    if !force && !conflicts.is_empty() && manager == KUBECTL {
+        // kubectl's move from client-side to server-side apply: fields its
+        // last-applied annotation set, still at those values, are its own.
+        if let Some(allowed) =
+            last_applied_fields(current, &cur_leaves, api_version, builtin, scope)
+        {
+            let remaining: Vec<&(usize, Path)> = conflicts
+                .iter()
+                .filter(|(_, p)| !allowed.contains(p))
+                .collect();
+            if !remaining.is_empty() {
+                return Err(remaining
+                    .into_iter()
+                    .map(|(i, p)| conflict(&entries[*i], p))
+                    .collect());
+            }
+            force = true;
+        }
     }
+    if !force && !conflicts.is_empty() {
+        return Err(conflicts
+            .iter()
+            .map(|(i, p)| conflict(&entries[*i], p))
+            .collect());
+    }
+    let forced = conflicts;
     for (i, p) in forced {
         entries[i].fields.remove(&p);
     }
@@ -705,5 +753,56 @@ mod tests {
         .ok()
         .unwrap();
         assert!(d.object["spec"].get("replicas").is_none());
+    }
+
+    #[test]
+    fn kubectl_takes_over_what_its_last_applied_annotation_still_holds() {
+        let scope = Scope::Main {
+            exclude_status: true,
+        };
+        // What kubectl's client-side apply leaves: an Update entry owning the
+        // fields, and the annotation they came from.
+        let mut live = deploy("x", Some(2));
+        let last = deploy("x", Some(2));
+        live["metadata"]["annotations"] = json!({LAST_APPLIED: last.to_string()});
+        let mut entries = Vec::new();
+        track_update(
+            &mut entries,
+            &Leaves::new(),
+            &leaves(&live, true, scope),
+            "kubectl-client-side-apply",
+            "apps/v1",
+            "",
+            "t",
+        );
+        write_entries(&mut live, &entries);
+        let try_apply = |cur: &Value, manager: &str, replicas: i64| {
+            apply(
+                cur,
+                &deploy("x", Some(replicas)),
+                manager,
+                "apps/v1",
+                true,
+                scope,
+                false,
+                "t",
+            )
+        };
+
+        // Another manager still conflicts.
+        let err = try_apply(&live, "other", 5).err().unwrap();
+        assert_eq!(err[0].path, ".spec.replicas");
+        // kubectl does not, and owns the field afterwards.
+        let out = try_apply(&live, KUBECTL, 5).ok().unwrap();
+        assert_eq!(out.object["spec"]["replicas"], 5);
+        let kubectl = out.entries.iter().find(|e| e.manager == KUBECTL).unwrap();
+        assert!(kubectl
+            .fields
+            .contains(&vec!["f:spec".to_string(), "f:replicas".to_string()]));
+        // Unless someone changed the field since the annotation was written.
+        let mut changed = live.clone();
+        changed["spec"]["replicas"] = json!(3);
+        let err = try_apply(&changed, KUBECTL, 5).err().unwrap();
+        assert_eq!(err[0].path, ".spec.replicas");
     }
 }

@@ -708,11 +708,25 @@ impl State {
             obj["metadata"]["generation"] = json!(g + 1);
         }
         if !applied {
-            let given = obj.pointer("/metadata/managedFields").cloned();
-            let unchanged =
-                given.is_none() || given.as_ref() == current.pointer("/metadata/managedFields");
-            if unchanged && !o.manager.is_empty() {
-                let mut entries = ssa::read_entries(current);
+            // As Kubernetes' FieldManager.Update: managedFields written by the
+            // client replace the live ones (kubectl's client-side to
+            // server-side migration patches them); `[{}]` clears them; absent
+            // or `[]` keeps the live ones. The write's own changes are then
+            // tracked on top.
+            let given = match obj.pointer("/metadata/managedFields") {
+                Some(Value::Array(list))
+                    if list
+                        .iter()
+                        .all(|e| e.as_object().is_some_and(serde_json::Map::is_empty))
+                        && !list.is_empty() =>
+                {
+                    Some(Vec::new())
+                }
+                Some(Value::Array(list)) if !list.is_empty() => Some(ssa::read_entries(&obj)),
+                _ => None,
+            };
+            let mut entries = given.unwrap_or_else(|| ssa::read_entries(current));
+            if !o.manager.is_empty() {
                 let scope = if o.status {
                     Scope::Status
                 } else {
@@ -724,7 +738,11 @@ impl State {
                 let old = ssa::leaves(current, builtin, scope);
                 let new = ssa::leaves(&obj, builtin, scope);
                 let sub = if o.status { "status" } else { "" };
-                // Entries of the other scope are kept as they are.
+                let untouched: Vec<ssa::Entry> = entries
+                    .iter()
+                    .filter(|e| (e.subresource == "status") != o.status)
+                    .cloned()
+                    .collect();
                 ssa::track_update(
                     &mut entries,
                     &old,
@@ -734,30 +752,18 @@ impl State {
                     sub,
                     &now(),
                 );
-                for e in ssa::read_entries(current) {
-                    let other_scope = (e.subresource == "status") != o.status;
-                    if other_scope
-                        && !entries.iter().any(|x| {
-                            x.manager == e.manager
-                                && x.operation == e.operation
-                                && x.subresource == e.subresource
-                        })
-                    {
+                // Entries of the other scope are kept as they are.
+                for e in untouched {
+                    if !entries.iter().any(|x| {
+                        x.manager == e.manager
+                            && x.operation == e.operation
+                            && x.subresource == e.subresource
+                    }) {
                         entries.push(e);
                     }
                 }
-                ssa::write_entries(&mut obj, &entries);
-            } else if unchanged {
-                match current.pointer("/metadata/managedFields") {
-                    Some(m) => obj["metadata"]["managedFields"] = m.clone(),
-                    None => {
-                        obj["metadata"]
-                            .as_object_mut()
-                            .expect("metadata")
-                            .remove("managedFields");
-                    }
-                }
             }
+            ssa::write_entries(&mut obj, &entries);
         }
         obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
         if comparable(&obj) == comparable(current) {

@@ -61,7 +61,7 @@ fn client_side_and_server_side_apply_with_conflicts() {
 
     // Another manager changing a field kubectl-client-side-apply owns conflicts.
     let out = c.apply_stdin(
-        &["apply", "--server-side", "-f", "-"],
+        &["apply", "--server-side", "--field-manager=other", "-f", "-"],
         &deployment(&ns, "nginx:1.26", 5),
     );
     assert!(!out.status.success());
@@ -75,8 +75,12 @@ fn client_side_and_server_side_apply_with_conflicts() {
         2
     );
 
+    // kubectl itself moving from client-side to server-side apply does not
+    // conflict: the server lets manager "kubectl" take what its last-applied
+    // annotation set, and kubectl then rewrites the client-side entry into
+    // its own with a JSON patch on metadata.managedFields.
     let out = c.apply_stdin(
-        &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+        &["apply", "--server-side", "-f", "-"],
         &deployment(&ns, "nginx:1.26", 5),
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -97,6 +101,36 @@ fn client_side_and_server_side_apply_with_conflicts() {
         })
         .collect();
     assert!(managers.contains(&("kubectl", "Apply")), "{managers:?}");
+    assert!(
+        !managers
+            .iter()
+            .any(|(m, _)| *m == "kubectl-client-side-apply"),
+        "{managers:?}"
+    );
+    // Writing `[{}]` to managedFields clears them; `[]` leaves them be.
+    let strip = |value: &str| {
+        let patch =
+            format!(r#"[{{"op":"replace","path":"/metadata/managedFields","value":{value}}}]"#);
+        c.ok(&[
+            "-n",
+            &ns,
+            "patch",
+            "deploy",
+            "web",
+            "--type=json",
+            "-p",
+            &patch,
+        ]);
+        get_json(
+            &c,
+            &["-n", &ns, "get", "deploy", "web", "--show-managed-fields"],
+        )["metadata"]
+            .get("managedFields")
+            .and_then(Value::as_array)
+            .map(|m| m.iter().filter(|e| e.get("subresource").is_none()).count())
+            .unwrap_or(0)
+    };
+    assert!(strip("[]") > 0);
     let kubectl_fields = d["metadata"]["managedFields"]
         .as_array()
         .unwrap()
@@ -203,6 +237,8 @@ fn client_side_and_server_side_apply_with_conflicts() {
         ["nginx", "sidecar"],
         "strategic merge keeps nginx and adds sidecar by name"
     );
+
+    assert_eq!(strip("[{}]"), 0, "managedFields [{{}}] clears them");
 
     c.ok(&["-n", &ns, "delete", "deploy", "web", "--wait=true"]);
     let out = c.kubectl(&["-n", &ns, "get", "deploy", "web"]);
