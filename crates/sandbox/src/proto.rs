@@ -354,6 +354,71 @@ pub fn decode_object(body: &[u8]) -> Result<Value, String> {
     Ok(v)
 }
 
+/// Lists whose Go field has no `omitempty`: an empty one is kept.
+const LISTS_WITHOUT_OMITEMPTY: &[&str] =
+    &["containers", "rules", "verbs", "nodeSelectorTerms", "paths"];
+
+/// Stores a built-in object as its Go type round-trips it: empty maps and
+/// empty lists under `omitempty` are dropped (Helm's `data: {}` on a
+/// ConfigMap is stored without `data`, while Helm's apply still owns
+/// `f:data`). Objects of kinds this server has no table for are left alone.
+pub fn drop_empty_as_go(obj: &mut Value) {
+    let api_version = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+    if let Some(&(_, _, index)) = schema::KINDS
+        .iter()
+        .find(|(v, k, _)| *v == api_version && *k == kind)
+    {
+        drop_empty_in(obj, index);
+    }
+}
+
+/// A message's JSON fields, those of its inline structs included.
+fn json_field(index: u16, name: &str) -> Option<Field> {
+    message(index).iter().find_map(|f| match f.kind {
+        Kind::Inline(inner) => json_field(inner, name),
+        _ if f.name == name => Some(*f),
+        _ => None,
+    })
+}
+
+fn drop_empty_in(v: &mut Value, index: u16) {
+    let Some(map) = v.as_object_mut() else { return };
+    map.retain(|name, value| {
+        let Some(field) = json_field(index, name) else {
+            return true;
+        };
+        let empty_map =
+            matches!(field.kind, Kind::Map(_)) && value.as_object().is_some_and(Map::is_empty);
+        let empty_list = field.repeated
+            && !LISTS_WITHOUT_OMITEMPTY.contains(&field.name)
+            && value.as_array().is_some_and(Vec::is_empty);
+        !(empty_map || empty_list)
+    });
+    for (name, value) in map.iter_mut() {
+        let Some(field) = json_field(index, name) else {
+            continue;
+        };
+        match (field.kind, value) {
+            (Kind::Msg(inner), Value::Array(items)) => {
+                for item in items {
+                    drop_empty_in(item, inner);
+                }
+            }
+            (Kind::Msg(inner), value) => drop_empty_in(value, inner),
+            (Kind::Map(Kind::Msg(inner)), Value::Object(entries)) => {
+                for item in entries.values_mut() {
+                    drop_empty_in(item, *inner);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -362,6 +427,34 @@ mod tests {
         let mut out = vec![((num << 3) | 2) as u8, payload.len() as u8];
         out.extend_from_slice(payload);
         out
+    }
+
+    #[test]
+    fn empty_maps_and_lists_go_as_in_go_but_empty_structs_stay() {
+        let mut cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {}}, "data": {}});
+        drop_empty_as_go(&mut cm);
+        assert_eq!(
+            cm,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+        );
+        let mut d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"strategy": {}, "template": {"spec": {
+                "containers": [{"name": "c", "env": [], "resources": {}, "ports": []}],
+                "volumes": [{"name": "v", "emptyDir": {}}], "nodeSelector": {}, "tolerations": []}}}});
+        drop_empty_as_go(&mut d);
+        assert_eq!(d["spec"]["strategy"], json!({}));
+        let pod = &d["spec"]["template"]["spec"];
+        assert_eq!(pod["containers"][0], json!({"name": "c", "resources": {}}));
+        // emptyDir belongs to VolumeSource, inline in Volume.
+        assert_eq!(pod["volumes"][0], json!({"name": "v", "emptyDir": {}}));
+        assert!(
+            pod.get("nodeSelector").is_none() && pod.get("tolerations").is_none(),
+            "{pod}"
+        );
+        let mut role =
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "rules": []});
+        drop_empty_as_go(&mut role);
+        assert_eq!(role["rules"], json!([]));
     }
 
     #[test]

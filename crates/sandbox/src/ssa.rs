@@ -381,7 +381,9 @@ pub fn apply(
             continue;
         }
         for (p, v) in &applied_leaves {
-            if e.fields.contains(p) && cur_leaves.get(p).is_some_and(|cur| cur != v) {
+            // A field owned but absent (an empty map Go's omitempty dropped
+            // on storage) conflicts too: the apply would add it.
+            if e.fields.contains(p) && cur_leaves.get(p) != Some(v) {
                 conflicts.push((i, p.clone()));
             }
         }

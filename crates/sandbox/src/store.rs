@@ -516,6 +516,9 @@ impl State {
             );
             ssa::write_entries(&mut obj, &entries);
         }
+        if t.crd.is_none() {
+            crate::proto::drop_empty_as_go(&mut obj);
+        }
         if o.dry_run {
             return Ok(Arc::new(obj));
         }
@@ -764,6 +767,9 @@ impl State {
                 }
             }
             ssa::write_entries(&mut obj, &entries);
+        }
+        if t.crd.is_none() {
+            crate::proto::drop_empty_as_go(&mut obj);
         }
         obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
         if comparable(&obj) == comparable(current) {
