@@ -9,8 +9,9 @@ Helm as JSON, so numbers are float64) and optional extra files.
 CASES = []
 
 
-def c(area, name, template, values="", user=None, files=None):
-    CASES.append({"area": area, "name": name, "template": template, "values": values, "user": user, "files": files})
+def c(area, name, template, values="", user=None, files=None, tz=None):
+    CASES.append({"area": area, "name": name, "template": template, "values": values, "user": user, "files": files,
+                  "tz": tz})
 
 
 def many(area, prefix, templates, values=""):
@@ -1040,3 +1041,27 @@ many(Z, "dateinzone", [
     '{{ htmlDateInZone (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T23:30:00Z") "Asia/Tokyo" }} {{ htmlDateInZone (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T23:30:00Z") "America/Los_Angeles" }}',
     '{{ dateInZone "Mon Jan 2 15:04:05 MST 2006" 1700000000 "Australia/Sydney" }}',
 ])
+
+# ------------------------------------------------ the process's own zone (TZ)
+# Rendered by Helm in a process whose TZ is the case's `tz` ("" is TZ set
+# empty, which Go reads as UTC; an unknown name falls back to UTC too).
+LZ = "localzone"
+LOCAL_TEMPLATES = [
+    '{{ date "2006-01-02 15:04:05 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" "2024-01-15T12:00:00Z") }}',
+    '{{ date "15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T12:00:00+02:00") }}',
+    '{{ toDate "2006-01-02 15:04" "2024-07-15 12:00" }}',
+    '{{ toDate "2006-01-02 15:04 -0700" "2024-07-15 12:00 +0200" }}|{{ toDate "2006-01-02 15:04 -0700" "2024-07-15 12:00 +0900" }}',
+    '{{ toDate "2006-01-02 15:04" "2024-07-15 12:00" | unixEpoch }}',
+    '{{ htmlDate (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T23:30:00Z") }}',
+    '{{ date "2006-01-02 15:04 MST" 1700000000 }}',
+    '{{ dateInZone "15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2024-07-15T12:00:00Z") "Local" }}',
+    '{{ dateModify "2h" (toDate "2006-01-02 15:04" "2024-03-31 01:30") }}',
+    '{{ toDate "2006-01-02 15:04 MST" "2024-07-15 12:00 CEST" }}|{{ toDate "2006-01-02 15:04 MST" "2024-07-15 12:00 PDT" }}',
+    '{{ (toDate "2006-01-02 15:04" "2024-07-15 12:00").UTC }}',
+    '{{ mustToDate "2006-01-02" "2024-07-15" }}',
+    '{{ htmlDateInZone (toDate "2006-01-02 15:04" "2024-07-15 00:30") "UTC" }}',
+]
+for label, tz in [("rome", "Europe/Rome"), ("saopaulo", "America/Sao_Paulo"), ("kolkata", ":Asia/Kolkata"),
+                  ("empty", ""), ("unknown", "Nowhere/City"), ("utc", "UTC")]:
+    for i, t in enumerate(LOCAL_TEMPLATES):
+        c(LZ, f"{label}-{i:03d}", t, tz=tz)

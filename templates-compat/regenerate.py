@@ -7,7 +7,7 @@ Reads the case definitions in cases.py, renders each one as a tiny chart with
 Helm v4.2.3 (PyPI package helm-python-sdk, `import helm_python`) and writes
 expected/<area>.json. Never edit those files by hand: change cases.py and rerun.
 """
-import argparse, json, os, shutil, sys, tempfile
+import argparse, json, os, shutil, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -19,6 +19,13 @@ CHART_YAML = "apiVersion: v2\nname: mychart\nversion: 0.1.0\nappVersion: \"1.0\"
 
 
 def render_case(case):
+    if case.get("tz") is not None and os.environ.get("TC_RENDER_ONE") != "1":
+        # Go reads TZ once per process: such a case renders in a process of
+        # its own ("machine" cases, tz None, use the process's own zone).
+        env = dict(os.environ, TZ=case["tz"], TC_RENDER_ONE="1")
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--render-one"],
+                              input=json.dumps(case), capture_output=True, text=True, env=env, check=True)
+        return json.loads(done.stdout)
     d = tempfile.mkdtemp(prefix="tc-")
     try:
         os.makedirs(os.path.join(d, "templates"))
@@ -47,7 +54,11 @@ def render_case(case):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only")
+    ap.add_argument("--render-one", action="store_true")
     a = ap.parse_args()
+    if a.render_one:
+        print(json.dumps(render_case(json.load(sys.stdin))))
+        return
     by_area = {}
     for c in CASES:
         by_area.setdefault(c["area"], []).append(c)
@@ -66,6 +77,8 @@ def main():
             for k in ("values", "user", "files"):
                 if c.get(k):
                     rec[k] = c[k]
+            if c.get("tz") is not None:
+                rec["tz"] = c["tz"]
             rec.update(render_case(c))
             out.append(rec)
         with open(os.path.join(HERE, "expected", f"{area}.json"), "w") as f:

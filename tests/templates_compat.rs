@@ -61,9 +61,14 @@ fn run_case(case: &Map) -> Result<(), String> {
                 },
                 ..Default::default()
             };
-            render_chart(&chart, &user, &opts)
+            // Cases Helm rendered in a process with TZ set (area localzone).
+            let tz = get(case, "tz").map(|v| s(&v));
+            navique_ai_core_operator::gotmpl::funcs::set_local_zone(tz.as_deref());
+            let out = render_chart(&chart, &user, &opts)
                 .map(|r| r.files)
-                .map_err(|e| (false, e.0))
+                .map_err(|e| (false, e.0));
+            navique_ai_core_operator::gotmpl::funcs::set_local_zone(None);
+            out
         }
     };
     if let Some(Value::Str(want)) = get(case, "load_error") {

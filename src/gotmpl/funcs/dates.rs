@@ -1,17 +1,163 @@
-//! Sprig's date functions and a Go `time.Time` value. The machine's zone is
-//! taken as UTC (what containers run with); named zones other than UTC fall
-//! back to UTC as Sprig does for unknown zones.
+//! Sprig's date functions and a Go `time.Time` value with its location.
+//! The process's own zone (Go's `time.Local`) comes from `TZ` or, unset,
+//! `/etc/localtime`, as Go reads them; named zones from the IANA database
+//! embedded by chrono-tz. A zone Go cannot load is UTC, as Sprig falls back.
 
 use super::{arg_str, Registry, P};
 use crate::gotmpl::value::{Object, Value};
-use chrono::{DateTime, Datelike, Duration, FixedOffset, NaiveDate, TimeZone, Timelike, Utc};
+use chrono::{
+    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Offset, TimeZone,
+    Timelike, Utc,
+};
 use std::rc::Rc;
+
+/// A Go `time.Location`: the offset a new instant in it gets and the name
+/// its times print for `MST`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Loc {
+    Utc,
+    /// `time.FixedZone(name, offset)`; an empty name prints as `-0700`.
+    Fixed(Option<String>, i32),
+    Zone(chrono_tz::Tz),
+}
+
+impl Loc {
+    fn offset_at(&self, instant: &NaiveDateTime) -> i32 {
+        match self {
+            Loc::Utc => 0,
+            Loc::Fixed(_, off) => *off,
+            Loc::Zone(tz) => tz.offset_from_utc_datetime(instant).fix().local_minus_utc(),
+        }
+    }
+
+    /// The zone's abbreviation at an instant, as Go's Format prints `MST`.
+    fn name_at(&self, instant: &NaiveDateTime) -> String {
+        match self {
+            Loc::Utc => "UTC".into(),
+            Loc::Fixed(Some(name), _) if !name.is_empty() => name.clone(),
+            Loc::Fixed(_, off) => {
+                let (sign, m) = if *off < 0 {
+                    ('-', -off / 60)
+                } else {
+                    ('+', off / 60)
+                };
+                format!("{sign}{:02}{:02}", m / 60, m % 60)
+            }
+            Loc::Zone(tz) => {
+                use chrono_tz::OffsetName;
+                let off = tz.offset_from_utc_datetime(instant);
+                // tzdata's numeric abbreviations ("-03", "+0530") come back as None.
+                off.abbreviation().map(str::to_string).unwrap_or_else(|| {
+                    let secs = off.fix().local_minus_utc();
+                    let (sign, abs) = if secs < 0 { ('-', -secs) } else { ('+', secs) };
+                    if abs % 3600 == 0 {
+                        format!("{sign}{:02}", abs / 3600)
+                    } else {
+                        format!("{sign}{:02}{:02}", abs / 3600, abs % 3600 / 60)
+                    }
+                })
+            }
+        }
+    }
+
+    /// `time.LoadLocation`: "" and "UTC" are UTC, "Local" the process's zone.
+    pub fn load(name: &str) -> Option<Loc> {
+        match name {
+            "" | "UTC" => Some(Loc::Utc),
+            "Local" => Some(local()),
+            _ => name.parse::<chrono_tz::Tz>().ok().map(Loc::Zone),
+        }
+    }
+}
+
+/// Go's initLocal: `TZ` unset means /etc/localtime, set empty or to a zone
+/// that cannot be loaded means UTC; a leading `:` is dropped.
+fn process_zone() -> Loc {
+    fn from_path(path: &str) -> Option<Loc> {
+        let name = path.split_once("zoneinfo/").map(|(_, n)| n)?;
+        name.parse::<chrono_tz::Tz>().ok().map(Loc::Zone)
+    }
+    match std::env::var("TZ") {
+        Err(_) => std::fs::read_link("/etc/localtime")
+            .ok()
+            .and_then(|p| from_path(&p.to_string_lossy()))
+            .or_else(|| {
+                let name = std::fs::read_to_string("/etc/timezone").ok()?;
+                name.trim().parse::<chrono_tz::Tz>().ok().map(Loc::Zone)
+            })
+            .unwrap_or(Loc::Utc),
+        Ok(tz) => {
+            let tz = tz.strip_prefix(':').unwrap_or(&tz);
+            if tz.starts_with('/') {
+                from_path(tz).unwrap_or(Loc::Utc)
+            } else if tz.is_empty() || tz == "UTC" {
+                Loc::Utc
+            } else {
+                tz.parse::<chrono_tz::Tz>()
+                    .map(Loc::Zone)
+                    .unwrap_or(Loc::Utc)
+            }
+        }
+    }
+}
+
+/// A stand-in for the process's `TZ`, set by tests that render as Helm
+/// processes started with different zones would (one process, many zones).
+static LOCAL_OVERRIDE: std::sync::RwLock<Option<Loc>> = std::sync::RwLock::new(None);
+
+/// Go's `time.Local`.
+pub fn local() -> Loc {
+    static PROCESS: std::sync::OnceLock<Loc> = std::sync::OnceLock::new();
+    let over = LOCAL_OVERRIDE
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    over.unwrap_or_else(|| PROCESS.get_or_init(process_zone).clone())
+}
+
+/// Renders from now on as if the process's `TZ` were `tz` (`None`: the
+/// process's own zone again). Process-wide: for tests only.
+pub fn set_local_zone(tz: Option<&str>) {
+    let zone = tz.map(|tz| {
+        let tz = tz.strip_prefix(':').unwrap_or(tz);
+        if tz.is_empty() || tz == "UTC" {
+            Loc::Utc
+        } else {
+            tz.parse::<chrono_tz::Tz>()
+                .map(Loc::Zone)
+                .unwrap_or(Loc::Utc)
+        }
+    });
+    *LOCAL_OVERRIDE.write().unwrap_or_else(|e| e.into_inner()) = zone;
+}
 
 #[derive(Clone, Debug)]
 pub struct GoTime {
     pub t: DateTime<FixedOffset>,
     /// Set for `now`: Go prints the monotonic clock reading.
     pub monotonic: bool,
+    pub loc: Loc,
+}
+
+impl GoTime {
+    /// The instant `t` seen in `loc`.
+    fn at(t: DateTime<FixedOffset>, loc: Loc) -> GoTime {
+        let instant = t.naive_utc();
+        let off = FixedOffset::east_opt(loc.offset_at(&instant)).expect("zone offset");
+        GoTime {
+            t: t.with_timezone(&off),
+            monotonic: false,
+            loc,
+        }
+    }
+
+    fn zone_name(&self) -> String {
+        self.loc.name_at(&self.t.naive_utc())
+    }
+
+    fn format_layout(&self, layout: &str) -> String {
+        go_format_in(&self.t, layout, Some(&self.zone_name()))
+    }
 }
 
 impl Object for GoTime {
@@ -28,20 +174,16 @@ impl Object for GoTime {
         match name {
             "Unix" => Ok(Value::Int64(self.t.timestamp())),
             "Year" => Ok(Value::Int(self.t.year() as i64)),
-            "Format" => Ok(Value::string(go_format(
-                &self.t,
-                args.first().and_then(|v| v.as_str()).unwrap_or(""),
-            ))),
-            "UTC" => Ok(time_value(
-                self.t.with_timezone(&FixedOffset::east_opt(0).unwrap()),
-                false,
+            "Format" => Ok(Value::string(
+                self.format_layout(args.first().and_then(|v| v.as_str()).unwrap_or("")),
             )),
+            "UTC" => Ok(time_value(GoTime::at(self.t, Loc::Utc))),
             "String" => Ok(Value::string(self.format())),
             _ => Err(format!("can't call method {name}")),
         }
     }
     fn format(&self) -> String {
-        let mut s = go_format(&self.t, "2006-01-02 15:04:05.999999999 -0700 MST");
+        let mut s = self.format_layout("2006-01-02 15:04:05.999999999 -0700 MST");
         if self.monotonic {
             s.push_str(" m=+0.000000001");
         }
@@ -55,24 +197,26 @@ impl Object for GoTime {
     }
 }
 
-pub fn time_value(t: DateTime<FixedOffset>, monotonic: bool) -> Value {
-    Value::Object(Rc::new(GoTime { t, monotonic }))
+pub fn time_value(t: GoTime) -> Value {
+    Value::Object(Rc::new(t))
 }
 
-fn now() -> DateTime<FixedOffset> {
-    Utc::now().with_timezone(&FixedOffset::east_opt(0).unwrap())
+fn now() -> GoTime {
+    let mut t = GoTime::at(Utc::now().fixed_offset(), local());
+    t.monotonic = true;
+    t
 }
 
-fn as_time(v: &Value) -> Option<DateTime<FixedOffset>> {
+fn as_time(v: &Value) -> Option<GoTime> {
     match v {
-        Value::Object(o) => o.as_any().downcast_ref::<GoTime>().map(|g| g.t),
+        Value::Object(o) => o.as_any().downcast_ref::<GoTime>().cloned(),
         _ => None,
     }
 }
 
-/// Sprig's `date` argument: time, or Unix seconds as int/int32/int64; any
-/// other value silently means now.
-fn date_arg(v: &Value) -> DateTime<FixedOffset> {
+/// Sprig's `date` argument: time, or Unix seconds as int/int32/int64 (a
+/// time in Local); any other value silently means now.
+fn date_arg(v: &Value) -> GoTime {
     if let Some(t) = as_time(v) {
         return t;
     }
@@ -80,40 +224,51 @@ fn date_arg(v: &Value) -> DateTime<FixedOffset> {
         Value::Int(i) | Value::Int64(i) => Utc
             .timestamp_opt(*i, 0)
             .single()
-            .map(|t| t.fixed_offset())
+            .map(|t| GoTime::at(t.fixed_offset(), local()))
             .unwrap_or_else(now),
         _ => now(),
     }
 }
 
+/// Sprig's dateInZone: `t.In(loc).Format(layout)`, UTC for a zone Go cannot load.
+fn format_in_zone(layout: &str, t: &GoTime, zone: &str) -> String {
+    GoTime::at(t.t, Loc::load(zone).unwrap_or(Loc::Utc)).format_layout(layout)
+}
+
 pub fn register(r: &mut Registry) {
     use P::*;
-    r.add("now", &[], None, |_, _| Ok(time_value(now(), true)));
+    r.add("now", &[], None, |_, _| Ok(time_value(now())));
     r.add("date", &[Str, Any], None, |_, a| {
-        Ok(Value::string(go_format(&date_arg(&a[1]), arg_str(&a[0]))))
+        Ok(Value::string(format_in_zone(
+            arg_str(&a[0]),
+            &date_arg(&a[1]),
+            "Local",
+        )))
     });
     r.add("dateInZone", &[Str, Any, Str], None, |_, a| {
-        let (t, name) = in_zone(&date_arg(&a[1]), arg_str(&a[2]));
-        Ok(Value::string(go_format_in(
-            &t,
+        Ok(Value::string(format_in_zone(
             arg_str(&a[0]),
-            name.as_deref(),
+            &date_arg(&a[1]),
+            arg_str(&a[2]),
         )))
     });
     r.alias("date_in_zone", "dateInZone");
     r.add("htmlDate", &[Any], None, |_, a| {
-        Ok(Value::string(go_format(&date_arg(&a[0]), "2006-01-02")))
+        Ok(Value::string(format_in_zone(
+            "2006-01-02",
+            &date_arg(&a[0]),
+            "Local",
+        )))
     });
     r.add("htmlDateInZone", &[Any, Str], None, |_, a| {
-        let (t, name) = in_zone(&date_arg(&a[0]), arg_str(&a[1]));
-        Ok(Value::string(go_format_in(
-            &t,
+        Ok(Value::string(format_in_zone(
             "2006-01-02",
-            name.as_deref(),
+            &date_arg(&a[0]),
+            arg_str(&a[1]),
         )))
     });
     r.add("unixEpoch", &[Any], None, |_, a| match as_time(&a[0]) {
-        Some(t) => Ok(Value::string(t.timestamp().to_string())),
+        Some(t) => Ok(Value::string(t.t.timestamp().to_string())),
         None => Err(format!(
             "wrong type for value; expected time.Time; got {}",
             a[0].type_name()
@@ -128,8 +283,8 @@ pub fn register(r: &mut Registry) {
             )
         })?;
         Ok(match parse_duration(arg_str(&a[0])) {
-            Some(ns) => time_value(t + Duration::nanoseconds(ns as i64), false),
-            None => time_value(t, false),
+            Some(ns) => time_value(modify(t, ns)),
+            None => time_value(t),
         })
     });
     r.alias("date_modify", "dateModify");
@@ -141,7 +296,7 @@ pub fn register(r: &mut Registry) {
             )
         })?;
         match parse_duration(arg_str(&a[0])) {
-            Some(ns) => Ok(time_value(t + Duration::nanoseconds(ns as i64), false)),
+            Some(ns) => Ok(time_value(modify(t, ns))),
             None => Err(format!(
                 "time: invalid duration {}",
                 crate::gotmpl::format::quote_go(arg_str(&a[0]))
@@ -152,19 +307,22 @@ pub fn register(r: &mut Registry) {
     r.alias("must_date_modify", "mustDateModify");
     r.add("toDate", &[Str, Str], None, |_, a| {
         Ok(time_value(
-            go_parse(arg_str(&a[0]), arg_str(&a[1])).unwrap_or_else(zero_time),
-            false,
+            parse_in_location(arg_str(&a[0]), arg_str(&a[1]), &local())
+                .unwrap_or_else(|_| zero_time()),
         ))
     });
-    r.add("mustToDate", &[Str, Str], None, |_, a| {
-        match go_parse_err(arg_str(&a[0]), arg_str(&a[1])) {
-            Ok(t) => Ok(time_value(t, false)),
+    r.add(
+        "mustToDate",
+        &[Str, Str],
+        None,
+        |_, a| match parse_in_location(arg_str(&a[0]), arg_str(&a[1]), &local()) {
+            Ok(t) => Ok(time_value(t)),
             Err(e) => Err(e.into()),
-        }
-    });
+        },
+    );
     r.add("ago", &[Any], None, |_, a| {
         let t = date_arg(&a[0]);
-        let secs = (now() - t).num_seconds();
+        let secs = (now().t - t.t).num_seconds();
         Ok(Value::string(format_duration(secs as i128 * 1_000_000_000)))
     });
     r.add("duration", &[Any], None, |_, a| {
@@ -180,7 +338,7 @@ pub fn register(r: &mut Registry) {
             Value::Str(s) => parse_duration(s).unwrap_or(0),
             Value::Int64(i) => *i as i128,
             v => match as_time(v) {
-                Some(t) => (now() - t).num_nanoseconds().unwrap_or(0) as i128,
+                Some(t) => (now().t - t.t).num_nanoseconds().unwrap_or(0) as i128,
                 None => 0,
             },
         };
@@ -188,13 +346,19 @@ pub fn register(r: &mut Registry) {
     });
 }
 
-fn zero_time() -> DateTime<FixedOffset> {
-    NaiveDate::from_ymd_opt(1, 1, 1)
+/// `t.Add(d)`: the same location, its offset at the new instant.
+fn modify(t: GoTime, ns: i128) -> GoTime {
+    GoTime::at(t.t + Duration::nanoseconds(ns as i64), t.loc)
+}
+
+fn zero_time() -> GoTime {
+    let t = NaiveDate::from_ymd_opt(1, 1, 1)
         .unwrap()
         .and_hms_opt(0, 0, 0)
         .unwrap()
         .and_utc()
-        .fixed_offset()
+        .fixed_offset();
+    GoTime::at(t, Loc::Utc)
 }
 
 fn duration_round(ns: i128) -> String {
@@ -339,35 +503,6 @@ const DAYS: [&str; 7] = [
 /// Go's Time.Format with a reference-time layout.
 pub fn go_format(t: &DateTime<FixedOffset>, layout: &str) -> String {
     go_format_in(t, layout, None)
-}
-
-/// `t.In(time.LoadLocation(zone))`: the zone's offset at that instant and
-/// its abbreviation; a zone Go cannot load means UTC, as Sprig falls back.
-pub fn in_zone(t: &DateTime<FixedOffset>, zone: &str) -> (DateTime<FixedOffset>, Option<String>) {
-    use chrono_tz::OffsetName;
-    let utc = FixedOffset::east_opt(0).expect("UTC");
-    if zone.is_empty() || zone == "UTC" || zone == "Local" {
-        return (t.with_timezone(&utc), None);
-    }
-    match zone.parse::<chrono_tz::Tz>() {
-        Ok(tz) => {
-            let z = t.with_timezone(&tz);
-            let off = z.offset();
-            let fixed = z.fixed_offset().timezone();
-            // tzdata's numeric abbreviations ("-03", "+0530") come back as None.
-            let name = off.abbreviation().map(str::to_string).unwrap_or_else(|| {
-                let secs = fixed.local_minus_utc();
-                let (sign, abs) = if secs < 0 { ('-', -secs) } else { ('+', secs) };
-                if abs % 3600 == 0 {
-                    format!("{sign}{:02}", abs / 3600)
-                } else {
-                    format!("{sign}{:02}{:02}", abs / 3600, abs % 3600 / 60)
-                }
-            });
-            (t.with_timezone(&fixed), Some(name))
-        }
-        Err(_) => (t.with_timezone(&utc), None),
-    }
 }
 
 /// Go's Time.Format, with the zone's abbreviation for `MST` when known.
@@ -537,7 +672,7 @@ fn fmt_offset(off: i32, colon: bool, secs: bool) -> String {
 }
 
 /// Go's time.Parse for numeric and name layouts, with Go's error texts.
-fn go_parse_err(layout: &str, value: &str) -> Result<DateTime<FixedOffset>, String> {
+fn go_parse_parts(layout: &str, value: &str) -> Result<(NaiveDateTime, ParsedZone), String> {
     let q = crate::gotmpl::format::quote_go;
     let cannot = |v: &str, elem: &str| {
         format!(
@@ -583,8 +718,9 @@ fn go_parse_err(layout: &str, value: &str) -> Result<DateTime<FixedOffset>, Stri
         "4",
         "5",
     ];
-    let (mut year, mut month, mut day, mut hour, mut min, mut sec, mut nsec, mut off) =
-        (1i32, 1i64, 1i64, 0i64, 0i64, 0i64, 0i64, 0i32);
+    let (mut year, mut month, mut day, mut hour, mut min, mut sec, mut nsec) =
+        (1i32, 1i64, 1i64, 0i64, 0i64, 0i64, 0i64);
+    let mut zone = ParsedZone::default();
     let mut pm: Option<bool> = None;
     let mut l = layout;
     let mut v = value;
@@ -729,12 +865,13 @@ fn go_parse_err(layout: &str, value: &str) -> Result<DateTime<FixedOffset>, Stri
                 if n < 3 {
                     return Err(err());
                 }
+                zone.name = Some(v[..n].to_string());
                 v = &v[n..];
             }
             z => {
                 if z.starts_with('Z') && v.starts_with('Z') {
                     v = &v[1..];
-                    off = 0;
+                    zone.utc = true;
                     continue;
                 }
                 let sign = match v.as_bytes().first() {
@@ -772,7 +909,7 @@ fn go_parse_err(layout: &str, value: &str) -> Result<DateTime<FixedOffset>, Stri
                         4,
                     )
                 };
-                off = sign * (h * 3600 + m * 60);
+                zone.offset = Some(sign * (h * 3600 + m * 60));
                 v = &body[used..];
             }
         }
@@ -807,12 +944,77 @@ fn go_parse_err(layout: &str, value: &str) -> Result<DateTime<FixedOffset>, Stri
     let dt = date
         .and_hms_nano_opt(hour as u32, min as u32, sec as u32, nsec as u32)
         .ok_or_else(|| range("second"))?;
-    let tz = FixedOffset::east_opt(off).ok_or_else(|| range("time zone offset"))?;
-    tz.from_local_datetime(&dt)
-        .single()
-        .ok_or_else(|| range("time"))
+    if zone
+        .offset
+        .is_some_and(|o| FixedOffset::east_opt(o).is_none())
+    {
+        return Err(range("time zone offset"));
+    }
+    Ok((dt, zone))
 }
 
-fn go_parse(layout: &str, value: &str) -> Option<DateTime<FixedOffset>> {
-    go_parse_err(layout, value).ok()
+/// What a layout's zone elements read: `Z`, a numeric offset, a name.
+#[derive(Default)]
+struct ParsedZone {
+    utc: bool,
+    offset: Option<i32>,
+    name: Option<String>,
+}
+
+/// Go's time.ParseInLocation: a wall time without zone is in `loc`; an
+/// offset or name `loc` has at that time gives `loc`, any other a fabricated
+/// fixed zone (an unknown name with offset 0, `GMT+3` with its hours).
+fn parse_in_location(layout: &str, value: &str, loc: &Loc) -> Result<GoTime, String> {
+    let (wall, zone) = go_parse_parts(layout, value)?;
+    let fixed = |instant: NaiveDateTime, off: i32| {
+        FixedOffset::east_opt(off)
+            .expect("checked offset")
+            .from_utc_datetime(&instant)
+    };
+    if zone.utc {
+        return Ok(GoTime::at(wall.and_utc().fixed_offset(), Loc::Utc));
+    }
+    if let Some(off) = zone.offset {
+        let instant = wall - Duration::seconds(off.into());
+        let matches_loc = loc.offset_at(&instant) == off
+            && zone
+                .name
+                .as_ref()
+                .is_none_or(|n| *n == loc.name_at(&instant));
+        let in_loc = if matches_loc {
+            loc.clone()
+        } else {
+            Loc::Fixed(zone.name.clone(), off)
+        };
+        return Ok(GoTime::at(fixed(instant, off), in_loc));
+    }
+    if let Some(name) = zone.name {
+        // lookupName: an offset of the location that has this abbreviation,
+        // the one in effect at that wall time first.
+        let candidates = [wall, wall - Duration::days(182), wall + Duration::days(182)];
+        for guess in candidates {
+            let off = loc.offset_at(&guess);
+            let instant = wall - Duration::seconds(off.into());
+            if loc.name_at(&instant) == name || loc.name_at(&guess) == name {
+                let off_then = loc.offset_at(&instant);
+                let instant = wall - Duration::seconds(off_then.into());
+                return Ok(GoTime::at(fixed(instant, off_then), loc.clone()));
+            }
+        }
+        let off = match name.strip_prefix("GMT") {
+            Some(hours) if !hours.is_empty() => hours.parse::<i32>().unwrap_or(0) * 3600,
+            _ => 0,
+        };
+        return Ok(GoTime::at(fixed(wall, off), Loc::Fixed(Some(name), off)));
+    }
+    // Go's Date: the offset in effect at the wall time read as UTC, unless
+    // the instant it gives lies in another period (DST transitions).
+    let first = loc.offset_at(&wall);
+    let mut off = first;
+    let utc = wall - Duration::seconds(first.into());
+    if loc.offset_at(&utc) != first {
+        off = loc.offset_at(&utc);
+    }
+    let instant = wall - Duration::seconds(off.into());
+    Ok(GoTime::at(fixed(instant, off), loc.clone()))
 }
