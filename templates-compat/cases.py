@@ -1065,3 +1065,63 @@ for label, tz in [("rome", "Europe/Rome"), ("saopaulo", "America/Sao_Paulo"), ("
                   ("empty", ""), ("unknown", "Nowhere/City"), ("utc", "UTC")]:
     for i, t in enumerate(LOCAL_TEMPLATES):
         c(LZ, f"{label}-{i:03d}", t, tz=tz)
+
+# ------------------------------------- Helm's objects as data (toJson/toYaml)
+# chart.Metadata, Capabilities, Release and Files printed whole, as Go's
+# encoders see the structs behind them (field order, casing, zero values).
+HO = "helmobjects"
+FULL_CHART = """apiVersion: v2
+name: mychart
+version: 0.1.0
+appVersion: "1.0"
+description: conformance case
+kubeVersion: ">=1.20.0-0"
+type: application
+keywords: [a, b]
+home: https://example.com
+sources: [https://example.com/src]
+icon: https://example.com/i.png
+deprecated: false
+annotations:
+  z: last
+  a: first
+maintainers:
+  - name: jane
+    email: jane@example.com
+    url: https://example.com/jane
+  - name: joe
+dependencies:
+  - name: sub
+    version: 0.1.0
+    repository: file://sub
+    condition: sub.enabled
+    tags: [t]
+    import-values: [x]
+    alias: s
+"""
+SUB_CHART = "apiVersion: v2\nname: sub\nversion: 0.1.0\n"
+many(HO, "chart-data", [
+    "{{ toJson .Chart }}",
+    "{{ toYaml .Chart }}",
+    "{{ toPrettyJson .Chart.Maintainers }}",
+    "{{ .Chart.Annotations | toJson }}|{{ .Chart.Keywords | toJson }}|{{ .Chart.Dependencies | len }}",
+    "{{ toJson .Capabilities.KubeVersion }}|{{ toJson .Capabilities.APIVersions | trunc 40 }}",
+    "{{ toJson .Release }}",
+    "{{ toJson .Template }}",
+    "{{ .Chart }}",
+    "{{ printf \"%v\" .Chart.Maintainers }}",
+    "{{ toJson .Files }}",
+    "{{ typeOf .Chart }} {{ typeOf .Chart.Maintainers }} {{ typeOf .Chart.Annotations }} {{ typeOf .Files }} {{ typeOf .Capabilities.KubeVersion }} {{ typeOf .Release }}",
+    "{{ kindOf .Chart }} {{ kindOf .Chart.Keywords }} {{ kindOf .Files }} {{ kindOf .Release.IsInstall }}",
+])
+for i, t in enumerate([
+    "{{ toJson .Chart }}",
+    "{{ toYaml .Chart }}",
+    "{{ toPrettyJson .Chart.Maintainers }}",
+    "{{ .Chart.Annotations | toJson }}|{{ .Chart.Keywords | toJson }}|{{ .Chart.Dependencies | len }}",
+    "{{ range .Chart.Dependencies }}{{ toJson . }}{{ end }}",
+    "{{ toYaml .Chart.Dependencies }}",
+    "{{ .Chart.Deprecated }} {{ .Chart.Type }} {{ .Chart.KubeVersion }} {{ .Chart.APIVersion }}",
+    "{{ .Chart }}",
+]):
+    c(HO, f"chart-full-{i:03d}", t, files={"Chart.yaml": FULL_CHART, "charts/sub/Chart.yaml": SUB_CHART})

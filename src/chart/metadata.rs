@@ -53,6 +53,9 @@ pub struct Metadata {
     pub app_version: String,
     pub deprecated: bool,
     pub annotations: BTreeMap<String, String>,
+    /// Chart.yaml has an `annotations:` mapping (maybe empty); without one
+    /// Go's map is nil, which `toJson .Chart` shows as `null`.
+    pub annotations_given: bool,
     pub kube_version: String,
     pub dependencies: Vec<Dependency>,
     pub chart_type: String,
@@ -187,6 +190,7 @@ impl Metadata {
                     // Helm's Validate sanitizes the other fields, never the
                     // annotations: a multi-line annotation stays multi-line
                     // in `.Chart.Annotations` and in an OCI push's config.
+                    m.annotations_given = matches!(v, Node::Map(..));
                     for (ak, av) in pairs(v) {
                         m.annotations
                             .insert(ak, scalar_text(av).unwrap_or_default());
@@ -295,9 +299,15 @@ impl Metadata {
             .iter()
             .map(|(k, v)| (k.clone(), Value::str(v)))
             .collect();
+        // Chart.yaml without `annotations:` leaves Go's map nil.
+        let kind = if self.annotations_given {
+            MapKind::StrStr
+        } else {
+            MapKind::NilStrStr
+        };
         m.insert(
             "Annotations".into(),
-            Value::Map(Rc::new(RefCell::new(ann)), MapKind::StrStr),
+            Value::Map(Rc::new(RefCell::new(ann)), kind),
         );
         m.insert("KubeVersion".into(), s(&self.kube_version));
         m.insert(

@@ -151,6 +151,13 @@ impl Object for KubeVersion {
         m.insert("Minor".into(), Value::str(&self.minor));
         Value::map(m)
     }
+    fn json_fields(&self) -> Option<Vec<(&'static str, Value)>> {
+        Some(vec![
+            ("Version", Value::str(&self.version)),
+            ("Major", Value::str(&self.major)),
+            ("Minor", Value::str(&self.minor)),
+        ])
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -407,7 +407,7 @@ impl<'s> Exec<'s> {
                 .map(|(i, v)| (Value::Int(i as i64), Slot::concrete(Value::Uint8(*v))))
                 .collect(),
             Value::Map(m, kind) => {
-                let iface = *kind != MapKind::StrStr;
+                let iface = !kind.strings();
                 m.borrow()
                     .iter()
                     .map(|(k, v)| {
@@ -731,7 +731,7 @@ impl<'s> Exec<'s> {
                 match got {
                     Some(v) => Ok(Slot {
                         v,
-                        iface: *kind != MapKind::StrStr,
+                        iface: !kind.strings(),
                     }),
                     None => {
                         if self.options.strict {
@@ -740,7 +740,7 @@ impl<'s> Exec<'s> {
                                 format::quote_go(name)
                             ));
                         }
-                        if *kind == MapKind::StrStr {
+                        if kind.strings() {
                             Ok(Slot::concrete(Value::str("")))
                         } else {
                             Ok(Slot {

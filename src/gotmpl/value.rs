@@ -30,6 +30,16 @@ pub enum MapKind {
     Values,
     /// `map[string]string`
     StrStr,
+    /// A nil `map[string]string` (an absent `annotations:` of Chart.yaml):
+    /// empty, but `null` to JSON and YAML.
+    NilStrStr,
+}
+
+impl MapKind {
+    /// `map[string]string`, nil or not: its values are strings, not interfaces.
+    pub fn strings(self) -> bool {
+        matches!(self, MapKind::StrStr | MapKind::NilStrStr)
+    }
 }
 
 /// A Go value as seen by a template.
@@ -94,6 +104,11 @@ pub trait Object {
     /// The object's contents as plain data, for `toJson` / `toYaml`.
     fn to_data(&self) -> Value {
         Value::Str(self.format().into())
+    }
+    /// A Go struct's fields in declaration order, which encoding/json keeps
+    /// (a map's keys it sorts); `None` encodes `to_data`.
+    fn json_fields(&self) -> Option<Vec<(&'static str, Value)>> {
+        None
     }
 }
 
@@ -166,7 +181,7 @@ impl Value {
             Value::List(_, ListKind::Int) => "[]int".into(),
             Value::Map(_, MapKind::Any) => "map[string]interface {}".into(),
             Value::Map(_, MapKind::Values) => "common.Values".into(),
-            Value::Map(_, MapKind::StrStr) => "map[string]string".into(),
+            Value::Map(_, MapKind::StrStr | MapKind::NilStrStr) => "map[string]string".into(),
             Value::Object(o) => o.type_name(),
         }
     }

@@ -56,6 +56,7 @@ fn to_y_mode(v: &Value, pretty: bool) -> Result<Y, JsonError> {
                 .map(|x| to_y_mode(x, pretty))
                 .collect::<Result<_, _>>()?,
         ),
+        Value::Map(_, crate::gotmpl::value::MapKind::NilStrStr) => Y::Null,
         Value::Map(m, _) => {
             let mut pairs: Vec<(String, Y)> = m
                 .borrow()

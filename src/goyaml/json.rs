@@ -85,28 +85,46 @@ fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), Stri
             }
             out.push(']');
         }
+        Value::Map(_, crate::gotmpl::value::MapKind::NilStrStr) => out.push_str("null"),
         Value::Map(m, _) => {
-            out.push('{');
             let m = m.borrow();
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                newline(out, opts, depth + 1);
-                write_string(out, k, opts.escape_html);
-                out.push(':');
-                if opts.indent.is_some() {
-                    out.push(' ');
-                }
-                enc(out, x, opts, depth + 1)?;
-            }
-            if !m.is_empty() {
-                newline(out, opts, depth);
-            }
-            out.push('}');
+            let pairs: Vec<(&str, &Value)> = m.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            enc_object(out, &pairs, opts, depth)?;
         }
-        Value::Object(o) => enc(out, &o.to_data(), opts, depth)?,
+        Value::Object(o) => match o.json_fields() {
+            Some(fields) => {
+                let pairs: Vec<(&str, &Value)> = fields.iter().map(|(k, v)| (*k, v)).collect();
+                enc_object(out, &pairs, opts, depth)?
+            }
+            None => enc(out, &o.to_data(), opts, depth)?,
+        },
     }
+    Ok(())
+}
+
+fn enc_object(
+    out: &mut String,
+    m: &[(&str, &Value)],
+    opts: Opts,
+    depth: usize,
+) -> Result<(), String> {
+    out.push('{');
+    for (i, (k, x)) in m.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        newline(out, opts, depth + 1);
+        write_string(out, k, opts.escape_html);
+        out.push(':');
+        if opts.indent.is_some() {
+            out.push(' ');
+        }
+        enc(out, x, opts, depth + 1)?;
+    }
+    if !m.is_empty() {
+        newline(out, opts, depth);
+    }
+    out.push('}');
     Ok(())
 }
 

@@ -155,7 +155,7 @@ fn index(x: &mut Exec, a: Vec<Value>) -> FResult {
                 match m.borrow().get(&key) {
                     Some(v) => v.clone(),
                     None => {
-                        if *kind == crate::gotmpl::value::MapKind::StrStr {
+                        if kind.strings() {
                             Value::str("")
                         } else {
                             Value::Nil
