@@ -84,6 +84,7 @@ fn set_leaf(m: &mut Map, v: Value) {
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
+    crate::par::one_shot();
     let pos = &a.positional;
     let (name, chart_path) = match pos.len() {
         1 => (
