@@ -1125,3 +1125,50 @@ for i, t in enumerate([
     "{{ .Chart }}",
 ]):
     c(HO, f"chart-full-{i:03d}", t, files={"Chart.yaml": FULL_CHART, "charts/sub/Chart.yaml": SUB_CHART})
+
+# ------------------------------------------------- more of Go's fmt and numbers
+FM = "fmtmore"
+many(FM, "verbs", [
+    '{{ printf "%5s|%-5s|%.2s|%5.1s|" "abc" "abc" "abc" "abc" }}',
+    '{{ printf "%05d|%-05d|%+05d|% d|% d" 42 42 42 42 -42 }}',
+    '{{ printf "%x|%X|%#x|%#o|%o|%O|%b|%#b" -255 255 255 8 8 8 5 5 }}',
+    '{{ printf "%c|%U|%#U|%q|%+q|%#q" 0x1F600 0x1F600 65 0x1F600 "é" "a`b" }}',
+    '{{ printf "%q|%#q|%+q|%x|% x|%X|% X" "tab\\there" "raw" "ü" "héllo" "hé" "hi" "hi" }}',
+    '{{ printf "%e|%E|%.3e|%g|%G|%.3g|%g|%g|%g" 123456.789 0.000123 1.0 100000.0 1e21 3.14159 1e-5 1e-4 123456789.0 }}',
+    '{{ printf "%.0f|%.0f|%.0f|%.1f|%.2f|%.3f" 0.5 1.5 2.5 0.05 1.005 2.0005 }}',
+    '{{ printf "%v|%v|%v|%v|%v|%v" 1e20 1e21 100000000.0 0.000001 0.0000001 -0.0 }}',
+    '{{ printf "%6.2f|%-8.3e|%+.1e|%08.3f|%+08d|%x" -3.14159 1234.5678 0.000123 -3.5 -42 3.0 }}',
+    '{{ printf "%t|%t|%v|%d" true false true true }}',
+    '{{ printf "%s|%v|%d" (list 1 2) (list "a" "b") (list 1 2) }}',
+    '{{ printf "%s|%v|%+v" (dict "b" 2 "a" "x") (dict "k" (list 1)) (dict "k" (dict "n" nil)) }}',
+    '{{ printf "%#v|%#v|%#v|%#v|%#v" 1 1.5 "s" true nil }}',
+    '{{ printf "%T|%T|%T|%T|%T|%T" (dict) true nil .Values.n .Values.f .Values.s }}',
+    '{{ printf "%[2]d %[1]d|%[3]d|%[1]*d|%-*d|" 1 2 8 5 3 }}',
+    '{{ printf "%d %s" 1 }}|{{ printf "%s" }}|{{ printf "x" 1 "a" }}|{{ printf "%%|%5%|%-5%" }}',
+    '{{ printf "%.*f|%*s|%-*s|" 2 3.14159 6 "ab" 6 "ab" }}',
+    '{{ printf "%v|%s|%d" .Values.n .Values.n .Values.f }}|{{ printf "%d|%x|%o" .Values.big .Values.big .Values.big }}',
+    '{{ printf "%10.4v|%-10v|" 3.14159265 "s" }}|{{ printf "%v" (list (list 1) (dict "a" (list))) }}',
+    '{{ printf "%x|%X|% x" (list "ab" "c") (list 10 11) (list 255 1) }}',
+    '{{ print 1.0 2.5 }}|{{ print "a" "b" }}|{{ print 1 "a" 2 }}|{{ print nil 1 }}|{{ println }}',
+    '{{ printf "%d|%5d|%-5d|%x" .Values.neg .Values.neg .Values.neg .Values.neg }}',
+    '{{ printf "%!d|%-!|%z|%!(x" 1 2 3 }}',
+    '{{ printf "%e|%g|%v|%f" .Values.inf .Values.ninf .Values.nan .Values.inf }}',
+], values="n: 7\nf: 2.5\ns: str\nbig: 12345678901234567890\nneg: -17\ninf: .inf\nninf: -.inf\nnan: .nan\n")
+many(FM, "numbers", [
+    '{{ int 1e19 }}|{{ int64 1e19 }}|{{ int -1e19 }}|{{ int64 "9223372036854775808" }}|{{ int64 "-9223372036854775809" }}',
+    '{{ atoi "-0" }}|{{ atoi "+5" }}|{{ atoi " 5" }}|{{ atoi "9223372036854775807" }}|{{ atoi "9223372036854775808" }}',
+    '{{ float64 "1e400" }}|{{ float64 "-1e400" }}|{{ float64 "0x1p-2" }}|{{ float64 "1_000" }}|{{ float64 "inf" }}|{{ float64 "NaN" }}',
+    '{{ toString 1e21 }}|{{ toString 1e20 }}|{{ toString 0.1 }}|{{ toString -0.0 }}|{{ toString .Values.big }}|{{ toString .Values.exp }}',
+    '{{ toDecimal "0x1f" }}|{{ toDecimal "-0777" }}|{{ toDecimal "08" }}|{{ toDecimal "1e3" }}|{{ toDecimal "" }}',
+    '{{ .Values.big }}|{{ .Values.big | int64 }}|{{ .Values.big | int }}|{{ .Values.big | float64 }}|{{ typeOf .Values.big }}',
+    '{{ .Values.exp }}|{{ typeOf .Values.exp }}|{{ .Values.oct }}|{{ typeOf .Values.oct }}|{{ .Values.hex }}|{{ .Values.under }}',
+    '{{ .Values.negzero }}|{{ .Values.negzero | int }}|{{ .Values.negzero | float64 }}|{{ mul .Values.negzero 1 }}',
+    '{{ add 1 1.9 }}|{{ sub 5 2.5 }}|{{ mul 2 2.5 }}|{{ div 7 2 }}|{{ div 7.0 2 }}|{{ mod 7 -3 }}|{{ mod -7 3 }}',
+    '{{ addf 1 1.9 }}|{{ subf 5 2.5 }}|{{ mulf 2 2.5 }}|{{ divf 7 2 }}|{{ maxf 1 2.5 }}|{{ minf 1 2.5 }}',
+    '{{ max 1 2.9 }}|{{ min 3 1.5 }}|{{ max "3" 2 }}|{{ floor 2.7 }}|{{ ceil 2.1 }}|{{ round 2.555 2 }}|{{ round -2.5 0 }}',
+    '{{ int .Values.f }}|{{ int64 .Values.f }}|{{ int "2.5" }}|{{ int64 "2.9" }}|{{ float64 .Values.n }}|{{ int true }}',
+    '{{ 12345678901234567890 }}',
+    '{{ 0x10 }}|{{ 0o17 }}|{{ 0b101 }}|{{ 1_000 }}|{{ 1e2 }}|{{ .5 }}|{{ 1. }}|{{ -0 }}|{{ 0x1p4 }}',
+    '{{ len (seq 3) }}|{{ seq 1 0.5 2 }}|{{ until 3 }}|{{ untilStep 0 10 3 }}|{{ untilStep 5 0 -2 }}',
+    '{{ toJson .Values.big }}|{{ toJson .Values.exp }}|{{ toJson .Values.negzero }}|{{ toYaml .Values.big }}|{{ toJson 1e21 }}',
+], values="big: 12345678901234567890\nexp: 1.5e3\nnegzero: -0.0\noct: 0o17\nhex: 0x1F\nunder: 1_000\nn: 7\nf: 2.5\n")

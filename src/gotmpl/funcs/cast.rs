@@ -97,9 +97,17 @@ pub fn parse_float(s: &str) -> Option<f64> {
         }
         return parse_go_float(s);
     }
-    if s.contains('_') {
-        return None;
-    }
+    let plain: String;
+    let s = if s.contains('_') {
+        if !underscores_ok(s) {
+            return None;
+        }
+        plain = s.replace('_', "");
+        plain.as_str()
+    } else {
+        s
+    };
+    let body = body.replace('_', "");
     if body.is_empty()
         || !body
             .chars()
@@ -107,7 +115,33 @@ pub fn parse_float(s: &str) -> Option<f64> {
     {
         return None;
     }
-    s.parse::<f64>().ok()
+    // Out of range: Go returns ±Inf with ErrRange, which callers take as failure.
+    s.parse::<f64>().ok().filter(|f| f.is_finite())
+}
+
+/// Go's underscoreOK: an underscore only between digits, or between a base
+/// prefix and a digit.
+fn underscores_ok(s: &str) -> bool {
+    let b = s.strip_prefix(['+', '-']).unwrap_or(s).as_bytes();
+    let (mut saw, mut i, mut hex) = (b'^', 0, false);
+    if b.len() >= 2 && b[0] == b'0' && matches!(b[1].to_ascii_lowercase(), b'b' | b'o' | b'x') {
+        (i, saw, hex) = (2, b'0', b[1].to_ascii_lowercase() == b'x');
+    }
+    for &c in &b[i..] {
+        if c.is_ascii_digit() || (hex && c.is_ascii_hexdigit()) {
+            saw = b'0';
+        } else if c == b'_' {
+            if saw != b'0' {
+                return false;
+            }
+            saw = b'_';
+        } else if saw == b'_' {
+            return false;
+        } else {
+            saw = b'!';
+        }
+    }
+    saw != b'_'
 }
 
 /// Go's strconv.Atoi.

@@ -122,7 +122,18 @@ pub fn register(r: &mut Registry) {
             .collect::<Vec<_>>())))
     });
     r.add("atoi", &[Str], None, |_, a| {
-        Ok(Value::Int(atoi(a[0].as_str().unwrap_or("")).unwrap_or(0)))
+        // Sprig ignores Atoi's error, and out of range Atoi returns the
+        // nearest int with it.
+        let text = a[0].as_str().unwrap_or("");
+        let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+        let value = atoi(text).unwrap_or_else(|| {
+            match !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                true if text.starts_with('-') => i64::MIN,
+                true => i64::MAX,
+                false => 0,
+            }
+        });
+        Ok(Value::Int(value))
     });
     r.add("int64", &[Any], None, |_, a| {
         Ok(Value::Int64(to_int64(&a[0])))
