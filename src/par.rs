@@ -20,7 +20,10 @@ pub fn beside<A: Send, B>(side: impl FnOnce() -> A + Send, here: impl FnOnce() -
         return std::thread::scope(|s| {
             let side = s.spawn(side);
             let here = here();
-            (side.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), here)
+            (
+                side.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                here,
+            )
         });
     }
     let mut side_result = None;

@@ -3,7 +3,7 @@
 
 use super::args::Args;
 use crate::action::{self, Context};
-use crate::release::{Release, Status};
+use crate::release::Release;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Duration;
@@ -285,19 +285,14 @@ pub fn list(a: &Args) -> Result<(), String> {
         let ctx = context(a).await?;
         let all_ns = a.flag("-A") || a.flag("--all-namespaces");
         let all_states = a.flag("-a") || a.flag("--all");
-        let releases = ctx.storage.query(all_ns, "").await.map_err(|e| e.to_string())?;
-        // The latest revision of each release; deployed or failed unless --all.
-        let mut latest: std::collections::BTreeMap<(String, String), Release> = Default::default();
-        for r in releases {
-            let k = (r.namespace.clone(), r.name.clone());
-            if latest.get(&k).is_none_or(|x| x.version < r.version) {
-                latest.insert(k, r);
-            }
-        }
-        let shown: Vec<&Release> = latest
-            .values()
-            .filter(|r| all_states || matches!(r.info.status, Status::Deployed | Status::Failed))
-            .collect();
+        // The newest revision of each release; deployed or failed unless --all.
+        let shown_state = |status: &str| all_states || matches!(status, "deployed" | "failed");
+        let latest = ctx
+            .storage
+            .latest(all_ns, shown_state)
+            .await
+            .map_err(|e| e.to_string())?;
+        let shown: Vec<&Release> = latest.iter().collect();
         let v = Value::Array(
             shown
                 .iter()

@@ -254,6 +254,16 @@ impl Release {
         out
     }
 
+    /// Drops what a listing never shows (manifest, hooks, templates, files,
+    /// values), keeping the chart's metadata and the release's info.
+    pub fn strip_to_summary(&mut self) {
+        self.manifest = String::new();
+        self.hooks = Vec::new();
+        self.config = Value::Null;
+        let metadata = self.chart.get("metadata").cloned().unwrap_or(Value::Null);
+        self.chart = serde_json::json!({ "metadata": metadata });
+    }
+
     pub fn chart_name(&self) -> String {
         self.chart
             .pointer("/metadata/name")

@@ -18,6 +18,8 @@ pub const SYSTEM_LABELS: &[&str] = &[
     "createdAt",
     "modifiedAt",
 ];
+/// Release objects per page when listing them as metadata.
+const LIST_PAGE: u32 = 500;
 /// What etcd and the API server accept for one object.
 pub const MAX_OBJECT_BYTES: usize = 1 << 20;
 
@@ -224,6 +226,134 @@ impl Storage {
             ))
         });
         Ok(out)
+    }
+
+    /// The newest revision of every release, for `list`: release objects
+    /// are listed as metadata only, in pages, and a body is read only for
+    /// each release's newest revision (whose labels pass `shown`), decoded,
+    /// stripped to what a listing shows and dropped: memory stays that of a
+    /// few releases whatever their number. A record whose labels do not say
+    /// its name and revision is read whole to find out.
+    pub async fn latest(
+        &self,
+        all_namespaces: bool,
+        shown: impl Fn(&str) -> bool,
+    ) -> Result<Vec<Release>, StorageError> {
+        let (secrets, configmaps): (Api<Secret>, Api<ConfigMap>) = if all_namespaces {
+            (Api::all(self.client.clone()), Api::all(self.client.clone()))
+        } else {
+            (
+                self.secrets(),
+                Api::namespaced(self.client.clone(), &self.namespace),
+            )
+        };
+        // (namespace, release) -> (revision, status label, object name, in a Secret)
+        let mut newest: BTreeMap<(String, String), (i64, String, String, bool)> = BTreeMap::new();
+        let mut unlabelled: Vec<(String, String, bool)> = Vec::new();
+        for secret_driver in [true, false] {
+            let mut lp = ListParams::default().labels("owner=helm").limit(LIST_PAGE);
+            loop {
+                let (items, next) = if secret_driver {
+                    let page = secrets.list_metadata(&lp).await?;
+                    let items: Vec<ObjectMeta> =
+                        page.items.into_iter().map(|i| i.metadata).collect();
+                    (items, page.metadata.continue_)
+                } else {
+                    let page = configmaps.list_metadata(&lp).await?;
+                    let items: Vec<ObjectMeta> =
+                        page.items.into_iter().map(|i| i.metadata).collect();
+                    (items, page.metadata.continue_)
+                };
+                for meta in &items {
+                    let ns = meta.namespace.clone().unwrap_or_default();
+                    let object = meta.name.clone().unwrap_or_default();
+                    let label = |k: &str| meta.labels.as_ref().and_then(|l| l.get(k)).cloned();
+                    match (
+                        label("name"),
+                        label("version").and_then(|v| v.parse::<i64>().ok()),
+                    ) {
+                        (Some(name), Some(version)) => {
+                            let status = label("status").unwrap_or_default();
+                            let entry = newest.entry((ns, name));
+                            let candidate = (version, status, object, secret_driver);
+                            entry
+                                .and_modify(|e| {
+                                    if e.0 < version {
+                                        *e = candidate.clone();
+                                    }
+                                })
+                                .or_insert(candidate);
+                        }
+                        _ => unlabelled.push((ns, object, secret_driver)),
+                    }
+                }
+                match next.filter(|c| !c.is_empty()) {
+                    Some(c) => lp = lp.continue_token(&c),
+                    None => break,
+                }
+            }
+        }
+        let read = |ns: String, object: String, secret_driver: bool| {
+            let (secrets, configmaps) = (
+                Api::<Secret>::namespaced(self.client.clone(), &ns),
+                Api::<ConfigMap>::namespaced(self.client.clone(), &ns),
+            );
+            async move {
+                if secret_driver {
+                    match secrets.get_opt(&object).await? {
+                        Some(s) if s.type_.as_deref() == Some(SECRET_TYPE) => {
+                            Ok(Some(release_from_secret(&s)))
+                        }
+                        _ => Ok(None),
+                    }
+                } else {
+                    Ok::<_, StorageError>(
+                        configmaps
+                            .get_opt(&object)
+                            .await?
+                            .map(|c| release_from_configmap(&c)),
+                    )
+                }
+            }
+        };
+        let mut out: BTreeMap<(String, String), Release> = BTreeMap::new();
+        fn keep(
+            out: &mut BTreeMap<(String, String), Release>,
+            r: Result<Release, StorageError>,
+            ns: &str,
+        ) {
+            match r {
+                Ok(mut r) => {
+                    r.strip_to_summary();
+                    let k = (r.namespace.clone(), r.name.clone());
+                    if out.get(&k).is_none_or(|x| x.version < r.version) {
+                        out.insert(k, r);
+                    }
+                }
+                Err(e) => tracing::warn!(namespace = ns, "skipping a release record: {e}"),
+            }
+        }
+        for (ns, object, secret_driver) in unlabelled {
+            if let Some(r) = read(ns.clone(), object, secret_driver).await? {
+                keep(&mut out, r, &ns);
+            }
+        }
+        for ((ns, name), (version, status, object, secret_driver)) in newest {
+            let key = (ns.clone(), name.clone());
+            if out.get(&key).is_some_and(|r| r.version > version) {
+                continue;
+            }
+            if !shown(&status) {
+                // The state mask applies to the newest revision only.
+                out.remove(&key);
+                continue;
+            }
+            if let Some(r) = read(ns.clone(), object, secret_driver).await? {
+                keep(&mut out, r, &ns);
+            }
+        }
+        out.retain(|_, r| shown(r.info.status.as_str()));
+        Ok(out.into_values().collect())
     }
 
     /// All revisions of a release, oldest first.
