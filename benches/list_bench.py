@@ -17,8 +17,8 @@ import argparse, base64, gzip, json, os, random, statistics, string, subprocess,
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "target", "release", "navique-operator")
-SANDBOX = os.path.join(ROOT, "target", "release", "navique-sandbox")
+BIN = os.environ.get("NAVIQUE_BIN", os.path.join(ROOT, "target", "release", "navique-operator"))
+SANDBOX = os.environ.get("NAVIQUE_SANDBOX_BIN", os.path.join(ROOT, "target", "release", "navique-sandbox"))
 
 HELM_LIST = r"""
 import sys, helm_python
