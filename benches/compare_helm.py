@@ -25,7 +25,7 @@ import argparse, json, os, resource, statistics, subprocess, sys, time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CHARTS = os.path.join(ROOT, "..", "shared", "charts")
-BIN = os.path.join(ROOT, "target", "release", "navique-operator")
+BIN = os.environ.get("NAVIQUE_BIN", os.path.join(ROOT, "target", "release", "navique-operator"))
 
 HELM_ONE = r"""
 import sys, json, resource, helm_python
@@ -79,7 +79,12 @@ def main():
         vals = json.load(open(vals_file))
         # Helm, warm, in-process.
         cfg = helm_python.Config(storage_driver="memory", namespace="ns")
-        cfg.install(path, "rel", vals, dry_run="client")
+        try:
+            cfg.install(path, "rel", vals, dry_run="client")
+        except helm_python.HelmError as e:
+            # (langfuse's defaults check for the ClickHouse CRDs on a cluster)
+            print(f"{name:40s} skipped: Helm refuses its defaults offline: {str(e)[:100]}", flush=True)
+            continue
         ht = []
         for _ in range(a.iterations):
             t = time.perf_counter()
