@@ -134,7 +134,36 @@ async fn list_all_namespaces_reads_one_body_per_release_and_stays_under_its_memo
         let (version, status) = revisions.last().unwrap();
         expected.insert((ns.clone(), name), (version.to_string(), status.as_str()));
     }
-    assert_eq!(records, 165);
+    // A release whose newest record is corrupt lists at the revision before.
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespaces[0]);
+    let good = release("rel-corrupt", &namespaces[0], 1, Status::Deployed, "x");
+    secrets
+        .create(
+            &PostParams::default(),
+            &storage::secret_for(&good, true, &Default::default()).unwrap(),
+        )
+        .await
+        .unwrap();
+    let mut bad = storage::secret_for(
+        &release("rel-corrupt", &namespaces[0], 2, Status::Deployed, "x"),
+        true,
+        &Default::default(),
+    )
+    .unwrap();
+    bad.data = Some(
+        [(
+            "release".to_string(),
+            k8s_openapi::ByteString(b"not a release".to_vec()),
+        )]
+        .into(),
+    );
+    secrets.create(&PostParams::default(), &bad).await.unwrap();
+    records += 2;
+    expected.insert(
+        (namespaces[0].clone(), "rel-corrupt".into()),
+        ("1".to_string(), "deployed"),
+    );
+    assert_eq!(records, 167);
 
     let bin = env!("CARGO_BIN_EXE_navique-operator");
     let kubeconfig = cluster.kubeconfig.to_string_lossy().into_owned();
@@ -182,5 +211,5 @@ async fn list_all_namespaces_reads_one_body_per_release_and_stays_under_its_memo
         .iter()
         .filter(|r| namespaces.contains(&r["namespace"].as_str().unwrap().to_string()))
         .count();
-    assert_eq!(ours, 115);
+    assert_eq!(ours, 116);
 }

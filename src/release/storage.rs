@@ -233,7 +233,8 @@ impl Storage {
     /// each release's newest revision (whose labels pass `shown`), decoded,
     /// stripped to what a listing shows and dropped: memory stays that of a
     /// few releases whatever their number. A record whose labels do not say
-    /// its name and revision is read whole to find out.
+    /// its name and revision is read whole to find out; a newest revision
+    /// that does not decode gives way to the one before it.
     pub async fn latest(
         &self,
         all_namespaces: bool,
@@ -247,8 +248,10 @@ impl Storage {
                 Api::namespaced(self.client.clone(), &self.namespace),
             )
         };
-        // (namespace, release) -> (revision, status label, object name, in a Secret)
-        let mut newest: BTreeMap<(String, String), (i64, String, String, bool)> = BTreeMap::new();
+        // (namespace, release) -> its revisions: (revision, status label,
+        // object name, in a Secret)
+        let mut revisions: BTreeMap<(String, String), Vec<(i64, String, String, bool)>> =
+            BTreeMap::new();
         let mut unlabelled: Vec<(String, String, bool)> = Vec::new();
         for secret_driver in [true, false] {
             let mut lp = ListParams::default().labels("owner=helm").limit(LIST_PAGE);
@@ -274,15 +277,12 @@ impl Storage {
                     ) {
                         (Some(name), Some(version)) => {
                             let status = label("status").unwrap_or_default();
-                            let entry = newest.entry((ns, name));
-                            let candidate = (version, status, object, secret_driver);
-                            entry
-                                .and_modify(|e| {
-                                    if e.0 < version {
-                                        *e = candidate.clone();
-                                    }
-                                })
-                                .or_insert(candidate);
+                            revisions.entry((ns, name)).or_default().push((
+                                version,
+                                status,
+                                object,
+                                secret_driver,
+                            ));
                         }
                         _ => unlabelled.push((ns, object, secret_driver)),
                     }
@@ -338,18 +338,29 @@ impl Storage {
                 keep(&mut out, r, &ns);
             }
         }
-        for ((ns, name), (version, status, object, secret_driver)) in newest {
+
+        for ((ns, name), mut revs) in revisions {
             let key = (ns.clone(), name.clone());
-            if out.get(&key).is_some_and(|r| r.version > version) {
-                continue;
-            }
-            if !shown(&status) {
-                // The state mask applies to the newest revision only.
-                out.remove(&key);
-                continue;
-            }
-            if let Some(r) = read(ns.clone(), object, secret_driver).await? {
-                keep(&mut out, r, &ns);
+            revs.sort_by(|x, y| y.0.cmp(&x.0));
+            // Newest first; a record that does not decode is skipped (as
+            // Helm skips it) and the next older one stands for the release.
+            for (version, status, object, secret_driver) in revs {
+                if out.get(&key).is_some_and(|r| r.version > version) {
+                    break;
+                }
+                if !shown(&status) {
+                    // The state mask applies to the newest revision only.
+                    out.remove(&key);
+                    break;
+                }
+                match read(ns.clone(), object, secret_driver).await? {
+                    Some(Ok(r)) => {
+                        keep(&mut out, Ok(r), &ns);
+                        break;
+                    }
+                    Some(Err(e)) => keep(&mut out, Err(e), &ns),
+                    None => {}
+                }
             }
         }
         out.retain(|_, r| shown(r.info.status.as_str()));
