@@ -88,13 +88,7 @@ async fn list_all_namespaces_reads_one_body_per_release_and_stays_under_its_memo
         cluster.namespace("list-scale"),
         cluster.namespace("list-scale"),
     ];
-    let client = {
-        let kc = kube::config::Kubeconfig::read_from(&cluster.kubeconfig).unwrap();
-        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-            .await
-            .unwrap();
-        kube::Client::try_from(cfg).unwrap()
-    };
+    let client = cluster.client().await;
     let ns_api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
     for ns in &namespaces {
         let object = serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).unwrap();

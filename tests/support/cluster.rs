@@ -63,6 +63,15 @@ impl TestCluster {
         }
     }
 
+    /// A client of this cluster, from its kubeconfig.
+    pub async fn client(&self) -> kube::Client {
+        let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("kubeconfig");
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .expect("kubeconfig config");
+        kube::Client::try_from(cfg).expect("client")
+    }
+
     /// A namespace for this test: `navique-system` on an embedded server of
     /// its own, a unique one on a shared cluster; deleted at the end.
     pub fn namespace(&mut self, prefix: &str) -> String {
