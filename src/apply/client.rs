@@ -32,6 +32,37 @@ pub async fn connect_as(
     context: Option<&str>,
     agent: Option<&str>,
 ) -> Result<kube::Client, String> {
+    let config = config_for(kubeconfig, context, agent).await?;
+    kube::Client::try_from(config).map_err(|e| e.to_string())
+}
+
+/// Sees every request a client sends, before it is sent (the operator
+/// counts its API requests with one).
+pub type RequestObserver = std::sync::Arc<dyn Fn(&hyper::Method, &hyper::Uri) + Send + Sync>;
+
+/// A client of `config` that shows each request to `observe` first.
+pub fn observed_client(
+    config: kube::Config,
+    observe: RequestObserver,
+) -> Result<kube::Client, String> {
+    let layer = tower::util::MapRequestLayer::new(
+        move |req: hyper::Request<kube::client::Body>| {
+            observe(req.method(), req.uri());
+            req
+        },
+    );
+    Ok(kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| e.to_string())?
+        .with_layer(&layer)
+        .build())
+}
+
+/// The configuration `connect_as` connects with.
+pub async fn config_for(
+    kubeconfig: Option<&Path>,
+    context: Option<&str>,
+    agent: Option<&str>,
+) -> Result<kube::Config, String> {
     let options = kube::config::KubeConfigOptions {
         context: context.map(str::to_string),
         ..Default::default()
@@ -54,7 +85,75 @@ pub async fn connect_as(
             .map_err(|e| format!("user agent {agent:?}: {e}"))?;
         config.headers.push((hyper::header::USER_AGENT, value));
     }
-    kube::Client::try_from(config).map_err(|e| e.to_string())
+    Ok(config)
+}
+
+/// Kubernetes' verb and resource of a request to the API (`get`, `list`,
+/// `watch`, `create`, `update`, `patch`, `delete`; `pods`, `pods/status`);
+/// `discovery` for `/api`, `/apis`, `/openapi` and `/version`.
+pub fn verb_and_resource(method: &hyper::Method, uri: &hyper::Uri) -> (&'static str, String) {
+    let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+    let rest = match segs.as_slice() {
+        ["api", _, rest @ ..] | ["apis", _, _, rest @ ..] if !rest.is_empty() => rest,
+        _ => return ("discovery", uri.path().to_string()),
+    };
+    let rest = rest.strip_prefix(&["watch"]).unwrap_or(rest);
+    let (plural, name, sub) = match rest {
+        ["namespaces", _, plural, tail @ ..] => (*plural, tail.first(), tail.get(1)),
+        [plural, tail @ ..] => (*plural, tail.first(), tail.get(1)),
+        [] => ("", None, None),
+    };
+    let watch = segs.contains(&"watch")
+        || uri
+            .query()
+            .unwrap_or_default()
+            .split('&')
+            .any(|p| p == "watch=true" || p == "watch=1");
+    let verb = match *method {
+        hyper::Method::GET if watch => "watch",
+        hyper::Method::GET if name.is_none() => "list",
+        hyper::Method::GET => "get",
+        hyper::Method::POST => "create",
+        hyper::Method::PUT => "update",
+        hyper::Method::PATCH => "patch",
+        hyper::Method::DELETE if name.is_none() => "deletecollection",
+        hyper::Method::DELETE => "delete",
+        _ => "other",
+    };
+    let resource = match sub {
+        Some(sub) => format!("{plural}/{sub}"),
+        None => plural.to_string(),
+    };
+    (verb, resource)
+}
+
+#[cfg(test)]
+mod request_tests {
+    use super::verb_and_resource;
+    use hyper::{Method, Uri};
+
+    fn vr(m: Method, u: &str) -> (&'static str, String) {
+        verb_and_resource(&m, &u.parse::<Uri>().unwrap())
+    }
+
+    #[test]
+    fn names_verbs_and_resources_as_kubernetes_does() {
+        assert_eq!(vr(Method::GET, "/api/v1/namespaces"), ("list", "namespaces".into()));
+        assert_eq!(vr(Method::GET, "/api/v1/namespaces/a"), ("get", "namespaces".into()));
+        assert_eq!(vr(Method::GET, "/api/v1/namespaces/a/pods"), ("list", "pods".into()));
+        assert_eq!(
+            vr(Method::GET, "/apis/apps/v1/deployments?watch=true&resourceVersion=5"),
+            ("watch", "deployments".into())
+        );
+        assert_eq!(
+            vr(Method::PATCH, "/apis/navique.ai/v1alpha1/namespaces/n/postgresclusters/p/status?fieldManager=x"),
+            ("patch", "postgresclusters/status".into())
+        );
+        assert_eq!(vr(Method::POST, "/api/v1/namespaces/n/secrets"), ("create", "secrets".into()));
+        assert_eq!(vr(Method::DELETE, "/api/v1/namespaces/n/secrets/s"), ("delete", "secrets".into()));
+        assert_eq!(vr(Method::GET, "/apis/apps/v1"), ("discovery", "/apis/apps/v1".into()));
+        assert_eq!(vr(Method::GET, "/version"), ("discovery", "/version".into()));
+    }
 }
 
 impl Cluster {

@@ -63,8 +63,13 @@ fn hostname() -> String {
 pub const USER_AGENT: &str = concat!("navique-operator/", env!("CARGO_PKG_VERSION"));
 
 pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, String> {
+    kube::Client::try_from(config(kubeconfig).await?).map_err(|e| e.to_string())
+}
+
+/// The kubeconfig's cluster, or the pod's own when there is none, as the operator.
+async fn config(kubeconfig: Option<&std::path::Path>) -> Result<kube::Config, String> {
     match kubeconfig {
-        Some(p) => crate::apply::client::connect_as(Some(p), None, Some(USER_AGENT)).await,
+        Some(p) => crate::apply::client::config_for(Some(p), None, Some(USER_AGENT)).await,
         None => {
             let mut config = kube::Config::infer()
                 .await
@@ -73,7 +78,7 @@ pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client
                 hyper::header::USER_AGENT,
                 hyper::header::HeaderValue::from_static(USER_AGENT),
             ));
-            kube::Client::try_from(config).map_err(|e| format!("in-cluster config: {e}"))
+            Ok(config)
         }
     }
 }
@@ -83,8 +88,12 @@ pub async fn run(
     opts: RunOptions,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), String> {
-    let client = client(opts.kubeconfig.as_deref()).await?;
     let metrics = opts.metrics.clone().unwrap_or_else(Metrics::new);
+    let counted = metrics.clone();
+    let client = crate::apply::client::observed_client(
+        config(opts.kubeconfig.as_deref()).await?,
+        Arc::new(move |method, uri| counted.api_request(method, uri)),
+    )?;
     for bind in [opts.metrics_bind, opts.health_bind].into_iter().flatten() {
         let addr = telemetry::serve(bind, metrics.clone())
             .await

@@ -41,8 +41,18 @@ pub struct ReleaseActionLabels {
     pub result: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ApiRequestLabels {
+    pub verb: String,
+    pub resource: String,
+}
+
 pub struct Metrics {
     registry: Registry,
+    /// Requests the operator sent to the API server, by Kubernetes verb and
+    /// resource: what a reconcile costs the cluster, and proof that a
+    /// converged operator only watches.
+    pub api_requests_total: Family<ApiRequestLabels, Counter>,
     pub reconcile_total: Family<ReconcileLabels, Counter>,
     pub reconcile_duration: Family<KindLabels, Histogram>,
     pub capability_info: Family<CapabilityInfoLabels, Gauge>,
@@ -74,6 +84,12 @@ impl Metrics {
         let capability_info = Family::<CapabilityInfoLabels, Gauge>::default();
         let capability_ready = Family::<CapabilityLabels, Gauge>::default();
         let release_action_total = Family::<ReleaseActionLabels, Counter>::default();
+        let api_requests_total = Family::<ApiRequestLabels, Counter>::default();
+        registry.register(
+            "navique_api_requests",
+            "Requests sent to the Kubernetes API by verb and resource",
+            api_requests_total.clone(),
+        );
         registry.register(
             "navique_reconcile",
             "Reconciles by kind and result",
@@ -101,6 +117,7 @@ impl Metrics {
         );
         Arc::new(Metrics {
             registry,
+            api_requests_total,
             reconcile_total,
             reconcile_duration,
             capability_info,
@@ -121,6 +138,26 @@ impl Metrics {
         self.reconcile_duration
             .get_or_create(&KindLabels { kind: kind.into() })
             .observe(seconds);
+    }
+
+    pub fn api_request(&self, method: &hyper::Method, uri: &hyper::Uri) {
+        let (verb, resource) = crate::apply::client::verb_and_resource(method, uri);
+        self.api_requests_total
+            .get_or_create(&ApiRequestLabels {
+                verb: verb.into(),
+                resource,
+            })
+            .inc();
+    }
+
+    /// API requests so far other than watches: those a cache could not spare.
+    pub fn api_requests_beyond_watches(&self) -> u64 {
+        // Family has no iteration: read the encoded text back.
+        let text = self.encode();
+        text.lines()
+            .filter(|l| l.starts_with("navique_api_requests_total{") && !l.contains("verb=\"watch\""))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum::<f64>() as u64
     }
 
     /// Reconciles of `kind` so far, whatever their result.

@@ -991,6 +991,11 @@ impl Env {
         })
     }
 
+    /// The embedded server's count of the requests it served, by client.
+    pub fn request_counts(&self) -> Option<Vec<navique_sandbox::tally::RequestCount>> {
+        self.sandbox.as_ref().map(|s| s.request_counts())
+    }
+
     pub fn write_requests(&self) -> Option<u64> {
         self.sandbox.as_ref().map(|s| s.write_requests())
     }

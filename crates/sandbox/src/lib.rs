@@ -19,6 +19,7 @@ pub mod select;
 pub mod server;
 pub mod ssa;
 pub mod store;
+pub mod tally;
 pub mod tls;
 
 use controllers::Simulation;
@@ -143,6 +144,7 @@ impl Sandbox {
             wake_controllers: tokio::sync::Notify::new(),
             writes: AtomicU64::new(0),
             faults: faults::Faults::new(opts.faults.clone(), opts.fault_seed),
+            requests: Default::default(),
         });
         let sim = Arc::new(Simulation {
             enabled: AtomicBool::new(opts.simulate),
@@ -230,6 +232,12 @@ impl Sandbox {
     /// applies, deletes), whatever their outcome.
     pub fn write_requests(&self) -> u64 {
         self.shared.writes.load(Ordering::Relaxed)
+    }
+
+    /// Requests served so far, by client, verb and resource (also served
+    /// as JSON at `/sandbox/requests`, for benchmarks in other processes).
+    pub fn request_counts(&self) -> Vec<tally::RequestCount> {
+        self.shared.requests.snapshot()
     }
 
     pub fn object_count(&self) -> usize {

@@ -31,6 +31,7 @@ pub struct Shared {
     /// prove a converged client writes nothing.
     pub writes: std::sync::atomic::AtomicU64,
     pub faults: crate::faults::Faults,
+    pub requests: crate::tally::Tally,
 }
 
 const MAX_BODY: usize = 64 << 20;
@@ -189,6 +190,16 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         ));
     }
     let path = req.uri().path().to_string();
+    let agent = req
+        .headers()
+        .get("user-agent")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    if path == "/sandbox/requests" {
+        let counts: Vec<Value> = shared.requests.snapshot().iter().map(|c| c.to_json()).collect();
+        return Ok(json_response(200, &Value::Array(counts)));
+    }
     let q = query_map(req.uri().query());
     let segs: Vec<String> = path
         .split('/')
@@ -208,6 +219,13 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         .get("accept")
         .and_then(|h| h.to_str().ok())
         .is_some_and(|a| a.contains("as=PartialObjectMetadata"));
+    let discovery = matches!(
+        segs.as_slice(),
+        ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _] | ["openapi", ..]
+    );
+    if method == Method::GET && discovery {
+        shared.requests.record(&agent, "discovery", &path);
+    }
     if method == Method::GET {
         match segs.as_slice() {
             ["version"] => return Ok(json_response(200, &discovery::version())),
@@ -322,12 +340,15 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         .get("resourceVersion")
         .is_some_and(|rv| !rv.is_empty() && rv != "0");
     let mut watch_faults = (false, false);
-    let agent = req
-        .headers()
-        .get("user-agent")
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or_default()
-        .to_string();
+    shared.requests.record(
+        &agent,
+        verb,
+        &if target.status {
+            format!("{}/status", target.t.plural)
+        } else {
+            target.t.plural.clone()
+        },
+    );
     for fault in shared.faults.pick(verb, &target.t.plural, &agent, resuming) {
         use crate::faults::Fault;
         match fault {
