@@ -3254,3 +3254,83 @@ fn killed_after_any_write_it_converges_like_an_undisturbed_run() {
         );
     }
 }
+
+/// Requests per PostgresCluster brought to Ready, beyond watches, start-up
+/// included: the bound a change must not cross. Measured 2026-12-01 with 20
+/// external ones: 149 in all (7.5 each; 4 per PostgresCluster, the rest the
+/// watches' first lists and the CRDs); 3,222 (161 each) when every
+/// reconcile listed the cluster afresh.
+const REQUESTS_PER_RESOURCE_BOUND: u64 = 10;
+
+#[test]
+fn a_converged_operator_makes_no_requests_beyond_its_watches() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start_with(licensed_options(&env, &[]));
+    let namespaces: Vec<String> = (0..2).map(|_| env.namespace("idle")).collect();
+    const PER_NAMESPACE: usize = 10;
+    for ns in &namespaces {
+        pg_conn(&env, ns);
+        for j in 0..PER_NAMESPACE {
+            env.create_postgres(ns, &format!("pg-{j}"), external_pg());
+        }
+    }
+    for ns in &namespaces {
+        for j in 0..PER_NAMESPACE {
+            env.wait_phase("PostgresCluster", ns, &format!("pg-{j}"), "Ready");
+        }
+    }
+    // Converged once two seconds pass without a request beyond watches
+    // (the Ready status writes come back as watch events first).
+    let mut last = (op.metrics.api_requests_beyond_watches(), std::time::Instant::now());
+    env.wait_for("the operator to settle", Duration::from_secs(60), |_| {
+        let now = op.metrics.api_requests_beyond_watches();
+        if now != last.0 {
+            last = (now, std::time::Instant::now());
+        }
+        (last.1.elapsed() >= Duration::from_secs(2))
+            .then_some(())
+            .ok_or(format!("{now} requests so far"))
+    });
+    let requests = op.metrics.api_requests_beyond_watches();
+    let resources = (namespaces.len() * PER_NAMESPACE) as u64;
+    let mut by_verb: Vec<String> = op
+        .metrics
+        .encode()
+        .lines()
+        .filter(|l| l.starts_with("navique_api_requests_total") && !l.contains("\"watch\""))
+        .map(str::to_string)
+        .collect();
+    by_verb.sort();
+    eprintln!(
+        "{requests} requests beyond watches for {resources} PostgresClusters ({:.1} each), {} reconciles:\n{}",
+        requests as f64 / resources as f64,
+        op.metrics.reconciles("PostgresCluster"),
+        by_verb.join("\n")
+    );
+    assert!(
+        requests <= REQUESTS_PER_RESOURCE_BOUND * resources,
+        "{requests} requests for {resources} PostgresClusters, more than {REQUESTS_PER_RESOURCE_BOUND} each"
+    );
+    if let Some(counts) = env.request_counts() {
+        // The server counted what the operator says it sent.
+        assert_eq!(
+            navique_sandbox::tally::non_watch_requests(&counts, "navique-operator"),
+            requests,
+            "{counts:?}"
+        );
+    }
+
+    // Idle: nothing changes, so nothing is asked.
+    let reconciles = op.metrics.reconciles("PostgresCluster");
+    std::thread::sleep(Duration::from_secs(10));
+    assert_eq!(
+        op.metrics.api_requests_beyond_watches(),
+        requests,
+        "idle for 10 s, the operator made requests beyond its watches"
+    );
+    assert_eq!(op.metrics.reconciles("PostgresCluster"), reconciles);
+    op.stop();
+}

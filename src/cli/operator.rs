@@ -87,6 +87,12 @@ pub fn run_options(a: &Args) -> Result<RunOptions, String> {
             ms.parse().map_err(|e| format!("--poll-ms {ms:?}: {e}"))?,
         );
     }
+    if let Some(s) = a.one(&["--resync-seconds"]) {
+        o.resync = std::time::Duration::from_secs(
+            s.parse()
+                .map_err(|e| format!("--resync-seconds {s:?}: {e}"))?,
+        );
+    }
     o.license_key = Some(licensing(a)?.key);
     o.mirrors = crate::oci::Mirrors::parse(&a.all(&["--registry-mirror"]))?;
     Ok(o)

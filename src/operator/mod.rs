@@ -6,6 +6,7 @@
 
 pub mod airgap;
 pub mod api;
+pub mod cache;
 pub mod catalog;
 pub mod controller;
 pub mod crds;

@@ -172,7 +172,7 @@ fn labels_of(v: &Value, pointer: &str) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-fn helm_owner(annotations: Option<&BTreeMap<String, String>>) -> Option<(String, String)> {
+pub(crate) fn helm_owner(annotations: Option<&BTreeMap<String, String>>) -> Option<(String, String)> {
     let a = annotations?;
     Some((
         a.get(crate::apply::RELEASE_NAME_ANNOTATION)?.clone(),
@@ -339,21 +339,8 @@ pub async fn gather(
         let Some(full) = crds.get_opt(name).await? else {
             continue;
         };
-        let established = full
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| {
-                cs.iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True")
-            });
-        snap.crds.insert(
-            name.clone(),
-            CrdInfo {
-                established,
-                release: helm_owner(full.metadata.annotations.as_ref()),
-            },
-        );
+        snap.crds
+            .insert(name.clone(), super::cache::crd_info(&full).1);
         let version = full
             .spec
             .versions

@@ -31,6 +31,15 @@ pub enum Step {
 }
 
 impl Step {
+    /// A step that writes to the cluster: decided again on a fresh read
+    /// before it is taken.
+    pub fn acts(&self) -> bool {
+        matches!(
+            self,
+            Step::Install | Step::Upgrade { .. } | Step::Recover { .. } | Step::Uninstall
+        )
+    }
+
     pub fn verb(&self) -> &'static str {
         match self {
             Step::Nothing => "none",

@@ -25,6 +25,9 @@ pub struct RunOptions {
     /// Seconds a Lease stays held without renewal.
     pub lease_seconds: u64,
     pub poll: Duration,
+    /// How often a settled object is looked at again (changes are watched;
+    /// this catches drift in what is not, such as the objects we emitted).
+    pub resync: Duration,
     /// Metrics to report into (tests read them); fresh ones when None.
     pub metrics: Option<Arc<Metrics>>,
     /// The key licenses must be signed with; the built-in one when None.
@@ -47,6 +50,7 @@ impl RunOptions {
                 .unwrap_or_else(|_| format!("{}-{}", hostname(), std::process::id())),
             lease_seconds: 15,
             poll: Duration::from_secs(2),
+            resync: Duration::from_secs(3600),
             metrics: None,
             license_key: None,
             mirrors: Default::default(),
@@ -113,6 +117,7 @@ pub async fn run(
         metrics.clone(),
     );
     op.poll = opts.poll;
+    op.resync = opts.resync;
     op.images = Arc::new(super::airgap::image_map(
         &opts.catalog,
         opts.mirrors.clone(),

@@ -14,7 +14,6 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::ResourceExt;
 use std::sync::Arc;
-use std::time::Duration;
 
 const KIND: &str = "Capability";
 
@@ -38,11 +37,18 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         .get("status")
         .and_then(|s| serde_json::from_value(s.clone()).ok())
         .unwrap_or_default();
-    let snap = op.snapshot().await?;
-    let plans = plan::capabilities(&op.catalog, &snap);
-    let p = plan::capability(&plans, &name)
-        .expect("every catalog entry is planned")
-        .clone();
+    let plan_of = |snap: &observe::Snapshot| {
+        plan::capability(&plan::capabilities(&op.catalog, snap), &name)
+            .expect("every catalog entry is planned")
+            .clone()
+    };
+    let mut snap = op.observed().await?;
+    let mut p = plan_of(&snap);
+    if p.step.acts() {
+        // Decided on the watched view; acted on only if a fresh read agrees.
+        snap = op.snapshot().await?;
+        p = plan_of(&snap);
+    }
     tracing::debug!(capability = %name, step = p.step.verb(), "planned");
 
     let outcome = match &p.step {
@@ -131,7 +137,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     let settled =
         matches!(p.step, Step::Nothing | Step::Adopt(_)) && (p.readiness.ready || !p.needed);
     Ok(if settled && !acted {
-        Action::requeue(Duration::from_secs(300))
+        Action::requeue(op.settled_after(&name))
     } else {
         Action::requeue(op.poll)
     })

@@ -63,6 +63,8 @@ pub struct Operator {
     pub metrics: Arc<Metrics>,
     /// How soon to look again while something is on its way.
     pub poll: Duration,
+    /// How often a settled object is looked at again.
+    pub resync: Duration,
     failures: Mutex<HashMap<String, u32>>,
     /// Set when the controllers stop: waits inside release actions give up.
     pub stopping: Arc<std::sync::atomic::AtomicBool>,
@@ -79,6 +81,8 @@ pub struct Operator {
     expiry_reported: std::sync::atomic::AtomicBool,
     /// Set when the license changes: the shared decisions are stale.
     pub plans_stale: std::sync::atomic::AtomicBool,
+    /// The watched view of the cluster while the controllers run.
+    caches: std::sync::RwLock<Option<Arc<super::cache::Caches>>>,
 }
 
 /// One snapshot's decisions, shared by the resource reconciles.
@@ -116,6 +120,7 @@ impl Operator {
             namespace: namespace.into(),
             metrics,
             poll: Duration::from_secs(2),
+            resync: Duration::from_secs(3600),
             failures: Mutex::new(HashMap::new()),
             stopping: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             busy: Arc::new(Mutex::new(std::collections::HashSet::new())),
@@ -124,12 +129,33 @@ impl Operator {
             images: Default::default(),
             expiry_reported: std::sync::atomic::AtomicBool::new(false),
             plans_stale: std::sync::atomic::AtomicBool::new(false),
+            caches: std::sync::RwLock::new(None),
         }
     }
 
-    /// Reads the cluster and decides, reporting a license that expired.
+    /// Reads the cluster afresh, reporting a license that expired: what a
+    /// decision that acts must see.
     pub async fn snapshot(&self) -> Result<super::observe::Snapshot, Error> {
         let snap = super::observe::gather(&self.client, &self.catalog, &self.licensing).await?;
+        self.report_expiry(&snap).await;
+        Ok(snap)
+    }
+
+    /// The cluster as the watches last saw it, without the emitted custom
+    /// resources (a fresh read before the watches have listed once).
+    pub async fn observed(&self) -> Result<super::observe::Snapshot, Error> {
+        let caches = self.caches.read().expect("lock").clone();
+        match caches.filter(|c| c.synced()) {
+            Some(c) => {
+                let snap = c.snapshot(&self.catalog, &self.licensing);
+                self.report_expiry(&snap).await;
+                Ok(snap)
+            }
+            None => self.snapshot().await,
+        }
+    }
+
+    async fn report_expiry(&self, snap: &super::observe::Snapshot) {
         let expired = matches!(
             snap.tier,
             Some(super::license::Tier::Free { expired: true, .. })
@@ -154,7 +180,6 @@ impl Operator {
             )
             .await;
         }
-        Ok(snap)
     }
 
     /// The decisions as of at most `PLANS_TTL` ago, and from a snapshot
@@ -170,7 +195,15 @@ impl Operator {
                 return Ok(planned.clone());
             }
         }
-        let snap = self.snapshot().await?;
+        let mut snap = self.observed().await?;
+        if !snap
+            .resources
+            .iter()
+            .any(|r| r.uid == uid && r.generation == generation)
+        {
+            // The watches have not shown it this resource yet.
+            snap = self.snapshot().await?;
+        }
         let planned = Arc::new(Planned {
             capabilities: super::plan::capabilities(&self.catalog, &snap),
             tier: snap.tier.clone().expect("gathered"),
@@ -211,6 +244,16 @@ impl Operator {
         if let Err(e) = self.recorder.publish(&ev, on).await {
             tracing::warn!(reason, error = %e, "could not record an Event");
         }
+    }
+
+    /// When a settled object is looked at again: `resync`, spread by up to
+    /// a tenth per object so a thousand settled at once do not come back at once.
+    pub fn settled_after(&self, key: &str) -> Duration {
+        let spread = key
+            .bytes()
+            .fold(0u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64))
+            % 1000;
+        self.resync + self.resync.mul_f64(spread as f64 / 10_000.0)
     }
 
     /// Exponential backoff per object, reset by a success.
@@ -328,41 +371,6 @@ pub async fn ensure_installed(op: &Operator) -> Result<(), Error> {
     Ok(())
 }
 
-/// A stream that yields whenever anything of `api` changes.
-fn changes<K>(api: Api<K>, wc: watcher::Config) -> impl futures::Stream<Item = ()> + Send + 'static
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
-{
-    use kube::runtime::WatchStreamExt;
-    watcher(api, wc)
-        .default_backoff()
-        .filter_map(|e| async move {
-            match e {
-                Ok(
-                    watcher::Event::Apply(_) | watcher::Event::Delete(_) | watcher::Event::InitDone,
-                ) => Some(()),
-                _ => None,
-            }
-        })
-}
-
-/// Metadata-only: release Secrets are watched without their bodies.
-fn metadata_changes<K>(
-    client: kube::Client,
-    wc: watcher::Config,
-) -> impl futures::Stream<Item = ()> + Send + 'static
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    changes(Api::<kube::core::PartialObjectMeta<K>>::all(client), wc)
-}
-
 /// Runs every controller until `shutdown` resolves; reconciles in flight
 /// then finish (a release is never left pending by a normal stop).
 pub async fn run_controllers(
@@ -384,9 +392,6 @@ pub async fn run_controllers(
             let _ = stop.wait_for(|s| *s).await;
         }
     };
-    use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
-    use k8s_openapi::api::core::v1::Secret;
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     // A flaky API server at start-up is waited out, not fatal: the CRDs
     // and Capabilities go in once it answers.
     let mut backoff = Duration::from_millis(200);
@@ -415,62 +420,34 @@ pub async fn run_controllers(
 
     let cap_ar = super::observe::resource_api("Capability");
     let caps: Api<DynamicObject> = Api::all_with(client.clone(), &cap_ar);
-    let mut triggers: Vec<futures::stream::BoxStream<'static, ()>> = Vec::new();
-    for (kind, _, _) in super::observe::RESOURCE_KINDS {
-        let api: Api<DynamicObject> =
-            Api::all_with(client.clone(), &super::observe::resource_api(kind));
-        triggers.push(
-            kube::runtime::watcher(api, watcher::Config::default())
-                .filter_map(|e| async move {
-                    matches!(e, Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)))
-                        .then_some(())
-                })
-                .boxed(),
-        );
+    // The watched view every reconcile reads; its watches trigger the
+    // reconciles once it holds the change.
+    let (hub, _) = tokio::sync::broadcast::channel(1024);
+    let (caches, feeds) = super::cache::Caches::start(&client, &op.licensing, &hub);
+    *op.caches.write().expect("lock") = Some(caches.clone());
+    for _ in 0..600 {
+        if caches.synced() || *start_stop.borrow() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    triggers.push(
-        metadata_changes::<Secret>(
-            client.clone(),
-            watcher::Config::default().labels("owner=helm"),
-        )
-        .boxed(),
-    );
-    triggers.push(
-        changes(
-            Api::<Deployment>::all(client.clone()),
-            watcher::Config::default(),
-        )
-        .boxed(),
-    );
-    triggers.push(
-        changes(
-            Api::<StatefulSet>::all(client.clone()),
-            watcher::Config::default(),
-        )
-        .boxed(),
-    );
-    triggers.push(
-        metadata_changes::<CustomResourceDefinition>(client.clone(), watcher::Config::default())
-            .boxed(),
-    );
+    if !caches.synced() {
+        tracing::warn!("the watches have not listed everything yet; reading the cluster until they have");
+    }
+    use super::cache::{subscribe, Change};
+    let everything = subscribe(&hub, |_| true);
     // The license: a new, changed or deleted one takes effect at once.
     let license_changes = || {
         let op = op.clone();
-        changes(
-            Api::<Secret>::namespaced(client.clone(), &op.licensing.namespace),
-            watcher::Config::default()
-                .fields(&format!("metadata.name={}", super::license::SECRET_NAME)),
-        )
-        .inspect(move |_| {
+        subscribe(&hub, |c| c == Change::License).inspect(move |_| {
             op.plans_stale
                 .store(true, std::sync::atomic::Ordering::Relaxed)
         })
     };
-    triggers.push(license_changes().boxed());
     let capability_controller =
         Controller::new_with(caps.clone(), watcher::Config::default(), cap_ar.clone())
             .with_config(config.clone())
-            .reconcile_all_on(futures::stream::select_all(triggers))
+            .reconcile_all_on(everything)
             .graceful_shutdown_on(shutdown())
             .run(capability::reconcile, capability::error_policy, op.clone())
             .for_each(|_| async {});
@@ -520,6 +497,10 @@ pub async fn run_controllers(
         futures::future::join_all(resources),
         futures::future::join_all(workloads)
     );
+    *op.caches.write().expect("lock") = None;
+    for feed in feeds {
+        feed.abort();
+    }
     stop_flag.abort();
     Ok(())
 }

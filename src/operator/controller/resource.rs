@@ -412,7 +412,7 @@ async fn reconcile_one(
     ];
     write_status(op, kind, obj, &old, status).await?;
     Ok(if ready {
-        Action::requeue(until_expiry(&planned.tier).min(Duration::from_secs(300)))
+        Action::requeue(until_expiry(&planned.tier).min(op.settled_after(&r.uid)))
     } else {
         Action::requeue(op.poll)
     })

@@ -321,7 +321,7 @@ async fn reconcile_one(
     }
     resource::write_status(op, kind, obj, &old, status).await?;
     Ok(if why.is_none() {
-        Action::requeue(Duration::from_secs(300))
+        Action::requeue(op.settled_after(&r.uid))
     } else {
         Action::requeue(op.poll)
     })
