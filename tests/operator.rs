@@ -740,7 +740,10 @@ fn operator_process_with(env: &Env, catalog: Option<&std::path::Path>) -> std::p
     // NAVIQUE_TEST_OPERATOR_LOGS=DIR keeps each process's debug log there.
     let stderr = match std::env::var_os("NAVIQUE_TEST_OPERATOR_LOGS") {
         Some(dir) => {
-            cmd.env("RUST_LOG", "debug,kube=info,hyper=info,tower=info,rustls=info");
+            cmd.env(
+                "RUST_LOG",
+                "debug,kube=info,hyper=info,tower=info,rustls=info",
+            );
             let path = std::path::Path::new(&dir).join(format!(
                 "operator-{}-{}.log",
                 std::process::id(),
@@ -3171,7 +3174,11 @@ fn kill_scenario(kill_at: Option<u64>) -> (Vec<Vec<String>>, u64, bool) {
     std::fs::write(
         &old_catalog,
         built_in
-            .replacen(&format!("version = \"{}\"", new.0), &format!("version = \"{}\"", CERT_MANAGER_OLD.0), 1)
+            .replacen(
+                &format!("version = \"{}\"", new.0),
+                &format!("version = \"{}\"", CERT_MANAGER_OLD.0),
+                1,
+            )
             .replacen(new.1, CERT_MANAGER_OLD.1, 1),
     )
     .unwrap();
@@ -3189,7 +3196,9 @@ fn kill_scenario(kill_at: Option<u64>) -> (Vec<Vec<String>>, u64, bool) {
                 format!(
                     "{n}/{r}:{}:{}:v{}",
                     l.get("status").cloned().unwrap_or_default(),
-                    a.get("core.navique.com/chart-version").cloned().unwrap_or_default(),
+                    a.get("core.navique.com/chart-version")
+                        .cloned()
+                        .unwrap_or_default(),
                     l.get("version").cloned().unwrap_or_default()
                 )
             })
@@ -3231,26 +3240,38 @@ fn kill_scenario(kill_at: Option<u64>) -> (Vec<Vec<String>>, u64, bool) {
             terminate(&mut c);
             *c = operator_process(&env);
         }
-        env.wait_for("cert-manager upgraded to the new pin", Duration::from_secs(120), |e| {
-            let r = release_state(e);
-            r.iter()
-                .any(|x| x.starts_with(&format!("cert-manager/cert-manager:deployed:{}:", new.0)))
-                .then_some(())
-                .ok_or(format!("{r:?}"))
-        });
+        env.wait_for(
+            "cert-manager upgraded to the new pin",
+            Duration::from_secs(120),
+            |e| {
+                let r = release_state(e);
+                r.iter()
+                    .any(|x| {
+                        x.starts_with(&format!("cert-manager/cert-manager:deployed:{}:", new.0))
+                    })
+                    .then_some(())
+                    .ok_or(format!("{r:?}"))
+            },
+        );
         phases.push(release_state(&env));
 
         pg_conn(&env, &ns);
         env.create_postgres(&ns, "app-db", external_pg());
         // External, nothing needs either capability operator: both go
         // (cert-manager once CloudNativePG, its only consumer, has).
-        env.wait_for("external, Ready, our releases uninstalled", Duration::from_secs(120), |e| {
-            let p = e.postgres(&ns, "app-db").unwrap_or_default();
-            let r = release_state(e);
-            (p["status"]["mode"] == "external" && p["status"]["phase"] == "Ready" && r.is_empty())
+        env.wait_for(
+            "external, Ready, our releases uninstalled",
+            Duration::from_secs(120),
+            |e| {
+                let p = e.postgres(&ns, "app-db").unwrap_or_default();
+                let r = release_state(e);
+                (p["status"]["mode"] == "external"
+                    && p["status"]["phase"] == "Ready"
+                    && r.is_empty())
                 .then_some(())
                 .ok_or(format!("{}: {r:?}", p["status"]))
-        });
+            },
+        );
         phases.push(release_state(&env));
 
         env.delete_postgres(&ns, "app-db");
@@ -3287,7 +3308,10 @@ fn terminate(c: &mut std::process::Child) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    eprintln!("the operator (pid {}) did not stop within 30 s of SIGTERM: killed", c.id());
+    eprintln!(
+        "the operator (pid {}) did not stop within 30 s of SIGTERM: killed",
+        c.id()
+    );
     let _ = c.kill();
     c.wait().unwrap();
 }
@@ -3326,14 +3350,22 @@ fn killed_after_any_write_it_converges_like_an_undisturbed_run() {
             .collect::<Vec<_>>()
     };
     assert!(
-        undisturbed[0].iter().all(|r| r.ends_with(":v1") && r.contains(":deployed:")),
+        undisturbed[0]
+            .iter()
+            .all(|r| r.ends_with(":v1") && r.contains(":deployed:")),
         "{undisturbed:?}"
     );
     assert!(
-        undisturbed[1].contains(&format!("cert-manager/cert-manager:deployed:{}:v2", CERT_MANAGER_NEW.0)),
+        undisturbed[1].contains(&format!(
+            "cert-manager/cert-manager:deployed:{}:v2",
+            CERT_MANAGER_NEW.0
+        )),
         "{undisturbed:?}"
     );
-    assert!(undisturbed[2].is_empty() && undisturbed[3].is_empty(), "{undisturbed:?}");
+    assert!(
+        undisturbed[2].is_empty() && undisturbed[3].is_empty(),
+        "{undisturbed:?}"
+    );
     let points: Vec<u64> = if std::env::var("NAVIQUE_KILL_SWEEP").as_deref() == Ok("full") {
         (1..total).step_by(4).collect()
     } else {
@@ -3353,7 +3385,10 @@ fn killed_after_any_write_it_converges_like_an_undisturbed_run() {
                 "after a kill at write {n}, phase {i}: the same releases, each once"
             );
             for x in got {
-                assert!(x.contains(":deployed:"), "after a kill at write {n}, phase {i}: {x}");
+                assert!(
+                    x.contains(":deployed:"),
+                    "after a kill at write {n}, phase {i}: {x}"
+                );
                 let v: u32 = x.rsplit(":v").next().unwrap().parse().unwrap();
                 assert!(v <= 4, "after a kill at write {n}, phase {i}: {x}");
             }
@@ -3390,7 +3425,10 @@ fn a_converged_operator_makes_no_requests_beyond_its_watches() {
     }
     // Converged once two seconds pass without a request beyond watches
     // (the Ready status writes come back as watch events first).
-    let mut last = (op.metrics.api_requests_beyond_watches(), std::time::Instant::now());
+    let mut last = (
+        op.metrics.api_requests_beyond_watches(),
+        std::time::Instant::now(),
+    );
     env.wait_for("the operator to settle", Duration::from_secs(60), |_| {
         let now = op.metrics.api_requests_beyond_watches();
         if now != last.0 {

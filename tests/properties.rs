@@ -261,21 +261,54 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
     use serde_json::{json, Value as Json};
 
     let seeds: Vec<(&str, Json)> = vec![
-        ("PostgresCluster", json!({"mode": "managed", "managed": {"instances": 1, "storage": {"size": "1Gi"}}})),
-        ("PostgresCluster", json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}})),
-        ("PostgresCluster", json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}})),
-        ("ClickHouseCluster", json!({"type": "clickhouse", "mode": "managed", "managed": {"shards": 1, "replicas": 2, "storage": {"size": "5Gi"}, "keeper": {"replicas": 1}}})),
-        ("ClickHouseCluster", json!({"type": "altinity", "mode": "external", "external": {"connectionSecretRef": {"name": "ch-conn"}}})),
-        ("Gateway", json!({"postgresClusterRef": {"name": "app-db"}, "masterKey": {"secretKeyRef": {"name": "m", "key": "key"}},
+        (
+            "PostgresCluster",
+            json!({"mode": "managed", "managed": {"instances": 1, "storage": {"size": "1Gi"}}}),
+        ),
+        (
+            "PostgresCluster",
+            json!({"mode": "external", "external": {"connectionSecretRef": {"name": "pg-conn"}}}),
+        ),
+        (
+            "PostgresCluster",
+            json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "legacy-db"}}}),
+        ),
+        (
+            "ClickHouseCluster",
+            json!({"type": "clickhouse", "mode": "managed", "managed": {"shards": 1, "replicas": 2, "storage": {"size": "5Gi"}, "keeper": {"replicas": 1}}}),
+        ),
+        (
+            "ClickHouseCluster",
+            json!({"type": "altinity", "mode": "external", "external": {"connectionSecretRef": {"name": "ch-conn"}}}),
+        ),
+        (
+            "Gateway",
+            json!({"postgresClusterRef": {"name": "app-db"}, "masterKey": {"secretKeyRef": {"name": "m", "key": "key"}},
             "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}},
-                       {"name": "llama3", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]})),
-        ("Gateway", json!({"masterKey": {"vault": {"store": "vault", "path": "ai/litellm", "property": "master"}}, "models": []})),
-        ("SecretsManagement", json!({"vault": {"server": "https://vault.example:8200", "path": "secret",
-            "auth": {"kubernetes": {"mountPath": "kubernetes", "role": "navique"}}}})),
-        ("ChatUI", json!({"gatewayRef": {"name": "team-gw"}, "replicas": 2, "values": {"envVars": {"PUBLIC_APP_NAME": "Navique"}}})),
-        ("MeilisearchInstance", json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}, "persistence": {"size": "5Gi"}})),
-        ("Observability", json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"},
-            "values": {"langfuse": {"features": {"telemetryEnabled": false}}}})),
+                       {"name": "llama3", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]}),
+        ),
+        (
+            "Gateway",
+            json!({"masterKey": {"vault": {"store": "vault", "path": "ai/litellm", "property": "master"}}, "models": []}),
+        ),
+        (
+            "SecretsManagement",
+            json!({"vault": {"server": "https://vault.example:8200", "path": "secret",
+            "auth": {"kubernetes": {"mountPath": "kubernetes", "role": "navique"}}}}),
+        ),
+        (
+            "ChatUI",
+            json!({"gatewayRef": {"name": "team-gw"}, "replicas": 2, "values": {"envVars": {"PUBLIC_APP_NAME": "Navique"}}}),
+        ),
+        (
+            "MeilisearchInstance",
+            json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}, "persistence": {"size": "5Gi"}}),
+        ),
+        (
+            "Observability",
+            json!({"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"},
+            "values": {"langfuse": {"features": {"telemetryEnabled": false}}}}),
+        ),
     ];
     // Field names the mutations may add: the seeds' own, so nested shapes are hit too.
     fn names(v: &Json, out: &mut Vec<String>) {
@@ -302,12 +335,34 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
             2 => json!(rng.gen_range(-3i64..5)),
             3 => json!(i64::MAX),
             4 => json!(rng.gen::<f64>() * 1e6 - 5e5),
-            5 => json!(["", "managed", "external", "adopt", "clickhouse", "altinity", "x/y", "é∂", "-1", "1Gi"][rng.gen_range(0..10)]),
+            5 => json!(
+                [
+                    "",
+                    "managed",
+                    "external",
+                    "adopt",
+                    "clickhouse",
+                    "altinity",
+                    "x/y",
+                    "é∂",
+                    "-1",
+                    "1Gi"
+                ][rng.gen_range(0..10)]
+            ),
             6 => json!("a".repeat(rng.gen_range(0..300))),
-            7 => Json::Array((0..rng.gen_range(0..4)).map(|_| random_value(rng, vocabulary, depth + 1)).collect()),
+            7 => Json::Array(
+                (0..rng.gen_range(0..4))
+                    .map(|_| random_value(rng, vocabulary, depth + 1))
+                    .collect(),
+            ),
             _ => Json::Object(
                 (0..rng.gen_range(0..4))
-                    .map(|_| (vocabulary[rng.gen_range(0..vocabulary.len())].clone(), random_value(rng, vocabulary, depth + 1)))
+                    .map(|_| {
+                        (
+                            vocabulary[rng.gen_range(0..vocabulary.len())].clone(),
+                            random_value(rng, vocabulary, depth + 1),
+                        )
+                    })
                     .collect(),
             ),
         }
@@ -361,13 +416,20 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
             created: "2026-12-01T00:00:00Z".into(),
             deleting: rng.gen_bool(0.1),
             spec: spec.clone(),
-            status: if rng.gen_bool(0.3) { random_value(&mut rng, &vocabulary, 1) } else { Json::Null },
+            status: if rng.gen_bool(0.3) {
+                random_value(&mut rng, &vocabulary, 1)
+            } else {
+                Json::Null
+            },
         };
         let mut inputs = realise::Inputs::default();
         for (k, n) in realise::references(&r) {
             if rng.gen_bool(0.7) {
                 let status = random_value(&mut rng, &vocabulary, 1);
-                inputs.references.insert((k, n), json!({"spec": random_value(&mut rng, &vocabulary, 1), "status": status}));
+                inputs.references.insert(
+                    (k, n),
+                    json!({"spec": random_value(&mut rng, &vocabulary, 1), "status": status}),
+                );
             }
         }
         let what = format!("{kind} spec {spec}");
@@ -401,5 +463,8 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
         }
     }
     eprintln!("{realised} mutated specs realised, {refused} refused with the field named");
-    assert!(realised > 100 && refused > 100, "{realised} realised, {refused} refused");
+    assert!(
+        realised > 100 && refused > 100,
+        "{realised} realised, {refused} refused"
+    );
 }

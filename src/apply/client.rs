@@ -45,12 +45,11 @@ pub fn observed_client(
     config: kube::Config,
     observe: RequestObserver,
 ) -> Result<kube::Client, String> {
-    let layer = tower::util::MapRequestLayer::new(
-        move |req: hyper::Request<kube::client::Body>| {
+    let layer =
+        tower::util::MapRequestLayer::new(move |req: hyper::Request<kube::client::Body>| {
             observe(req.method(), req.uri());
             req
-        },
-    );
+        });
     Ok(kube::client::ClientBuilder::try_from(config)
         .map_err(|e| e.to_string())?
         .with_layer(&layer)
@@ -138,21 +137,48 @@ mod request_tests {
 
     #[test]
     fn names_verbs_and_resources_as_kubernetes_does() {
-        assert_eq!(vr(Method::GET, "/api/v1/namespaces"), ("list", "namespaces".into()));
-        assert_eq!(vr(Method::GET, "/api/v1/namespaces/a"), ("get", "namespaces".into()));
-        assert_eq!(vr(Method::GET, "/api/v1/namespaces/a/pods"), ("list", "pods".into()));
         assert_eq!(
-            vr(Method::GET, "/apis/apps/v1/deployments?watch=true&resourceVersion=5"),
+            vr(Method::GET, "/api/v1/namespaces"),
+            ("list", "namespaces".into())
+        );
+        assert_eq!(
+            vr(Method::GET, "/api/v1/namespaces/a"),
+            ("get", "namespaces".into())
+        );
+        assert_eq!(
+            vr(Method::GET, "/api/v1/namespaces/a/pods"),
+            ("list", "pods".into())
+        );
+        assert_eq!(
+            vr(
+                Method::GET,
+                "/apis/apps/v1/deployments?watch=true&resourceVersion=5"
+            ),
             ("watch", "deployments".into())
         );
         assert_eq!(
-            vr(Method::PATCH, "/apis/navique.ai/v1alpha1/namespaces/n/postgresclusters/p/status?fieldManager=x"),
+            vr(
+                Method::PATCH,
+                "/apis/navique.ai/v1alpha1/namespaces/n/postgresclusters/p/status?fieldManager=x"
+            ),
             ("patch", "postgresclusters/status".into())
         );
-        assert_eq!(vr(Method::POST, "/api/v1/namespaces/n/secrets"), ("create", "secrets".into()));
-        assert_eq!(vr(Method::DELETE, "/api/v1/namespaces/n/secrets/s"), ("delete", "secrets".into()));
-        assert_eq!(vr(Method::GET, "/apis/apps/v1"), ("discovery", "/apis/apps/v1".into()));
-        assert_eq!(vr(Method::GET, "/version"), ("discovery", "/version".into()));
+        assert_eq!(
+            vr(Method::POST, "/api/v1/namespaces/n/secrets"),
+            ("create", "secrets".into())
+        );
+        assert_eq!(
+            vr(Method::DELETE, "/api/v1/namespaces/n/secrets/s"),
+            ("delete", "secrets".into())
+        );
+        assert_eq!(
+            vr(Method::GET, "/apis/apps/v1"),
+            ("discovery", "/apis/apps/v1".into())
+        );
+        assert_eq!(
+            vr(Method::GET, "/version"),
+            ("discovery", "/version".into())
+        );
     }
 }
 

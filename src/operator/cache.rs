@@ -233,9 +233,27 @@ impl Caches {
             Change::Cluster,
             move |e| c.crds.on(e, &|crd| Some(crd_info(crd))),
         ));
-        tasks.push(workload_feed::<Deployment>(client, &caches, 0, "Deployment", changes));
-        tasks.push(workload_feed::<StatefulSet>(client, &caches, 1, "StatefulSet", changes));
-        tasks.push(workload_feed::<DaemonSet>(client, &caches, 2, "DaemonSet", changes));
+        tasks.push(workload_feed::<Deployment>(
+            client,
+            &caches,
+            0,
+            "Deployment",
+            changes,
+        ));
+        tasks.push(workload_feed::<StatefulSet>(
+            client,
+            &caches,
+            1,
+            "StatefulSet",
+            changes,
+        ));
+        tasks.push(workload_feed::<DaemonSet>(
+            client,
+            &caches,
+            2,
+            "DaemonSet",
+            changes,
+        ));
         for &(kind, _, _) in observe::RESOURCE_KINDS {
             let c = caches.clone();
             let api: Api<DynamicObject> =
@@ -405,7 +423,11 @@ mod tests {
         let m: Mirror<String> = Mirror::default();
         let name = |s: &Secret| s.metadata.name.clone();
         assert!(!m.synced());
-        for e in [Event::Init, Event::InitApply(secret("a", "x")), Event::InitDone] {
+        for e in [
+            Event::Init,
+            Event::InitApply(secret("a", "x")),
+            Event::InitDone,
+        ] {
             m.on(&e, &name);
         }
         assert!(m.synced());

@@ -172,7 +172,9 @@ fn labels_of(v: &Value, pointer: &str) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-pub(crate) fn helm_owner(annotations: Option<&BTreeMap<String, String>>) -> Option<(String, String)> {
+pub(crate) fn helm_owner(
+    annotations: Option<&BTreeMap<String, String>>,
+) -> Option<(String, String)> {
     let a = annotations?;
     Some((
         a.get(crate::apply::RELEASE_NAME_ANNOTATION)?.clone(),

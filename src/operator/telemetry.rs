@@ -155,7 +155,9 @@ impl Metrics {
         // Family has no iteration: read the encoded text back.
         let text = self.encode();
         text.lines()
-            .filter(|l| l.starts_with("navique_api_requests_total{") && !l.contains("verb=\"watch\""))
+            .filter(|l| {
+                l.starts_with("navique_api_requests_total{") && !l.contains("verb=\"watch\"")
+            })
             .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
             .sum::<f64>() as u64
     }

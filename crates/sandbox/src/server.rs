@@ -197,7 +197,12 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         .unwrap_or_default()
         .to_string();
     if path == "/sandbox/requests" {
-        let counts: Vec<Value> = shared.requests.snapshot().iter().map(|c| c.to_json()).collect();
+        let counts: Vec<Value> = shared
+            .requests
+            .snapshot()
+            .iter()
+            .map(|c| c.to_json())
+            .collect();
         return Ok(json_response(200, &Value::Array(counts)));
     }
     let q = query_map(req.uri().query());
@@ -221,7 +226,13 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         .is_some_and(|a| a.contains("as=PartialObjectMetadata"));
     let discovery = matches!(
         segs.as_slice(),
-        ["version"] | ["api"] | ["apis"] | ["api", _] | ["apis", _] | ["apis", _, _] | ["openapi", ..]
+        ["version"]
+            | ["api"]
+            | ["apis"]
+            | ["api", _]
+            | ["apis", _]
+            | ["apis", _, _]
+            | ["openapi", ..]
     );
     if method == Method::GET && discovery {
         shared.requests.record(&agent, "discovery", &path);

@@ -432,7 +432,9 @@ pub async fn run_controllers(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     if !caches.synced() {
-        tracing::warn!("the watches have not listed everything yet; reading the cluster until they have");
+        tracing::warn!(
+            "the watches have not listed everything yet; reading the cluster until they have"
+        );
     }
     use super::cache::{subscribe, Change};
     let everything = subscribe(&hub, |_| true);
