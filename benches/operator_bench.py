@@ -128,15 +128,31 @@ def license(s, features=()):
     return pub
 
 
-def start_operator(s):
-    cmd = [os.path.join(ROOT, "target/release/navique-operator"), "run", "--kubeconfig", s.kubeconfig, "--leader-elect=false",
-           "--metrics-bind", "0", "--health-bind", "0", "--poll-ms", "200", "--license-public-key", license(s),
+# The benchmarks' operator: no leader election, polls every 200 ms, no metrics port.
+BENCH_FLAGS = ("--leader-elect=false", "--metrics-bind", "0", "--health-bind", "0", "--poll-ms", "200")
+
+
+def start_operator(s, flags=BENCH_FLAGS, features=()):
+    """`navique-operator run` on `s`, licensed with this run's key for
+    `features`; returns once its Capability objects exist, with the time
+    that took."""
+    cmd = [os.path.join(ROOT, "target/release/navique-operator"), "run", "--kubeconfig", s.kubeconfig, *flags,
+           "--license-public-key", license(s, features),
            "--charts-dir", SHARED, "--charts-dir", os.path.join(SHARED, "extra")]
     t = time.perf_counter()
     p = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
     while s.req("GET", "/apis/core.navique.com/v1alpha1/capabilities/cloudnative-pg") is None:
         time.sleep(0.01)
     return p, time.perf_counter() - t
+
+
+def tear_down(s, stop, op):
+    """Stops the upstream players, the operator (SIGTERM) and the server."""
+    stop.set()
+    if op:
+        op.terminate()
+        op.wait()
+    s.stop()
 
 
 def ours_round(many):
@@ -172,11 +188,7 @@ def ours_round(many):
             out["peak_rss_kib"] = status_kib(op.pid, "VmHWM")
         return out
     finally:
-        stop.set()
-        if op:
-            op.terminate()
-            op.wait()
-        s.stop()
+        tear_down(s, stop, op)
 
 
 def helm_round():

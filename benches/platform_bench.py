@@ -27,7 +27,7 @@ work is in our figure only.
 """
 import argparse, json, os, statistics, threading, time
 
-from operator_bench import ROOT, SHARED, Server, cpu_seconds, ensure_namespace, license
+from operator_bench import SHARED, Server, cpu_seconds, ensure_namespace, start_operator, tear_down
 
 NS = "team-a"
 CORE = "/apis/core.navique.com/v1alpha1/namespaces/" + NS
@@ -91,19 +91,13 @@ def ready(s):
 
 
 def ours_round():
-    import subprocess
     s = Server()
     stop = threading.Event()
     op = None
     try:
         ensure_namespace(s, NS)
         secrets(s)
-        cmd = [os.path.join(ROOT, "target/release/navique-operator"), "run", "--kubeconfig", s.kubeconfig, "--leader-elect=false",
-               "--metrics-bind", "0", "--health-bind", "0", "--poll-ms", "200", "--license-public-key", license(s, ["Observability"]),
-               "--charts-dir", SHARED, "--charts-dir", os.path.join(SHARED, "extra")]
-        op = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
-        while s.req("GET", "/apis/core.navique.com/v1alpha1/capabilities/cloudnative-pg") is None:
-            time.sleep(0.01)
+        op, _ = start_operator(s, features=["Observability"])
         threading.Thread(target=play_upstream, args=(s, stop), daemon=True).start()
         c0 = cpu_seconds(op.pid)
         t = time.perf_counter()
@@ -116,11 +110,7 @@ def ours_round():
             time.sleep(0.05)
         return {"wall": time.perf_counter() - t, "cpu": cpu_seconds(op.pid) - c0}
     finally:
-        stop.set()
-        if op:
-            op.terminate()
-            op.wait()
-        s.stop()
+        tear_down(s, stop, op)
 
 
 def helm_round():

@@ -20,13 +20,11 @@ reconcile (counted by the server, /sandbox/requests, watches apart); and
 the requests it made in --idle seconds of steady state once converged, by
 verb and resource (the goal: none beyond watches and the leader's Lease).
 """
-import argparse, json, os, re, socket, subprocess, sys, threading, time, urllib.request
+import argparse, json, os, re, socket, sys, threading, time, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import operator_bench as ob  # noqa: E402  (Server, license, play_cnpg, /proc readers)
 
-ROOT = ob.ROOT
-SHARED = ob.SHARED
 AGENT = "navique-operator"
 API = "/apis/core.navique.com/v1alpha1"
 
@@ -110,12 +108,8 @@ def main():
     op = None
     try:
         port = free_port()
-        cmd = [os.path.join(ROOT, "target/release/navique-operator"), "run", "--kubeconfig", s.kubeconfig,
-               "--metrics-bind", f"127.0.0.1:{port}", "--health-bind", "0", "--license-public-key", ob.license(s),
-               "--charts-dir", SHARED, "--charts-dir", os.path.join(SHARED, "extra")]
-        op = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
-        while s.req("GET", f"{API}/capabilities/cloudnative-pg") is None:
-            time.sleep(0.05)
+        # As deployed: leader election and the default poll.
+        op, _ = ob.start_operator(s, flags=("--metrics-bind", f"127.0.0.1:{port}", "--health-bind", "0"))
         settle(s)
         threading.Thread(target=ob.play_cnpg, args=(s, stop), daemon=True).start()
 
@@ -126,7 +120,7 @@ def main():
         while len(ready_names(s) & names) < len(names):
             time.sleep(0.5)
         wall = time.perf_counter() - t
-        r1, q1 = reconciles(port), requests(s)
+        r1 = reconciles(port)
         settle(s)
         steady_rss = ob.status_kib(op.pid, "VmRSS")
         r2, q2 = reconciles(port), requests(s)
@@ -158,11 +152,7 @@ def main():
             with open(a.out, "w") as f:
                 f.write(text)
     finally:
-        stop.set()
-        if op:
-            op.terminate()
-            op.wait()
-        s.stop()
+        ob.tear_down(s, stop, op)
 
 
 if __name__ == "__main__":
