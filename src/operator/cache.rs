@@ -110,14 +110,6 @@ impl<T: Clone> Mirror<T> {
     pub fn synced(&self) -> bool {
         self.state.read().expect("lock").synced
     }
-
-    pub fn len(&self) -> usize {
-        self.state.read().expect("lock").live.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// Everything `Snapshot` needs but the emitted custom resources.
@@ -166,10 +158,7 @@ impl Caches {
                 snap.resources.extend(m.values());
             }
         }
-        let data = self.license.values().into_iter().next();
-        let tier = super::license::tier(data.as_ref(), &licensing.key, chrono::Utc::now());
-        snap.verdicts = super::license::judge(&tier, &snap.resources);
-        snap.tier = Some(tier);
+        snap.judge(self.license.values().first(), licensing);
         snap
     }
 
@@ -197,13 +186,8 @@ impl Caches {
             changes,
             Change::Cluster,
             move |e| {
-                c.release_secrets.on(e, &|s| {
-                    Some((
-                        s.metadata.labels.clone().unwrap_or_default(),
-                        s.metadata.annotations.clone().unwrap_or_default(),
-                        s.metadata.namespace.clone().unwrap_or_default(),
-                    ))
-                })
+                c.release_secrets
+                    .on(e, &|s| Some(observe::secret_meta(&s.metadata)))
             },
         ));
         let c = caches.clone();
@@ -281,16 +265,8 @@ impl Caches {
             changes,
             Change::License,
             move |e| {
-                c.license.on(e, &|s: &Secret| {
-                    Some(
-                        s.data
-                            .clone()
-                            .unwrap_or_default()
-                            .into_iter()
-                            .map(|(k, v)| (k, v.0))
-                            .collect(),
-                    )
-                })
+                c.license
+                    .on(e, &|s: &Secret| Some(observe::license_data(s)))
             },
         ));
         (caches, tasks)
@@ -414,10 +390,6 @@ mod tests {
         }
     }
 
-    fn names(m: &Mirror<String>) -> Vec<String> {
-        m.values()
-    }
-
     #[test]
     fn a_relist_replaces_the_mirror_only_when_it_completes() {
         let m: Mirror<String> = Mirror::default();
@@ -432,14 +404,14 @@ mod tests {
         }
         assert!(m.synced());
         m.on(&Event::Apply(secret("a", "y")), &name);
-        assert_eq!(names(&m), ["x", "y"]);
+        assert_eq!(m.values(), ["x", "y"]);
         // A re-list after a lost watch: until it is done the old view stands.
         m.on(&Event::Init, &name);
         m.on(&Event::InitApply(secret("a", "z")), &name);
-        assert_eq!(names(&m), ["x", "y"]);
+        assert_eq!(m.values(), ["x", "y"]);
         m.on(&Event::InitDone, &name);
-        assert_eq!(names(&m), ["z"]);
+        assert_eq!(m.values(), ["z"]);
         m.on(&Event::Delete(secret("a", "z")), &name);
-        assert!(m.is_empty());
+        assert!(m.values().is_empty());
     }
 }

@@ -251,6 +251,23 @@ pub fn resource_from(kind: &str, v: &Value) -> Resource {
 /// A release Secret's labels, annotations and namespace.
 pub type SecretMeta = (BTreeMap<String, String>, BTreeMap<String, String>, String);
 
+pub fn secret_meta(m: &kube::api::ObjectMeta) -> SecretMeta {
+    (
+        m.labels.clone().unwrap_or_default(),
+        m.annotations.clone().unwrap_or_default(),
+        m.namespace.clone().unwrap_or_default(),
+    )
+}
+
+/// The license Secret's data, as `license::tier` reads it.
+pub fn license_data(s: &Secret) -> BTreeMap<String, Vec<u8>> {
+    s.data
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.0.clone()))
+        .collect()
+}
+
 /// The newest revision of each release, from release Secrets' metadata.
 pub fn releases_from(secrets: &[SecretMeta]) -> Vec<ReleaseInfo> {
     let mut newest: BTreeMap<(String, String), ReleaseInfo> = BTreeMap::new();
@@ -286,6 +303,13 @@ pub fn releases_from(secrets: &[SecretMeta]) -> Vec<ReleaseInfo> {
 }
 
 impl Snapshot {
+    /// The tier the license `data` gives now, and each resource's verdict under it.
+    pub fn judge(&mut self, data: Option<&BTreeMap<String, Vec<u8>>>, licensing: &Licensing) {
+        let tier = super::license::tier(data, &licensing.key, chrono::Utc::now());
+        self.verdicts = super::license::judge(&tier, &self.resources);
+        self.tier = Some(tier);
+    }
+
     pub fn release(&self, name: &str, namespace: &str) -> Option<&ReleaseInfo> {
         self.releases
             .iter()
@@ -319,13 +343,7 @@ pub async fn gather(
     let mut lp = ListParams::default().labels("owner=helm").limit(500);
     loop {
         let page = secrets.list_metadata(&lp).await?;
-        for s in &page.items {
-            found.push((
-                s.metadata.labels.clone().unwrap_or_default(),
-                s.metadata.annotations.clone().unwrap_or_default(),
-                s.metadata.namespace.clone().unwrap_or_default(),
-            ));
-        }
+        found.extend(page.items.iter().map(|s| secret_meta(&s.metadata)));
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(c) => lp = lp.continue_token(&c),
             None => break,
@@ -421,16 +439,8 @@ pub async fn gather(
     let data = licenses
         .get_opt(super::license::SECRET_NAME)
         .await?
-        .map(|s| {
-            s.data
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(k, v)| (k, v.0))
-                .collect::<BTreeMap<String, Vec<u8>>>()
-        });
-    let tier = super::license::tier(data.as_ref(), &licensing.key, chrono::Utc::now());
-    snap.verdicts = super::license::judge(&tier, &snap.resources);
-    snap.tier = Some(tier);
+        .map(|s| license_data(&s));
+    snap.judge(data.as_ref(), licensing);
     Ok(snap)
 }
 

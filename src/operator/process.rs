@@ -50,7 +50,7 @@ impl RunOptions {
                 .unwrap_or_else(|_| format!("{}-{}", hostname(), std::process::id())),
             lease_seconds: 15,
             poll: Duration::from_secs(2),
-            resync: Duration::from_secs(3600),
+            resync: controller::DEFAULT_RESYNC,
             metrics: None,
             license_key: None,
             mirrors: Default::default(),

@@ -24,6 +24,8 @@ use std::time::Duration;
 
 pub const CONTROLLER_NAME: &str = "navique-ai-core-operator";
 pub const LEASE_NAME: &str = "navique-ai-core-operator";
+/// How often a settled object is looked at again unless told otherwise.
+pub const DEFAULT_RESYNC: Duration = Duration::from_secs(3600);
 
 #[derive(Debug)]
 pub enum Error {
@@ -120,7 +122,7 @@ impl Operator {
             namespace: namespace.into(),
             metrics,
             poll: Duration::from_secs(2),
-            resync: Duration::from_secs(3600),
+            resync: DEFAULT_RESYNC,
             failures: Mutex::new(HashMap::new()),
             stopping: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             busy: Arc::new(Mutex::new(std::collections::HashSet::new())),

@@ -62,13 +62,7 @@ async fn release_info(
         .await?
         .items
         .into_iter()
-        .map(|s| {
-            (
-                s.metadata.labels.unwrap_or_default(),
-                s.metadata.annotations.unwrap_or_default(),
-                namespace.to_string(),
-            )
-        })
+        .map(|s| observe::secret_meta(&s.metadata))
         .collect();
     Ok(observe::releases_from(&found).into_iter().next())
 }
