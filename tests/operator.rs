@@ -1227,9 +1227,7 @@ fn the_process_serves_health_readiness_and_the_contract_metrics_and_logs_json() 
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
     // SIGTERM: a clean exit, and the Lease released for the next one.
-    let _ = std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
+    send_sigterm(&child);
     let status = child.wait().unwrap();
     assert!(status.success(), "{status:?}");
     let logs = std::fs::read_to_string(&log).unwrap();
@@ -1487,11 +1485,7 @@ fn clickhouse_adopt_uses_the_adopted_servers_password_and_external_names_a_missi
     let crds = shared()
         .unwrap()
         .join("altinity-clickhouse-operator-0.25.6.tgz");
-    let dir = std::env::temp_dir().join(format!(
-        "navique-altinity-crds-{:08x}",
-        rand::random::<u32>()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("navique-altinity-crds");
     let status = std::process::Command::new("tar")
         .args(["xzf", crds.to_str().unwrap(), "-C", dir.to_str().unwrap()])
         .status()
@@ -1683,8 +1677,7 @@ fn a_signed_license_lifts_limits_until_it_expires_and_expiry_or_tampering_delete
     }
     let env = Env::new();
     let key = licenses::key();
-    let dir = std::env::temp_dir().join(format!("navique-license-{:08x}", rand::random::<u32>()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("navique-license");
     let mut opts = options(&env);
     let license_ns = env.namespace("navique-lic");
     opts.namespace = license_ns.clone();
@@ -3166,7 +3159,7 @@ fn under_api_server_faults_the_platform_still_converges_once_with_nothing_pendin
 fn kill_scenario(kill_at: Option<u64>) -> (Vec<Vec<String>>, u64, bool) {
     let env = Env::new();
     let ns = env.namespace("team-kill");
-    let dir = tempfile_dir();
+    let dir = temp_dir("navique-kill");
     let old_catalog = dir.join("old-catalog.toml");
     let built_in = navique_ai_core_operator::operator::catalog::BUILT_IN;
     let new = CERT_MANAGER_NEW;
@@ -3298,9 +3291,7 @@ fn kill_scenario(kill_at: Option<u64>) -> (Vec<Vec<String>>, u64, bool) {
 /// kubelet does after the grace period (said on stderr: the operator is
 /// meant to stop within it).
 fn terminate(c: &mut std::process::Child) {
-    let _ = std::process::Command::new("kill")
-        .args(["-TERM", &c.id().to_string()])
-        .status();
+    send_sigterm(c);
     let start = std::time::Instant::now();
     while start.elapsed() < Duration::from_secs(30) {
         if c.try_wait().unwrap().is_some() {
@@ -3316,14 +3307,17 @@ fn terminate(c: &mut std::process::Child) {
     c.wait().unwrap();
 }
 
-fn tempfile_dir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!(
-        "navique-kill-{}-{}",
-        std::process::id(),
-        rand::random::<u32>()
-    ));
+/// A fresh directory of this test's, `prefix` and a random suffix.
+fn temp_dir(prefix: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("{prefix}-{:08x}", rand::random::<u32>()));
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+fn send_sigterm(c: &std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &c.id().to_string()])
+        .status();
 }
 
 /// SIGKILL at many points of an install, an upgrade, a migration and a
