@@ -126,62 +126,6 @@ pub fn verb_and_resource(method: &hyper::Method, uri: &hyper::Uri) -> (&'static 
     (verb, resource)
 }
 
-#[cfg(test)]
-mod request_tests {
-    use super::verb_and_resource;
-    use hyper::{Method, Uri};
-
-    fn vr(m: Method, u: &str) -> (&'static str, String) {
-        verb_and_resource(&m, &u.parse::<Uri>().unwrap())
-    }
-
-    #[test]
-    fn names_verbs_and_resources_as_kubernetes_does() {
-        assert_eq!(
-            vr(Method::GET, "/api/v1/namespaces"),
-            ("list", "namespaces".into())
-        );
-        assert_eq!(
-            vr(Method::GET, "/api/v1/namespaces/a"),
-            ("get", "namespaces".into())
-        );
-        assert_eq!(
-            vr(Method::GET, "/api/v1/namespaces/a/pods"),
-            ("list", "pods".into())
-        );
-        assert_eq!(
-            vr(
-                Method::GET,
-                "/apis/apps/v1/deployments?watch=true&resourceVersion=5"
-            ),
-            ("watch", "deployments".into())
-        );
-        assert_eq!(
-            vr(
-                Method::PATCH,
-                "/apis/navique.ai/v1alpha1/namespaces/n/postgresclusters/p/status?fieldManager=x"
-            ),
-            ("patch", "postgresclusters/status".into())
-        );
-        assert_eq!(
-            vr(Method::POST, "/api/v1/namespaces/n/secrets"),
-            ("create", "secrets".into())
-        );
-        assert_eq!(
-            vr(Method::DELETE, "/api/v1/namespaces/n/secrets/s"),
-            ("delete", "secrets".into())
-        );
-        assert_eq!(
-            vr(Method::GET, "/apis/apps/v1"),
-            ("discovery", "/apis/apps/v1".into())
-        );
-        assert_eq!(
-            vr(Method::GET, "/version"),
-            ("discovery", "/version".into())
-        );
-    }
-}
-
 impl Cluster {
     pub fn new(client: kube::Client) -> Cluster {
         Cluster {
@@ -256,5 +200,61 @@ impl Cluster {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod request_tests {
+    use super::verb_and_resource;
+    use hyper::{Method, Uri};
+
+    fn vr(m: Method, u: &str) -> (&'static str, String) {
+        verb_and_resource(&m, &u.parse::<Uri>().unwrap())
+    }
+
+    #[test]
+    fn names_verbs_and_resources_as_kubernetes_does() {
+        assert_eq!(
+            vr(Method::GET, "/api/v1/namespaces"),
+            ("list", "namespaces".into())
+        );
+        assert_eq!(
+            vr(Method::GET, "/api/v1/namespaces/a"),
+            ("get", "namespaces".into())
+        );
+        assert_eq!(
+            vr(Method::GET, "/api/v1/namespaces/a/pods"),
+            ("list", "pods".into())
+        );
+        assert_eq!(
+            vr(
+                Method::GET,
+                "/apis/apps/v1/deployments?watch=true&resourceVersion=5"
+            ),
+            ("watch", "deployments".into())
+        );
+        assert_eq!(
+            vr(
+                Method::PATCH,
+                "/apis/navique.ai/v1alpha1/namespaces/n/postgresclusters/p/status?fieldManager=x"
+            ),
+            ("patch", "postgresclusters/status".into())
+        );
+        assert_eq!(
+            vr(Method::POST, "/api/v1/namespaces/n/secrets"),
+            ("create", "secrets".into())
+        );
+        assert_eq!(
+            vr(Method::DELETE, "/api/v1/namespaces/n/secrets/s"),
+            ("delete", "secrets".into())
+        );
+        assert_eq!(
+            vr(Method::GET, "/apis/apps/v1"),
+            ("discovery", "/apis/apps/v1".into())
+        );
+        assert_eq!(
+            vr(Method::GET, "/version"),
+            ("discovery", "/version".into())
+        );
     }
 }

@@ -341,7 +341,7 @@ impl Storage {
 
         for ((ns, name), mut revs) in revisions {
             let key = (ns.clone(), name.clone());
-            revs.sort_by(|x, y| y.0.cmp(&x.0));
+            revs.sort_by_key(|r| std::cmp::Reverse(r.0));
             // Newest first; a record that does not decode is skipped (as
             // Helm skips it) and the next older one stands for the release.
             for (version, status, object, secret_driver) in revs {
