@@ -468,3 +468,293 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
         "{realised} realised, {refused} refused"
     );
 }
+
+/// One random damage to some bytes: truncated, a byte changed, bytes
+/// inserted, a range dropped or repeated.
+fn damage(bytes: &mut Vec<u8>, rng: &mut rand::rngs::StdRng) {
+    use rand::Rng;
+    if bytes.is_empty() {
+        bytes.push(rng.gen());
+        return;
+    }
+    let at = rng.gen_range(0..bytes.len());
+    match rng.gen_range(0..6) {
+        0 => bytes.truncate(at),
+        1 => bytes[at] = rng.gen(),
+        2 => {
+            bytes[at] = *b"\0\n\"'{}[]:=#-\\"
+                .get(rng.gen_range(0..13))
+                .expect("in range")
+        }
+        3 => {
+            let n = rng.gen_range(1..8);
+            let inserted: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+            bytes.splice(at..at, inserted);
+        }
+        4 => {
+            let end = (at + rng.gen_range(1..64)).min(bytes.len());
+            bytes.drain(at..end);
+        }
+        _ => {
+            let end = (at + rng.gen_range(1..64)).min(bytes.len());
+            let copy = bytes[at..end].to_vec();
+            bytes.splice(at..at, copy);
+        }
+    }
+}
+
+fn damaged(original: &[u8], rng: &mut rand::rngs::StdRng) -> Vec<u8> {
+    use rand::Rng;
+    let mut bytes = original.to_vec();
+    for _ in 0..rng.gen_range(1..4) {
+        damage(&mut bytes, rng);
+    }
+    bytes
+}
+
+fn outcome<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| panic!("panicked on {what}"))
+}
+
+#[test]
+fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
+    use ed25519_dalek::{Signer, SigningKey};
+    use navique_ai_core_operator::operator::{license, observe};
+    use rand::{Rng, SeedableRng};
+    use std::collections::BTreeMap;
+
+    let signer = SigningKey::from_bytes(&[11; 32]);
+    let key = signer.verifying_key();
+    let valid = br#"{"licensee":"Acme","tier":"enterprise","expires":"2030-01-01T00:00:00Z","limits":{"PostgresCluster":3},"features":["Observability","altinity"]}"#;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(4242);
+    let now = chrono::Utc::now();
+    let resources: Vec<observe::Resource> = (0..5)
+        .map(|i| observe::Resource {
+            kind: ["PostgresCluster", "Observability", "ClickHouseCluster"][i % 3].into(),
+            namespace: "team-a".into(),
+            name: format!("r{i}"),
+            uid: format!("u{i}"),
+            generation: 1,
+            created: format!("2026-12-01T00:00:0{i}Z"),
+            deleting: false,
+            spec: serde_json::json!({"type": "altinity"}),
+            status: serde_json::Value::Null,
+        })
+        .collect();
+    let (mut licensed, mut free) = (0, 0);
+    for round in 0..5_000 {
+        let payload = damaged(valid, &mut rng);
+        let mut sig = signer.sign(&payload).to_bytes().to_vec();
+        let mut sig_text = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &sig);
+        let damaged_signature = rng.gen_range(0..8);
+        match damaged_signature {
+            0 => {
+                damage(&mut sig, &mut rng);
+                sig_text = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &sig);
+            }
+            1 => {
+                let mut t = sig_text.into_bytes();
+                damage(&mut t, &mut rng);
+                sig_text = String::from_utf8_lossy(&t).into_owned();
+            }
+            _ => {}
+        }
+        let mut data = BTreeMap::new();
+        if round % 50 != 0 {
+            data.insert(license::PAYLOAD_KEY.to_string(), payload.clone());
+        }
+        if round % 70 != 0 {
+            data.insert(license::SIGNATURE_KEY.to_string(), sig_text.into_bytes());
+        }
+        let what = format!("license payload {:?}", String::from_utf8_lossy(&payload));
+        let tier = outcome(&what, || license::tier(Some(&data), &key, now));
+        match &tier {
+            license::Tier::Licensed(p) => {
+                licensed += 1;
+                assert!(p.expires > now, "{what}: an expired license counted");
+            }
+            license::Tier::Free { reason, .. } => {
+                free += 1;
+                assert!(!reason.is_empty(), "{what}: no reason");
+                // Signed but not JSON: the reason says where it stops parsing.
+                if data.len() == 2
+                    && damaged_signature > 1
+                    && std::str::from_utf8(&payload).is_err()
+                {
+                    assert!(reason.contains("line"), "{what}: {reason}");
+                }
+            }
+        }
+        let verdicts = outcome(&what, || license::judge(&tier, &resources));
+        assert_eq!(
+            verdicts.len(),
+            resources.len(),
+            "{what}: a resource was not judged"
+        );
+    }
+    eprintln!("{licensed} damaged licenses still valid, {free} gave the free tier");
+    assert!(
+        licensed > 50 && free > 1000,
+        "{licensed} licensed, {free} free"
+    );
+}
+
+#[test]
+fn malformed_catalogs_never_panic_and_errors_name_the_file_line_and_column() {
+    use navique_ai_core_operator::operator::catalog::{Catalog, ChartStore};
+    use navique_ai_core_operator::operator::{observe, plan};
+    use rand::SeedableRng;
+
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/vendored-charts/catalog.toml");
+    let text = std::fs::read(path).expect("the catalog");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(777);
+    let (mut accepted, mut refused, mut located) = (0, 0, 0);
+    for _ in 0..3_000 {
+        let bytes = damaged(&text, &mut rng);
+        let Ok(candidate) = String::from_utf8(bytes) else {
+            continue;
+        };
+        let what = format!("catalog\n{candidate}");
+        match outcome(&what, || Catalog::parse(&candidate, "catalog.toml")) {
+            Ok(catalog) => {
+                accepted += 1;
+                outcome(&what, || {
+                    catalog
+                        .install_order()
+                        .expect("a parsed catalog has an order");
+                    let store = ChartStore::new("/nonexistent");
+                    for c in &catalog.capability {
+                        assert!(store.load(&c.pin).is_err(), "a chart from nowhere loaded");
+                    }
+                    let _ = catalog.workload_for("ChatUI");
+                    let _ = plan::capabilities(&catalog, &observe::Snapshot::default());
+                });
+            }
+            Err(e) => {
+                refused += 1;
+                assert!(e.0.starts_with("catalog.toml"), "{what}\nerror: {e}");
+                if e.0.starts_with("catalog.toml:") {
+                    located += 1;
+                }
+            }
+        }
+    }
+    eprintln!(
+        "{accepted} damaged catalogs accepted, {refused} refused ({located} with line and column)"
+    );
+    assert!(
+        refused > 1000 && located > 500,
+        "{refused} refused, {located} located"
+    );
+}
+
+#[test]
+fn malformed_charts_and_release_records_never_panic() {
+    use flate2::{read::GzDecoder, write::GzEncoder};
+    use navique_ai_core_operator::chart::{load::load_archive, render::render_chart};
+    use navique_ai_core_operator::release::codec;
+    use rand::{Rng, SeedableRng};
+    use std::io::{Read, Write};
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/charts");
+    if !root.join("meilisearch-0.34.0.tgz").exists() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "../shared/charts is missing and CI=true"
+        );
+        eprintln!("skipping: ../shared/charts not found");
+        return;
+    }
+    let gzip = |tar: &[u8]| {
+        let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(tar).expect("in memory");
+        gz.finish().expect("in memory")
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(99);
+    let (mut rendered, mut refused) = (0, 0);
+    for chart in [
+        "meilisearch-0.34.0.tgz",
+        "litellm-operator-0.0.15.tgz",
+        "metrics-server-3.13.1.tgz",
+    ] {
+        let tgz = std::fs::read(root.join(chart)).expect("chart");
+        let mut tar = Vec::new();
+        GzDecoder::new(&tgz[..])
+            .read_to_end(&mut tar)
+            .expect("gzip");
+        for round in 0..400 {
+            // Mostly damage inside the archive (headers, Chart.yaml, values,
+            // templates); sometimes the compressed stream itself.
+            let archive = if round % 5 == 0 {
+                damaged(&tgz, &mut rng)
+            } else {
+                gzip(&damaged(&tar, &mut rng))
+            };
+            let what = format!("{chart}, damaged (round {round})");
+            let loaded = outcome(&what, || load_archive(&archive));
+            let chart_data = match loaded {
+                Ok(c) => c,
+                Err(e) => {
+                    refused += 1;
+                    assert!(!e.0.is_empty(), "{what}: an empty error");
+                    continue;
+                }
+            };
+            match outcome(&what, || {
+                render_chart(&chart_data, &Default::default(), &Default::default())
+            }) {
+                Ok(_) => rendered += 1,
+                Err(e) => {
+                    refused += 1;
+                    assert!(!e.0.is_empty(), "{what}: an empty error");
+                }
+            }
+        }
+    }
+    eprintln!("damaged charts: {rendered} rendered, {refused} refused");
+    assert!(
+        rendered > 100 && refused > 300,
+        "{rendered} rendered, {refused} refused"
+    );
+
+    // A release record someone else wrote, damaged in its JSON or its encoding.
+    let json = br#"{"name":"db","info":{"first_deployed":"2026-12-01T10:00:00Z","last_deployed":"2026-12-01T10:00:00Z","deleted":"","description":"Install complete","status":"deployed"},"chart":{"metadata":{"name":"cloudnative-pg","version":"0.29.0"},"templates":[{"name":"templates/a.yaml","data":"YTogMQo="}]},"config":{"a":1},"manifest":"---\nkind: ConfigMap\n","version":3,"namespace":"team-a","labels":{"owner":"helm"}}"#;
+    let b64 = |b: &[u8]| base64::Engine::encode(&base64::engine::general_purpose::STANDARD, b);
+    assert!(
+        codec::decode(&b64(&gzip(json))).is_ok(),
+        "the undamaged record decodes"
+    );
+    let (mut decoded, mut rejected) = (0, 0);
+    for round in 0..3_000 {
+        let record = match rng.gen_range(0..3) {
+            0 => b64(&gzip(&damaged(json, &mut rng))),
+            1 => b64(&damaged(&gzip(json), &mut rng)),
+            _ => String::from_utf8_lossy(&damaged(b64(&gzip(json)).as_bytes(), &mut rng))
+                .into_owned(),
+        };
+        let what = format!("release record, damaged (round {round})");
+        match outcome(&what, || codec::decode(&record)) {
+            Ok(r) => {
+                decoded += 1;
+                outcome(&what, || {
+                    let _ = (
+                        r.chart_name(),
+                        r.chart_version(),
+                        r.app_version(),
+                        r.to_json(),
+                    );
+                });
+            }
+            Err(e) => {
+                rejected += 1;
+                assert!(!e.is_empty(), "{what}: an empty error");
+            }
+        }
+    }
+    eprintln!("damaged release records: {decoded} decoded, {rejected} rejected");
+    assert!(
+        decoded > 100 && rejected > 1000,
+        "{decoded} decoded, {rejected} rejected"
+    );
+}
