@@ -3031,8 +3031,14 @@ fn no_secret_value_reaches_logs_events_status_metrics_or_plan() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
+/// The operator's client gives up on a request after this, in the fault test.
+const FAULT_TEST_API_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// The operator's own requests only (the test's client plays the user and
-/// the upstream operators, and must not be struck).
+/// the upstream operators, and must not be struck). Past the client's
+/// timeout (FAULT_TEST_API_TIMEOUT): `delay` holds a request before the
+/// server does anything, `late` does the work and holds the answer, so the
+/// operator believes a write failed that happened.
 fn fault_mix() -> Vec<navique_sandbox::faults::FaultRule> {
     [
         "500@0.05:verbs=create,update,patch,delete",
@@ -3040,6 +3046,8 @@ fn fault_mix() -> Vec<navique_sandbox::faults::FaultRule> {
         "429@0.03",
         "409@0.05",
         "delay=400@0.02",
+        "delay=3000@0.01",
+        "late=3000@0.02",
         "cut-watch@0.3",
         "gone@0.3",
     ]
@@ -3066,7 +3074,9 @@ fn under_api_server_faults_the_platform_still_converges_once_with_nothing_pendin
     let mut opts = options(&env);
     let health = format!("127.0.0.1:{}", free_port());
     opts.health_bind = Some(health.parse().unwrap());
+    opts.api_timeout = FAULT_TEST_API_TIMEOUT;
     let op = Operator::start_with(opts);
+    env.wait_operator_crds(Duration::from_secs(60));
     let ns = env.namespace("team-faults");
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "litellm-master", "namespace": ns},
         "stringData": {"key": "sk-master"}}).to_string());
@@ -3108,7 +3118,14 @@ fn under_api_server_faults_the_platform_still_converges_once_with_nothing_pendin
             "faults were injected: {}",
             sb.faults_injected()
         );
-        eprintln!("{} faults injected", sb.faults_injected());
+        let by_kind = sb.faults_injected_by_kind();
+        eprintln!("{} faults injected: {by_kind:?}", sb.faults_injected());
+        for kind in ["500", "503", "429", "409", "delay", "late", "cut-watch"] {
+            assert!(
+                by_kind.get(kind).copied().unwrap_or(0) > 0,
+                "no {kind} fault struck: {by_kind:?}"
+            );
+        }
     }
     // Each capability once; nothing pending; no upgrade loop.
     let releases = env.releases();

@@ -400,6 +400,7 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
     }
     let catalog = Catalog::built_in();
     let key = license::built_in_key();
+    let schemas = crd_spec_schemas();
     let (mut realised, mut refused) = (0, 0);
     for round in 0..20_000 {
         let (kind, seed) = &seeds[round % seeds.len()];
@@ -433,6 +434,7 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
             }
         }
         let what = format!("{kind} spec {spec}");
+        let admission = admission_refusal(&schemas, kind, &spec);
         let outcome = std::panic::catch_unwind(|| {
             let _ = realise::generated(&r);
             let _ = realise::password_source(&r);
@@ -452,6 +454,10 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
         });
         match outcome {
             Err(_) => panic!("panicked on {what}"),
+            // What a real API server refuses, the operator refuses too.
+            Ok(Ok(())) if admission.is_some() => {
+                panic!("{what}: admission refuses it ({admission:?}), the operator realised it")
+            }
             Ok(Ok(())) => realised += 1,
             Ok(Err(e)) => {
                 refused += 1;
@@ -757,4 +763,237 @@ fn malformed_charts_and_release_records_never_panic() {
         decoded > 100 && rejected > 1000,
         "{decoded} decoded, {rejected} rejected"
     );
+}
+
+/// The CRD spec schema of each kind, as generated.
+fn crd_spec_schemas() -> std::collections::BTreeMap<String, serde_json::Value> {
+    navique_ai_core_operator::operator::crds::all()
+        .into_iter()
+        .map(|crd| {
+            let json = serde_json::to_value(&crd.spec).expect("a CRD serialises");
+            let spec = json
+                .pointer("/versions/0/schema/openAPIV3Schema/properties/spec")
+                .cloned()
+                .unwrap_or_default();
+            (crd.spec.names.kind.clone(), spec)
+        })
+        .collect()
+}
+
+/// Every `x-kubernetes-validations` rule of a schema, with its path.
+fn cel_rules(schema: &serde_json::Value, path: &str, out: &mut Vec<(String, String, String)>) {
+    for r in schema
+        .get("x-kubernetes-validations")
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
+        out.push((
+            path.to_string(),
+            r["rule"].as_str().unwrap_or_default().to_string(),
+            r["message"].as_str().unwrap_or_default().to_string(),
+        ));
+    }
+    for (k, sub) in schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .into_iter()
+        .flatten()
+    {
+        cel_rules(sub, &format!("{path}.{k}"), out);
+    }
+    if let Some(items) = schema.get("items") {
+        cel_rules(items, &format!("{path}[]"), out);
+    }
+}
+
+/// What a real API server's CEL says of a spec: each rule of the kind's
+/// CRD evaluated where it sits, `self` bound to that value. Nulls are
+/// dropped first, as the operator reads them (absent).
+fn cel_refusal(schema: &serde_json::Value, v: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value as Json;
+    fn without_nulls(v: &Json) -> Json {
+        match v {
+            Json::Object(m) => Json::Object(
+                m.iter()
+                    .filter(|(_, x)| !x.is_null())
+                    .map(|(k, x)| (k.clone(), without_nulls(x)))
+                    .collect(),
+            ),
+            Json::Array(a) => Json::Array(a.iter().map(without_nulls).collect()),
+            other => other.clone(),
+        }
+    }
+    if v.is_null() {
+        return None;
+    }
+    let v = without_nulls(v);
+    let type_fits = match schema.get("type").and_then(Json::as_str) {
+        Some("object") => v.is_object(),
+        Some("array") => v.is_array(),
+        Some("string") => v.is_string(),
+        _ => true,
+    };
+    if !type_fits {
+        // The OpenAPI check refuses it first; CEL never runs on it.
+        return None;
+    }
+    for r in schema
+        .get("x-kubernetes-validations")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let rule = r["rule"].as_str().expect("a rule");
+        let program = cel::Program::compile(rule).unwrap_or_else(|e| panic!("{rule}: {e}"));
+        let mut context = cel::Context::default();
+        context.add_variable("self", v.clone()).expect("self");
+        match program.execute(&context) {
+            Ok(cel::Value::Bool(true)) => {}
+            Ok(cel::Value::Bool(false)) => {
+                return Some(format!("{path}: {}", r["message"].as_str().unwrap_or(rule)))
+            }
+            // A rule reading a field of the wrong type errs on a real
+            // server too (and the object is refused).
+            Ok(other) => return Some(format!("{path}: {rule} gave {other:?}")),
+            Err(e) => return Some(format!("{path}: {rule}: {e}")),
+        }
+    }
+    if let (Some(props), Json::Object(m)) = (schema.get("properties").and_then(Json::as_object), &v)
+    {
+        for (k, x) in m {
+            if let Some(sub) = props.get(k) {
+                if let Some(e) = cel_refusal(sub, x, &format!("{path}.{k}")) {
+                    return Some(e);
+                }
+            }
+        }
+    }
+    if let (Some(items), Json::Array(a)) = (schema.get("items"), &v) {
+        for (i, x) in a.iter().enumerate() {
+            if let Some(e) = cel_refusal(items, x, &format!("{path}[{i}]")) {
+                return Some(e);
+            }
+        }
+    }
+    None
+}
+
+/// What a real API server says of a spec: the OpenAPI checks, then CEL.
+fn admission_refusal(
+    schemas: &std::collections::BTreeMap<String, serde_json::Value>,
+    kind: &str,
+    spec: &serde_json::Value,
+) -> Option<String> {
+    use navique_ai_core_operator::operator::realise::schema;
+    if let Err(e) = schema::check(kind, spec) {
+        return Some(e.to_string());
+    }
+    cel_refusal(&schemas[kind], spec, "spec")
+}
+
+#[test]
+fn every_crd_rule_compiles_and_refuses_what_its_message_says() {
+    use serde_json::json;
+    let schemas = crd_spec_schemas();
+    let mut rules = Vec::new();
+    for (kind, s) in &schemas {
+        let mut found = Vec::new();
+        cel_rules(s, "spec", &mut found);
+        for (path, rule, message) in found {
+            cel::Program::compile(&rule).unwrap_or_else(|e| panic!("{kind} {path}: {rule}: {e}"));
+            assert!(!message.is_empty(), "{kind} {path}: {rule} has no message");
+            rules.push(format!("{kind} {path}"));
+        }
+    }
+    eprintln!("{} CEL rules: {rules:?}", rules.len());
+    let secret = json!({"secretKeyRef": {"name": "m", "key": "key"}});
+    let vault = json!({"vault": {"store": "v", "path": "p", "property": "k"}});
+    let cases: Vec<(&str, serde_json::Value, Option<&str>)> = vec![
+        (
+            "PostgresCluster",
+            json!({"mode": "external", "external": {"connectionSecretRef": {"name": "c"}}}),
+            None,
+        ),
+        (
+            "PostgresCluster",
+            json!({"mode": "external"}),
+            Some("spec: exactly one of managed, adopt or external"),
+        ),
+        (
+            "PostgresCluster",
+            json!({"mode": "adopt", "adopt": {"clusterRef": {"name": "l"}}, "managed": {}}),
+            Some("spec: exactly one of"),
+        ),
+        (
+            "ClickHouseCluster",
+            json!({"type": "altinity", "mode": "managed", "managed": {}}),
+            None,
+        ),
+        (
+            "ClickHouseCluster",
+            json!({"type": "altinity", "mode": "managed"}),
+            Some("spec: exactly one of"),
+        ),
+        (
+            "Gateway",
+            json!({"masterKey": secret, "models": [{"name": "a", "model": "m", "apiKey": vault}]}),
+            None,
+        ),
+        (
+            "Gateway",
+            json!({"masterKey": {}}),
+            Some("spec.masterKey: exactly one of secretKeyRef or vault"),
+        ),
+        (
+            "Gateway",
+            json!({"masterKey": {"secretKeyRef": {"name": "m", "key": "k"}, "vault": {"store": "v", "path": "p", "property": "k"}}}),
+            Some("spec.masterKey: exactly one of secretKeyRef or vault"),
+        ),
+        (
+            "Gateway",
+            json!({"masterKey": secret, "models": [{"name": "a", "model": "m", "apiKey": {}}]}),
+            Some("spec.models[0].apiKey: exactly one of secretKeyRef or vault"),
+        ),
+        (
+            "MeilisearchInstance",
+            json!({"masterKey": {"secretKeyRef": {"name": "m", "key": "MEILI_MASTER_KEY"}}}),
+            None,
+        ),
+        ("MeilisearchInstance", json!({"masterKey": vault}), None),
+        (
+            "MeilisearchInstance",
+            json!({"masterKey": secret}),
+            Some("spec: masterKey.secretKeyRef.key must be MEILI_MASTER_KEY"),
+        ),
+        (
+            "Observability",
+            json!({"postgresClusterRef": {"name": "p"}, "clickHouseClusterRef": {"name": "c"}}),
+            None,
+        ),
+        (
+            "Observability",
+            json!({"postgresClusterRef": {"name": "p"}}),
+            Some("spec: postgresClusterRef and clickHouseClusterRef are required"),
+        ),
+        (
+            "SecretsManagement",
+            json!({"vault": {"server": "https://v", "path": "s", "auth": {"kubernetes": {"mountPath": "k", "role": "r"}}}}),
+            None,
+        ),
+        (
+            "SecretsManagement",
+            json!({"vault": {"server": "https://v", "path": "s", "auth": {}}}),
+            Some("spec.vault.auth: exactly one of kubernetes or tokenSecretRef"),
+        ),
+        ("ChatUI", json!({"gatewayRef": {"name": "gw"}}), None),
+    ];
+    for (kind, spec, expected) in cases {
+        let got = admission_refusal(&schemas, kind, &spec);
+        match (expected, &got) {
+            (None, None) => {}
+            (Some(want), Some(said)) if said.starts_with(want) => {}
+            _ => panic!("{kind} {spec}: expected {expected:?}, admission said {got:?}"),
+        }
+    }
 }

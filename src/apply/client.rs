@@ -7,6 +7,7 @@ use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
+use std::time::Duration;
 
 pub struct Cluster {
     pub client: kube::Client,
@@ -40,10 +41,13 @@ pub async fn connect_as(
 /// counts its API requests with one).
 pub type RequestObserver = std::sync::Arc<dyn Fn(&hyper::Method, &hyper::Uri) + Send + Sync>;
 
-/// A client of `config` that shows each request to `observe` first.
+/// A client of `config` that shows each request to `observe` first and
+/// fails a request whose answer has not started within `timeout` (a
+/// watch's stream, once started, runs on: only its start is bounded).
 pub fn observed_client(
     config: kube::Config,
     observe: RequestObserver,
+    timeout: Duration,
 ) -> Result<kube::Client, String> {
     let layer =
         tower::util::MapRequestLayer::new(move |req: hyper::Request<kube::client::Body>| {
@@ -52,8 +56,83 @@ pub fn observed_client(
         });
     Ok(kube::client::ClientBuilder::try_from(config)
         .map_err(|e| e.to_string())?
+        .with_layer(&tower::timeout::TimeoutLayer::new(timeout))
         .with_layer(&layer)
+        // Retry needs a service it can clone; a buffer in front makes one.
+        .with_layer(&tower::buffer::BufferLayer::new(1024))
+        .with_layer(&tower::retry::RetryLayer::new(RetryIdempotent::default()))
         .build())
+}
+
+/// Sends a read (not a watch) or a server-side apply again when it timed
+/// out, its connection failed, or the server was busy or failing (429 after
+/// its Retry-After, 500, 502, 503, 504): both are safe to repeat, even when
+/// the first one did its work and only the answer was lost. Creates,
+/// updates and deletes are not repeated here; their callers decide.
+#[derive(Clone, Default)]
+pub struct RetryIdempotent {
+    attempts: u32,
+}
+
+const RETRY_ATTEMPTS: u32 = 3;
+
+fn idempotent(req: &hyper::Request<kube::client::Body>) -> bool {
+    let is_apply = req
+        .headers()
+        .get(hyper::header::CONTENT_TYPE)
+        .is_some_and(|c| c.as_bytes().starts_with(b"application/apply-patch"));
+    match *req.method() {
+        hyper::Method::GET => verb_and_resource(req.method(), req.uri()).0 != "watch",
+        hyper::Method::PATCH => is_apply,
+        _ => false,
+    }
+}
+
+impl<B, E> tower::retry::Policy<hyper::Request<kube::client::Body>, hyper::Response<B>, E>
+    for RetryIdempotent
+{
+    type Future = tokio::time::Sleep;
+
+    fn retry(
+        &mut self,
+        req: &mut hyper::Request<kube::client::Body>,
+        result: &mut Result<hyper::Response<B>, E>,
+    ) -> Option<Self::Future> {
+        if self.attempts >= RETRY_ATTEMPTS || !idempotent(req) {
+            return None;
+        }
+        let wait = match result {
+            Err(_) => Duration::ZERO,
+            Ok(res) => match res.status().as_u16() {
+                429 => res
+                    .headers()
+                    .get(hyper::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok()?.parse().ok())
+                    .map(|s: u64| Duration::from_secs(s.min(10)))
+                    .unwrap_or(Duration::from_secs(1)),
+                500 | 502 | 503 | 504 => Duration::ZERO,
+                _ => return None,
+            },
+        };
+        self.attempts += 1;
+        let backoff = Duration::from_millis(100 << self.attempts);
+        Some(tokio::time::sleep(wait.max(backoff)))
+    }
+
+    fn clone_request(
+        &mut self,
+        req: &hyper::Request<kube::client::Body>,
+    ) -> Option<hyper::Request<kube::client::Body>> {
+        if !idempotent(req) {
+            return None;
+        }
+        let mut copy = hyper::Request::new(req.body().try_clone()?);
+        *copy.method_mut() = req.method().clone();
+        *copy.uri_mut() = req.uri().clone();
+        *copy.version_mut() = req.version();
+        *copy.headers_mut() = req.headers().clone();
+        Some(copy)
+    }
 }
 
 /// The configuration `connect_as` connects with.
@@ -205,7 +284,7 @@ impl Cluster {
 
 #[cfg(test)]
 mod request_tests {
-    use super::verb_and_resource;
+    use super::{verb_and_resource, RetryIdempotent, RETRY_ATTEMPTS};
     use hyper::{Method, Uri};
 
     fn vr(m: Method, u: &str) -> (&'static str, String) {
@@ -256,5 +335,85 @@ mod request_tests {
             vr(Method::GET, "/version"),
             ("discovery", "/version".into())
         );
+    }
+
+    #[test]
+    fn only_reads_and_server_side_applies_are_sent_again() {
+        use tower::retry::Policy;
+        // The policy's backoff is a tokio timer.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let _entered = rt.enter();
+        let req = |method: Method, uri: &str, content_type: Option<&str>| {
+            let mut r = hyper::Request::new(kube::client::Body::from(b"{}".to_vec()));
+            *r.method_mut() = method;
+            *r.uri_mut() = uri.parse().unwrap();
+            if let Some(c) = content_type {
+                r.headers_mut()
+                    .insert(hyper::header::CONTENT_TYPE, c.parse().unwrap());
+            }
+            r
+        };
+        let answer = |code: u16, retry_after: Option<&str>| {
+            let mut r = hyper::Response::new(());
+            *r.status_mut() = hyper::StatusCode::from_u16(code).unwrap();
+            if let Some(s) = retry_after {
+                r.headers_mut()
+                    .insert(hyper::header::RETRY_AFTER, s.parse().unwrap());
+            }
+            Ok::<_, String>(r)
+        };
+        let get = || req(Method::GET, "/api/v1/namespaces/n/secrets/s", None);
+        let apply = || {
+            req(
+                Method::PATCH,
+                "/apis/apps/v1/namespaces/n/deployments/d?fieldManager=x",
+                Some("application/apply-patch+yaml"),
+            )
+        };
+        let mut policy = RetryIdempotent::default();
+        for mut r in [get(), apply()] {
+            assert!(
+                Policy::<_, hyper::Response<()>, String>::clone_request(&mut policy, &r).is_some()
+            );
+            let mut fresh = RetryIdempotent::default();
+            assert!(fresh.retry(&mut r, &mut answer(503, None)).is_some());
+            assert!(fresh
+                .retry(
+                    &mut r,
+                    &mut Err::<hyper::Response<()>, String>("timed out".into())
+                )
+                .is_some());
+            assert!(fresh.retry(&mut r, &mut answer(429, Some("1"))).is_some());
+            assert!(
+                fresh.retry(&mut r, &mut answer(500, None)).is_none(),
+                "at most {RETRY_ATTEMPTS} times"
+            );
+            let mut fresh = RetryIdempotent::default();
+            assert!(fresh.retry(&mut r, &mut answer(404, None)).is_none());
+            assert!(fresh.retry(&mut r, &mut answer(409, None)).is_none());
+        }
+        for mut r in [
+            req(Method::POST, "/api/v1/namespaces/n/secrets", None),
+            req(Method::PUT, "/api/v1/namespaces/n/secrets/s", None),
+            req(Method::DELETE, "/api/v1/namespaces/n/secrets/s", None),
+            req(
+                Method::PATCH,
+                "/api/v1/namespaces/n/secrets/s",
+                Some("application/merge-patch+json"),
+            ),
+            req(Method::GET, "/api/v1/secrets?watch=true", None),
+        ] {
+            let mut fresh = RetryIdempotent::default();
+            assert!(
+                Policy::<_, hyper::Response<()>, String>::clone_request(&mut fresh, &r).is_none(),
+                "{} {}",
+                r.method(),
+                r.uri()
+            );
+            assert!(fresh.retry(&mut r, &mut answer(503, None)).is_none());
+        }
     }
 }

@@ -30,7 +30,8 @@ Commands:
   (release commands take --kubeconfig and --kube-context/--context)
   run [flags]               run the operator (--kubeconfig, --namespace, --charts-dir (repeatable), --metrics-bind,
                             --health-bind, --leader-elect=true|false, --log-format json, --catalog FILE,
-                            --resync-seconds N: how often a settled object is looked at again, 3600)
+                            --resync-seconds N: how often a settled object is looked at again, 3600;
+                            --api-timeout-seconds N: how long an API request may wait for its answer, 30)
   plan [flags]              what the operator would do now, read-only (--kubeconfig, --charts-dir, -o json)
   charts list|pull|verify|lock|push|images   the bundled charts' pins and OCI registries:
                             list [-o json]; pull [--dest DIR] [--by-tag]; verify DIR; lock [--only-charts] (re-resolve

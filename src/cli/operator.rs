@@ -93,6 +93,12 @@ pub fn run_options(a: &Args) -> Result<RunOptions, String> {
                 .map_err(|e| format!("--resync-seconds {s:?}: {e}"))?,
         );
     }
+    if let Some(s) = a.one(&["--api-timeout-seconds"]) {
+        o.api_timeout =
+            std::time::Duration::from_secs(s.parse().ok().filter(|n: &u64| *n > 0).ok_or_else(
+                || format!("--api-timeout-seconds {s:?}: a whole number of seconds above 0"),
+            )?);
+    }
     o.license_key = Some(licensing(a)?.key);
     o.mirrors = crate::oci::Mirrors::parse(&a.all(&["--registry-mirror"]))?;
     Ok(o)
@@ -107,6 +113,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let mut stopped = stop_rx.clone();
         tokio::spawn(async move {
             let mut term =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -118,9 +125,24 @@ pub fn run(a: &Args) -> Result<(), String> {
             tracing::info!("stopping: finishing the reconciles in flight");
             let _ = stop_tx.send(true);
         });
-        process::run(opts, stop_rx).await
+        // Within a pod's grace period (30 s by default), even if a reconcile
+        // in flight is stuck: whatever it left half done, the next start
+        // recovers, as after a kill.
+        let overdue = async move {
+            let _ = stopped.wait_for(|s| *s).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        };
+        tokio::select! {
+            result = process::run(opts, stop_rx) => result,
+            _ = overdue => {
+                tracing::warn!(grace = ?SHUTDOWN_GRACE, "reconciles still in flight after the grace period; exiting without them");
+                Ok(())
+            }
+        }
     })
 }
+
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// `navique-operator plan [--kubeconfig F] [--charts-dir DIR] [-o json]`.
 pub fn plan(a: &Args) -> Result<(), String> {

@@ -28,6 +28,10 @@ pub struct RunOptions {
     /// How often a settled object is looked at again (changes are watched;
     /// this catches drift in what is not, such as the objects we emitted).
     pub resync: Duration,
+    /// How long one API request may wait for its answer to start; past it
+    /// the request fails and is retried like any other error (so a hung
+    /// connection cannot hold a reconcile forever).
+    pub api_timeout: Duration,
     /// Metrics to report into (tests read them); fresh ones when None.
     pub metrics: Option<Arc<Metrics>>,
     /// The key licenses must be signed with; the built-in one when None.
@@ -51,6 +55,7 @@ impl RunOptions {
             lease_seconds: 15,
             poll: Duration::from_secs(2),
             resync: controller::DEFAULT_RESYNC,
+            api_timeout: DEFAULT_API_TIMEOUT,
             metrics: None,
             license_key: None,
             mirrors: Default::default(),
@@ -63,6 +68,8 @@ fn hostname() -> String {
         .map(|h| h.trim().to_string())
         .unwrap_or_else(|_| "navique".into())
 }
+
+pub const DEFAULT_API_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub const USER_AGENT: &str = concat!("navique-operator/", env!("CARGO_PKG_VERSION"));
 
@@ -97,6 +104,7 @@ pub async fn run(
     let client = crate::apply::client::observed_client(
         config(opts.kubeconfig.as_deref()).await?,
         Arc::new(move |method, uri| counted.api_request(method, uri)),
+        opts.api_timeout,
     )?;
     for bind in [opts.metrics_bind, opts.health_bind].into_iter().flatten() {
         let addr = telemetry::serve(bind, metrics.clone())

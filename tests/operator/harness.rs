@@ -926,6 +926,30 @@ impl Env {
         Some(String::from_utf8(v).expect("utf-8"))
     }
 
+    /// Waits until every CRD the operator applies on start is Established
+    /// (a test that creates its resources at once races the start-up).
+    pub fn wait_operator_crds(&self, timeout: Duration) {
+        let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+            Api::all(self.client.clone());
+        for crd in navique_ai_core_operator::operator::crds::all() {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            self.wait_for(&format!("CRD {name} Established"), timeout, |e| {
+                let found = e
+                    .block(crds.get_opt(&name))
+                    .map_err(|err| err.to_string())?;
+                let established = found
+                    .and_then(|c| c.status)
+                    .and_then(|s| s.conditions)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|c| c.type_ == "Established" && c.status == "True");
+                established
+                    .then_some(())
+                    .ok_or_else(|| "not yet".to_string())
+            });
+        }
+    }
+
     /// Waits for `cond`, failing with `what` and the last observation.
     pub fn wait_for<T>(
         &self,
@@ -1036,6 +1060,10 @@ impl Operator {
     }
 
     pub fn start_with(mut opts: RunOptions) -> Operator {
+        // NAVIQUE_LOG=debug (or any filter) shows the operator's logs.
+        if std::env::var_os("NAVIQUE_LOG").is_some() {
+            navique_ai_core_operator::cli::operator::init_logs(false);
+        }
         let metrics = Metrics::new();
         opts.metrics = Some(metrics.clone());
         let (stop, stop_rx) = tokio::sync::watch::channel(false);

@@ -5,7 +5,9 @@
 //!
 //! A rule as a flag (`--fault`, repeatable): `KIND@SHARE[:verbs=V,...][:resources=R,...][:agents=UA,...]`
 //! where KIND is `500`, `503`, `429` (with Retry-After: 1), `409` (updates
-//! and patches only), `delay=MS`, `cut-watch` (the stream ends after a few
+//! and patches only), `delay=MS` (held before the work), `late=MS` (the
+//! work done, the answer held: a client that times out first never learns
+//! that its write happened), `cut-watch` (the stream ends after a few
 //! events) or `gone` (a watch resuming from a resourceVersion gets 410);
 //! SHARE is between 0 and 1. Example: `500@0.05:verbs=create,patch`.
 
@@ -19,8 +21,24 @@ pub enum Fault {
     TooManyRequests,
     Conflict,
     Delay(Duration),
+    Late(Duration),
     CutWatch,
     GoneOnResume,
+}
+
+impl Fault {
+    /// The kind as the flag names it (`500`, `delay`, `late`, ...).
+    pub fn name(&self) -> String {
+        match self {
+            Fault::Status(code) => code.to_string(),
+            Fault::TooManyRequests => "429".into(),
+            Fault::Conflict => "409".into(),
+            Fault::Delay(_) => "delay".into(),
+            Fault::Late(_) => "late".into(),
+            Fault::CutWatch => "cut-watch".into(),
+            Fault::GoneOnResume => "gone".into(),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -57,6 +75,11 @@ impl FaultRule {
                 k["delay=".len()..]
                     .parse()
                     .map_err(|_| format!("fault {text:?}: delay=MS"))?,
+            )),
+            k if k.starts_with("late=") => Fault::Late(Duration::from_millis(
+                k["late=".len()..]
+                    .parse()
+                    .map_err(|_| format!("fault {text:?}: late=MS"))?,
             )),
             other => return Err(format!("fault {text:?}: unknown kind {other:?}")),
         };
@@ -96,6 +119,8 @@ pub struct Faults {
     rules: Vec<FaultRule>,
     rng: Mutex<u64>,
     pub injected: AtomicU64,
+    /// Injected, by kind name.
+    by_kind: Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
 impl Faults {
@@ -104,6 +129,7 @@ impl Faults {
             rules,
             rng: Mutex::new(seed | 1),
             injected: AtomicU64::new(0),
+            by_kind: Mutex::new(Default::default()),
         }
     }
 
@@ -114,6 +140,10 @@ impl Faults {
         *s ^= *s << 25;
         *s ^= *s >> 27;
         (s.wrapping_mul(0x2545F4914F6CDD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    pub fn injected_by_kind(&self) -> std::collections::BTreeMap<String, u64> {
+        self.by_kind.lock().expect("lock").clone()
     }
 
     /// The faults that strike this request (at most one of each kind).
@@ -132,6 +162,12 @@ impl Faults {
                 && !out.contains(&r.fault)
             {
                 self.injected.fetch_add(1, Ordering::Relaxed);
+                *self
+                    .by_kind
+                    .lock()
+                    .expect("lock")
+                    .entry(r.fault.name())
+                    .or_default() += 1;
                 out.push(r.fault.clone());
             }
         }
@@ -153,6 +189,10 @@ mod tests {
         assert_eq!(
             FaultRule::parse("delay=1500@1").unwrap().fault,
             Fault::Delay(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            FaultRule::parse("late=2500@0.1").unwrap().fault,
+            Fault::Late(Duration::from_millis(2500))
         );
         assert!(FaultRule::parse("500@2").is_err() && FaultRule::parse("418@0.1").is_err());
         let f = Faults::new(vec![r, FaultRule::parse("409@1").unwrap()], 7);

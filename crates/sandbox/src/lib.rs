@@ -215,6 +215,11 @@ impl Sandbox {
         self.shared.faults.injected.load(Ordering::Relaxed)
     }
 
+    /// Faults injected so far, by kind (`500`, `delay`, `late`, ...).
+    pub fn faults_injected_by_kind(&self) -> std::collections::BTreeMap<String, u64> {
+        self.shared.faults.injected_by_kind()
+    }
+
     /// Turns the simulated controllers on or off while running.
     pub fn set_simulate(&self, on: bool) {
         self.sim.enabled.store(on, Ordering::Relaxed);

@@ -351,6 +351,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         .get("resourceVersion")
         .is_some_and(|rv| !rv.is_empty() && rv != "0");
     let mut watch_faults = (false, false);
+    let mut late = None;
     shared.requests.record(
         &agent,
         verb,
@@ -385,10 +386,14 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                     target.t.plural)));
             }
             Fault::Delay(d) => tokio::time::sleep(d).await,
+            Fault::Late(d) => late = Some(d),
             Fault::CutWatch => watch_faults.0 = true,
             Fault::GoneOnResume => watch_faults.1 = true,
         }
     }
+    // The work is done before a late answer is held back: the client that
+    // gave up waiting never learns that its write happened.
+    let response = async move {
     let manager = manager_of(&req, &q);
     let dry_run = q.get("dryRun").is_some_and(|d| d == "All");
     let content_type = req
@@ -570,6 +575,12 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             "the server does not allow this method on the requested resource",
         )),
     }
+    }
+    .await;
+    if let Some(d) = late {
+        tokio::time::sleep(d).await;
+    }
+    response
 }
 
 fn resolve(st: &State, group: &str, version: &str, rest: &[&str]) -> Result<Target, ApiError> {

@@ -65,6 +65,7 @@ pub struct ReleaseLocation {
 pub struct CapabilityStatus {
     /// owned | adopted | absent
     #[serde(default)]
+    #[schemars(extend("enum" = ["owned", "adopted", "absent", ""]))]
     pub provenance: String,
     #[serde(default)]
     pub needed: bool,

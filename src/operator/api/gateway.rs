@@ -33,7 +33,10 @@ pub struct GatewaySpec {
     #[serde(default = "one")]
     #[schemars(range(min = 0))]
     pub replicas: i32,
+    /// Keyed by name: two entries of one name are refused on admission, and
+    /// server-side apply merges the list entry by entry.
     #[serde(default)]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
     pub models: Vec<GatewayModel>,
 }
 
@@ -44,10 +47,14 @@ fn one() -> i32 {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayModel {
+    #[schemars(extend("minLength" = 1))]
     pub name: String,
     /// LiteLLM's provider/model, for example `openai/gpt-4o`.
+    #[schemars(extend("minLength" = 1))]
     pub model: String,
+    /// An http(s) URL, or empty for the provider's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = r"^(https?://.+)?$"))]
     pub api_base: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key: Option<SecretSource>,

@@ -48,24 +48,38 @@ pub struct SecretSource {
     pub vault: Option<VaultRef>,
 }
 
+/// An object name (a DNS-1123 subdomain), as the API server requires of
+/// Secrets, CNPG Clusters and our own kinds.
+pub const NAME_PATTERN: &str = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+/// A key of a Secret's data.
+pub const SECRET_KEY_PATTERN: &str = r"^[-._a-zA-Z0-9]+$";
+/// A Kubernetes quantity (`10Gi`, `500M`, `1e3`).
+pub const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
 /// A key of a Secret in the resource's namespace.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct SecretKeyRef {
+    #[schemars(extend("minLength" = 1, "maxLength" = 253, "pattern" = NAME_PATTERN))]
     pub name: String,
+    #[schemars(extend("minLength" = 1, "maxLength" = 253, "pattern" = SECRET_KEY_PATTERN))]
     pub key: String,
 }
 
 /// A value in the vault that the `SecretsManagement` named `store` connects.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct VaultRef {
+    #[schemars(extend("minLength" = 1))]
     pub store: String,
+    #[schemars(extend("minLength" = 1))]
     pub path: String,
+    #[schemars(extend("minLength" = 1))]
     pub property: String,
 }
 
 /// A reference to an object by name, in the resource's namespace.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct LocalRef {
+    #[schemars(extend("minLength" = 1, "maxLength" = 253, "pattern" = NAME_PATTERN))]
     pub name: String,
 }
 
@@ -79,6 +93,7 @@ pub struct ExternalConnection {
 #[serde(rename_all = "camelCase")]
 pub struct Storage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = QUANTITY_PATTERN))]
     pub size: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_class: Option<String>,

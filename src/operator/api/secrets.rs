@@ -32,10 +32,13 @@ pub struct SecretsManagementSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Vault {
+    #[schemars(extend("pattern" = r"^https?://.+"))]
     pub server: String,
     /// The KV mount.
+    #[schemars(extend("minLength" = 1))]
     pub path: String,
     #[serde(default = "v2")]
+    #[schemars(extend("enum" = ["v1", "v2"]))]
     pub version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_bundle: Option<String>,
@@ -59,14 +62,19 @@ pub struct VaultAuth {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct KubernetesAuth {
+    #[schemars(extend("minLength" = 1))]
     pub mount_path: String,
+    #[schemars(extend("minLength" = 1))]
     pub role: String,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 pub struct NamespacedKeyRef {
+    #[schemars(extend("minLength" = 1, "maxLength" = 63, "pattern" = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"))]
     pub namespace: String,
+    #[schemars(extend("minLength" = 1, "maxLength" = 253, "pattern" = super::NAME_PATTERN))]
     pub name: String,
+    #[schemars(extend("minLength" = 1, "maxLength" = 253, "pattern" = super::SECRET_KEY_PATTERN))]
     pub key: String,
 }
 

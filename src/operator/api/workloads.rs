@@ -2,7 +2,7 @@
 //! bundled workload chart, in the resource's namespace, owned by us.
 
 use super::{CommonStatus, LocalRef, SecretSource, Storage};
-use kube::CustomResource;
+use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -40,7 +40,7 @@ pub struct ChatUISpec {
     pub values: Values,
 }
 
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[kube(
     group = "core.navique.com",
     version = "v1alpha1",
@@ -58,6 +58,7 @@ pub struct ChatUISpec {
         json_path = ".metadata.creationTimestamp"
     )
 )]
+#[x_kube(validation = Rule::new(MEILISEARCH_KEY_RULE).message(MEILISEARCH_KEY_RULE_MESSAGE))]
 #[serde(rename_all = "camelCase")]
 pub struct MeilisearchInstanceSpec {
     pub master_key: SecretSource,
@@ -68,7 +69,7 @@ pub struct MeilisearchInstanceSpec {
     pub values: Values,
 }
 
-#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, KubeSchema)]
 #[kube(
     group = "core.navique.com",
     version = "v1alpha1",
@@ -87,6 +88,7 @@ pub struct MeilisearchInstanceSpec {
         json_path = ".metadata.creationTimestamp"
     )
 )]
+#[x_kube(validation = Rule::new(OBSERVABILITY_RULE).message(OBSERVABILITY_RULE_MESSAGE))]
 #[serde(rename_all = "camelCase")]
 pub struct ObservabilitySpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -97,6 +99,17 @@ pub struct ObservabilitySpec {
     #[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
     pub values: Values,
 }
+
+/// The meilisearch chart reads the master key Secret whole, as environment.
+pub const MEILISEARCH_KEY_RULE: &str =
+    "!has(self.masterKey.secretKeyRef) || self.masterKey.secretKeyRef.key == 'MEILI_MASTER_KEY'";
+pub const MEILISEARCH_KEY_RULE_MESSAGE: &str = "masterKey.secretKeyRef.key must be MEILI_MASTER_KEY: the meilisearch chart reads the Secret whole as environment";
+
+/// Optional in the schema (a later build may bundle Langfuse's own
+/// datastores), required by this one.
+pub const OBSERVABILITY_RULE: &str =
+    "has(self.postgresClusterRef) && has(self.clickHouseClusterRef)";
+pub const OBSERVABILITY_RULE_MESSAGE: &str = "postgresClusterRef and clickHouseClusterRef are required: this build runs Langfuse on the platform's datastores";
 
 fn one() -> i32 {
     1

@@ -5,6 +5,7 @@
 pub mod clickhouse;
 pub mod gateway;
 pub mod postgres;
+pub mod schema;
 pub mod secrets;
 pub mod secrets_management;
 pub mod workload;
@@ -189,6 +190,7 @@ pub fn references(r: &Resource) -> Vec<(String, String)> {
 }
 
 pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
+    schema::check(&r.kind, &r.spec)?;
     match r.kind.as_str() {
         "PostgresCluster" => postgres::realise(r),
         "ClickHouseCluster" => clickhouse::realise(r, inputs),

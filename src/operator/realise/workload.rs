@@ -70,6 +70,7 @@ pub fn merge(base: &mut Value, over: &Value) {
 }
 
 pub fn realise(r: &Resource, prefix: &str, inputs: &Inputs) -> Result<Workload, SpecError> {
+    super::schema::check(&r.kind, &r.spec)?;
     let release = release_name(prefix, &r.name);
     match r.kind.as_str() {
         "ChatUI" => chat_ui(r, release, inputs),
