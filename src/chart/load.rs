@@ -246,7 +246,9 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
         Ok(size) => tar_files(&raw[..size]),
         Err(_) => gunzip_into(data, &mut raw).and_then(|_| tar_files(&raw)),
     };
-    if raw.capacity() <= 32 * 1024 * 1024 {
+    // A process that renders once gives the buffer back before rendering:
+    // kept, it would sit in the peak resident set for nothing.
+    if raw.capacity() <= 32 * 1024 * 1024 && !crate::par::is_one_shot() {
         SCRATCH.with(|b| *b.borrow_mut() = raw);
     }
     result
