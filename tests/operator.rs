@@ -3080,6 +3080,33 @@ fn under_api_server_faults_the_platform_still_converges_once_with_nothing_pendin
     let ns = env.namespace("team-faults");
     env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "litellm-master", "namespace": ns},
         "stringData": {"key": "sk-master"}}).to_string());
+    // Someone else's objects beside ours, one of them named as a release
+    // would be: under faults and retries, none may be touched.
+    let bystanders = [
+        ("ConfigMap", "chat-ui-web-settings"),
+        ("Secret", "app-db-app-backup"),
+    ];
+    for (kind, name) in bystanders {
+        env.apply_yaml(
+            &json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "namespace": ns,
+            "labels": {"app.kubernetes.io/managed-by": "someone-else"}}, "data": {"k": "dg=="}})
+            .to_string(),
+        );
+    }
+    let versions_of_bystanders = |env: &Env| -> Vec<String> {
+        bystanders
+            .iter()
+            .map(|(kind, name)| {
+                let got = env.kubectl(&["get", kind, name, "-n", &ns, "-o", "json"]);
+                let v: Value = serde_json::from_str(&got).expect("json");
+                format!(
+                    "{kind}/{name}@{}",
+                    v["metadata"]["resourceVersion"].as_str().unwrap_or("gone")
+                )
+            })
+            .collect()
+    };
+    let before = versions_of_bystanders(&env);
     env.create_postgres(&ns, "app-db", managed());
     env.create(
         "ClickHouseCluster",
@@ -3157,10 +3184,20 @@ fn under_api_server_faults_the_platform_still_converges_once_with_nothing_pendin
     }
     let (code, _) = http_get(&health, "/readyz");
     assert_eq!(code, 200, "/readyz still served");
+    assert_eq!(
+        versions_of_bystanders(&env),
+        before,
+        "objects we do not own were written"
+    );
     for (k, n, name) in all.iter().rev() {
         env.delete(k, n, name);
     }
     op.stop();
+    assert_eq!(
+        versions_of_bystanders(&env),
+        before,
+        "objects we do not own were written or deleted"
+    );
 }
 
 /// One run of the kill scenario, in four phases: a managed PostgresCluster
