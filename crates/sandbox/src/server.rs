@@ -436,7 +436,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     let t = &target.t;
 
     match (method, target.name.clone()) {
-        (Method::GET, None) if watch => return start_watch(shared, &target, &q, watch_faults),
+        (Method::GET, None) if watch => start_watch(shared, &target, &q, watch_faults),
         (Method::GET, None) => list(shared, &target, &q, metadata_only),
         (Method::GET, Some(name)) => {
             let st = shared.state.lock().expect("lock");
