@@ -14,7 +14,8 @@ LABEL org.opencontainers.image.title="navique-operator" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.source="https://github.com/navique/ai-core-operator"
 
-# glibc linked statically (crt-static); DNS through glibc's built-in
+# glibc linked statically (crt-static), position-dependent (no relocations
+# at start); DNS through glibc's built-in
 # resolver, which reads these two files.
 COPY build/rootfs/etc/passwd build/rootfs/etc/group build/rootfs/etc/nsswitch.conf /etc/
 COPY build/navique-operator /navique-operator

@@ -26,7 +26,7 @@ help:
 	@sed -n 's/^#   //p' Makefile
 
 static:
-	RUSTFLAGS="-C target-feature=+crt-static" cargo build --release --target $(TARGET) --bin navique-operator
+	RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" cargo build --release --target $(TARGET) --bin navique-operator
 	mkdir -p build
 	strip -o build/navique-operator $(BIN)
 
