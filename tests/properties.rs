@@ -400,7 +400,6 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
     }
     let catalog = Catalog::built_in();
     let key = license::built_in_key();
-    let schemas = crd_spec_schemas();
     let (mut realised, mut refused) = (0, 0);
     for round in 0..20_000 {
         let (kind, seed) = &seeds[round % seeds.len()];
@@ -434,7 +433,7 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
             }
         }
         let what = format!("{kind} spec {spec}");
-        let admission = admission_refusal(&schemas, kind, &spec);
+        let admission = admission_refusal(kind, &spec);
         let outcome = std::panic::catch_unwind(|| {
             let _ = realise::generated(&r);
             let _ = realise::password_source(&r);
@@ -765,21 +764,6 @@ fn malformed_charts_and_release_records_never_panic() {
     );
 }
 
-/// The CRD spec schema of each kind, as generated.
-fn crd_spec_schemas() -> std::collections::BTreeMap<String, serde_json::Value> {
-    navique_ai_core_operator::operator::crds::all()
-        .into_iter()
-        .map(|crd| {
-            let json = serde_json::to_value(&crd.spec).expect("a CRD serialises");
-            let spec = json
-                .pointer("/versions/0/schema/openAPIV3Schema/properties/spec")
-                .cloned()
-                .unwrap_or_default();
-            (crd.spec.names.kind.clone(), spec)
-        })
-        .collect()
-}
-
 /// Every `x-kubernetes-validations` rule of a schema, with its path.
 fn cel_rules(schema: &serde_json::Value, path: &str, out: &mut Vec<(String, String, String)>) {
     for r in schema
@@ -880,26 +864,26 @@ fn cel_refusal(schema: &serde_json::Value, v: &serde_json::Value, path: &str) ->
 }
 
 /// What a real API server says of a spec: the OpenAPI checks, then CEL.
-fn admission_refusal(
-    schemas: &std::collections::BTreeMap<String, serde_json::Value>,
-    kind: &str,
-    spec: &serde_json::Value,
-) -> Option<String> {
+fn admission_refusal(kind: &str, spec: &serde_json::Value) -> Option<String> {
     use navique_ai_core_operator::operator::realise::schema;
     if let Err(e) = schema::check(kind, spec) {
         return Some(e.to_string());
     }
-    cel_refusal(&schemas[kind], spec, "spec")
+    cel_refusal(schema::spec_schema(kind).expect("a CRD"), spec, "spec")
 }
 
 #[test]
 fn every_crd_rule_compiles_and_refuses_what_its_message_says() {
+    use navique_ai_core_operator::operator::realise::schema;
     use serde_json::json;
-    let schemas = crd_spec_schemas();
     let mut rules = Vec::new();
-    for (kind, s) in &schemas {
+    for kind in schema::kinds() {
         let mut found = Vec::new();
-        cel_rules(s, "spec", &mut found);
+        cel_rules(
+            schema::spec_schema(kind).expect("a CRD"),
+            "spec",
+            &mut found,
+        );
         for (path, rule, message) in found {
             cel::Program::compile(&rule).unwrap_or_else(|e| panic!("{kind} {path}: {rule}: {e}"));
             assert!(!message.is_empty(), "{kind} {path}: {rule} has no message");
@@ -989,7 +973,7 @@ fn every_crd_rule_compiles_and_refuses_what_its_message_says() {
         ("ChatUI", json!({"gatewayRef": {"name": "gw"}}), None),
     ];
     for (kind, spec, expected) in cases {
-        let got = admission_refusal(&schemas, kind, &spec);
+        let got = admission_refusal(kind, &spec);
         match (expected, &got) {
             (None, None) => {}
             (Some(want), Some(said)) if said.starts_with(want) => {}

@@ -51,6 +51,16 @@ fn collect_patterns(schema: &Value, out: &mut BTreeMap<String, Regex>) {
     }
 }
 
+/// The schema of `kind`'s `spec`, as its CRD is generated.
+pub fn spec_schema(kind: &str) -> Option<&'static Value> {
+    schemas().specs.get(kind)
+}
+
+/// Every kind with a CRD.
+pub fn kinds() -> impl Iterator<Item = &'static str> {
+    schemas().specs.keys().map(String::as_str)
+}
+
 /// Checks `spec` against the CRD schema of `kind`; kinds without one pass.
 pub fn check(kind: &str, spec: &Value) -> Result<(), SpecError> {
     let s = schemas();
