@@ -40,15 +40,6 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, ms)
 """
 
 
-def helm_first_render_ms(path, vals_file):
-    """The time of Helm's first render in a fresh process (its own clock,
-    around the render only). Its RSS figure is useless here: a child forked
-    from this script inherits the script's peak; child_maxrss_kb measures."""
-    out = subprocess.run([sys.executable, "-c", HELM_ONE, path, vals_file, "render"],
-                         capture_output=True, text=True, check=True).stdout.split()
-    return float(out[1])
-
-
 WHOLE_NOTES = """Whole process, read honestly: a fresh `navique-operator template` costs 3-4 ms even for a
 chart whose warm render takes 0.4 ms, so against Helm's *warm* render the whole process is 3-6x
 faster on the larger charts, not the 10x the warm figures show. Helm's first render in a fresh
@@ -91,19 +82,21 @@ instructions at the start of the day, 427M at the end).
 
 
 def child_maxrss_kb(cmd):
-    """Peak RSS of one child process. Linux folds the forking process's
-    resident set into the child's peak at exec, so the figure can be no
-    lower than its parent's: GNU time (a ~2 MB parent) when installed, else
-    a Python wrapper (a ~13 MB floor, which hides the smaller charts)."""
+    """Peak RSS of one child process, and what it printed. Linux folds the
+    forking process's resident set into the child's peak at exec, so the
+    figure can be no lower than its parent's: GNU time (a ~2 MB parent) when
+    installed, else a Python wrapper (a ~13 MB floor, which hides the
+    smaller charts)."""
     if os.path.exists("/usr/bin/time"):
-        out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True, check=True)
-        return int(out.stderr.strip().splitlines()[-1])
+        out = subprocess.run(["/usr/bin/time", "-f", "%M"] + cmd, capture_output=True, text=True, check=True)
+        return int(out.stderr.strip().splitlines()[-1]), out.stdout
     code = ("import resource, subprocess, sys\n"
-            "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)\n"
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+            "out = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=True).stdout\n"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+            "print(out, end='')\n")
     out = subprocess.run([sys.executable, "-c", code] + cmd, capture_output=True, text=True, check=True)
-    return int(out.stdout.strip())
+    first, _, rest = out.stdout.partition("\n")
+    return int(first), rest
 
 
 def main():
@@ -145,9 +138,11 @@ def main():
             t = time.perf_counter()
             subprocess.run(template, stdout=subprocess.DEVNULL, check=True)
             whole.append((time.perf_counter() - t) * 1000)
-        our_mem = child_maxrss_kb(template)
-        helm_mem = child_maxrss_kb([sys.executable, "-c", HELM_ONE, path, vals_file, "render"])
-        helm_first_ms = helm_first_render_ms(path, vals_file)
+        our_mem, _ = child_maxrss_kb(template)
+        # One fresh Helm process gives its peak and its first render's time
+        # (its own clock, around the render only).
+        helm_mem, helm_out = child_maxrss_kb([sys.executable, "-c", HELM_ONE, path, vals_file, "render"])
+        helm_first_ms = float(helm_out.split()[1])
         rows.append({
             "chart": name,
             "helm_ms": statistics.median(ht),
@@ -165,7 +160,7 @@ def main():
         print(f"{name:40s} helm {rows[-1]['helm_ms']:8.2f} ms  ours {rows[-1]['ours_ms']:7.2f} ms  "
               f"x{rows[-1]['ratio']:5.1f} (min x{rows[-1]['min_ratio']:5.1f})  whole process {rows[-1]['whole_ms']:6.2f} ms x{rows[-1]['whole_ratio']:5.1f} (helm first render {rows[-1]['helm_first_ms']:7.1f} ms, x{rows[-1]['whole_first_ratio']:5.1f})  mem ours {rows[-1]['ours_mem_mb']:6.1f} MB helm {rows[-1]['helm_mem_mb']:6.1f} MB", flush=True)
     baseline = child_maxrss_kb([sys.executable, "-c", HELM_ONE, os.path.join(CHARTS, "metrics-server-3.13.1.tgz"),
-                                os.path.join(CHARTS, "cases", "metrics-server", "defaults.values.json"), "none"]) / 1024
+                                os.path.join(CHARTS, "cases", "metrics-server", "defaults.values.json"), "none"])[0] / 1024
     print(f"python + helm_python loaded, no render: {baseline:.1f} MB")
     if a.out:
         # Only this script's section is rewritten; later sections stay.
