@@ -2047,10 +2047,16 @@ fn a_gateway_waits_for_its_database_then_follows_its_models_and_reference() {
     env.wait_gone("the dropped model", |e| {
         e.get(&models, "team-gw-llama3").is_some()
     });
-    assert!(env
-        .events("team-gw")
-        .iter()
-        .any(|e| e.starts_with("GarbageCollected: ") && e.contains("LiteLLMModel")));
+    // The Event follows the deletion (it is recorded once the delete went
+    // through), so a reader that saw the object go may be a moment early.
+    env.wait_for("the GarbageCollected Event", Duration::from_secs(30), |e| {
+        let events = e.events("team-gw");
+        events
+            .iter()
+            .any(|e| e.starts_with("GarbageCollected: ") && e.contains("LiteLLMModel"))
+            .then_some(())
+            .ok_or_else(|| format!("{events:?}"))
+    });
     // The reference switched: the proxy's database is the other one's.
     env.wait_for(
         "the proxy on the other database",
