@@ -43,7 +43,7 @@ fn run_case(case: &Map) -> Result<(), String> {
         .into_iter()
         .map(|(name, text)| File {
             name,
-            data: std::rc::Rc::new(text.into_bytes()),
+            data: text.into_bytes().into(),
         })
         .collect();
     let user: Map = match get(case, "user") {

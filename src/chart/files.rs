@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 #[derive(Debug, Clone, Default)]
 pub struct Files {
-    pub files: BTreeMap<String, Rc<Vec<u8>>>,
+    pub files: BTreeMap<String, std::sync::Arc<[u8]>>,
 }
 
 impl Files {
@@ -166,7 +166,7 @@ impl Object for Files {
     }
     fn field(&self, name: &str) -> Option<Value> {
         Some(match self.files.get(name) {
-            Some(b) => Value::Bytes(b.clone()),
+            Some(b) => Value::Bytes(Rc::new(b.to_vec())),
             None => Value::Nil,
         })
     }
@@ -216,7 +216,12 @@ impl Object for Files {
                     .map(|b| String::from_utf8_lossy(b).into_owned())
                     .unwrap_or_default(),
             ),
-            "GetBytes" => Value::Bytes(self.files.get(&arg()?).cloned().unwrap_or_default()),
+            "GetBytes" => Value::Bytes(Rc::new(
+                self.files
+                    .get(&arg()?)
+                    .map(|b| b.to_vec())
+                    .unwrap_or_default(),
+            )),
             "Lines" => {
                 let p = arg()?;
                 match self.files.get(&p) {
@@ -255,7 +260,7 @@ impl Object for Files {
                         .map(|(k, v)| {
                             (
                                 base(k),
-                                base64::engine::general_purpose::STANDARD.encode(v.as_slice()),
+                                base64::engine::general_purpose::STANDARD.encode(&v[..]),
                             )
                         })
                         .collect(),
@@ -273,7 +278,9 @@ impl Object for Files {
             }
             s.push_str(k);
             s.push(':');
-            s.push_str(&crate::gotmpl::format::format_v(&Value::Bytes(v.clone())));
+            s.push_str(&crate::gotmpl::format::format_v(&Value::Bytes(Rc::new(
+                v.to_vec(),
+            ))));
         }
         s.push(']');
         s
@@ -285,7 +292,7 @@ impl Object for Files {
         Value::map(
             self.files
                 .iter()
-                .map(|(k, v)| (k.clone(), Value::Bytes(v.clone())))
+                .map(|(k, v)| (k.clone(), Value::Bytes(Rc::new(v.to_vec()))))
                 .collect(),
         )
     }

@@ -284,13 +284,13 @@ fn tar_files(raw: &[u8]) -> Result<Vec<File>, LoadError> {
                 rel, MAX_DECOMPRESSED_FILE_SIZE
             ));
         }
-        let buf = entry.data.to_vec();
+        let buf: std::sync::Arc<[u8]> = entry.data.into();
         if let Some(existing) = files.iter_mut().find(|f| f.name == clean) {
-            existing.data = buf.into();
+            existing.data = buf;
         } else {
             files.push(File {
                 name: clean,
-                data: buf.into(),
+                data: buf,
             });
         }
     }
@@ -546,9 +546,9 @@ pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
     load_files(archive_files(data)?)
 }
 
-fn strip_bom(data: std::rc::Rc<Vec<u8>>) -> std::rc::Rc<Vec<u8>> {
+fn strip_bom(data: std::sync::Arc<[u8]>) -> std::sync::Arc<[u8]> {
     if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        return std::rc::Rc::new(data[3..].to_vec());
+        return data[3..].into();
     }
     data
 }
@@ -590,7 +590,7 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
                 ))
             })?;
         } else if name == "values.schema.json" {
-            chart.schema = Some(f.data.to_vec());
+            chart.schema = Some(f.data);
         } else if name == "Chart.lock" {
             chart.lock = Some(f.data.to_vec());
         } else if name == "requirements.yaml" {

@@ -16,18 +16,19 @@ pub use metadata::Metadata;
 use crate::gotmpl::value::Map;
 
 /// A file of a chart. The bytes are shared: rendering clones charts and
-/// file sets freely without copying contents.
+/// file sets freely without copying contents, and a template's text is
+/// these very bytes (`chart::render`), not a second copy.
 #[derive(Debug, Clone)]
 pub struct File {
     pub name: String,
-    pub data: std::rc::Rc<Vec<u8>>,
+    pub data: std::sync::Arc<[u8]>,
 }
 
 impl File {
     pub fn new(name: impl Into<String>, data: Vec<u8>) -> File {
         File {
             name: name.into(),
-            data: std::rc::Rc::new(data),
+            data: data.into(),
         }
     }
 }
@@ -37,7 +38,7 @@ pub struct Chart {
     pub metadata: Metadata,
     /// Default values (values.yaml).
     pub values: Map,
-    pub schema: Option<Vec<u8>>,
+    pub schema: Option<std::sync::Arc<[u8]>>,
     /// Files under templates/, with paths relative to the chart root.
     pub templates: Vec<File>,
     /// Every other file (README, crds/, files/...).

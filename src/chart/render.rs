@@ -405,10 +405,16 @@ fn collect(
     next
 }
 
-fn utf8(b: &[u8]) -> std::sync::Arc<str> {
-    match std::str::from_utf8(b) {
-        Ok(s) => std::sync::Arc::from(s),
-        Err(_) => std::sync::Arc::from(String::from_utf8_lossy(b).as_ref()),
+/// A template's text: the file's own bytes when they are UTF-8 (a chart's
+/// templates are most of its size), a lossy copy otherwise.
+fn utf8(b: &std::sync::Arc<[u8]>) -> std::sync::Arc<str> {
+    if std::str::from_utf8(b).is_ok() {
+        let raw = std::sync::Arc::into_raw(b.clone()) as *const str;
+        // SAFETY: `str` has the layout of `[u8]`, and these bytes were just
+        // checked to be UTF-8; the pointer comes from `Arc::into_raw`.
+        unsafe { std::sync::Arc::from_raw(raw) }
+    } else {
+        std::sync::Arc::from(String::from_utf8_lossy(b).as_ref())
     }
 }
 

@@ -40,7 +40,7 @@ fn demo_chart() -> Result<crate::chart::Chart, String> {
         .iter()
         .map(|(n, d)| File {
             name: n.to_string(),
-            data: std::rc::Rc::new(d.as_bytes().to_vec()),
+            data: d.as_bytes().into(),
         })
         .collect();
     load_files(files).map_err(|e| e.0)
