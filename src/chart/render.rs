@@ -577,3 +577,25 @@ fn execute(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::utf8;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_templates_text_is_its_files_bytes_unless_they_are_not_utf8() {
+        let file: Arc<[u8]> = Arc::from("name: {{ .Release.Name }} ü\n".as_bytes());
+        let text = utf8(&file);
+        assert_eq!(&*text, "name: {{ .Release.Name }} ü\n");
+        assert_eq!(text.as_ptr(), file.as_ptr(), "no copy of valid UTF-8");
+        assert_eq!(Arc::strong_count(&file), 2);
+        drop(text);
+        assert_eq!(Arc::strong_count(&file), 1);
+
+        let bad: Arc<[u8]> = Arc::from(&b"a\xffb"[..]);
+        let text = utf8(&bad);
+        assert_eq!(&*text, "a\u{fffd}b");
+        assert_ne!(text.as_ptr(), bad.as_ptr());
+    }
+}
