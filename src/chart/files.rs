@@ -166,7 +166,7 @@ impl Object for Files {
     }
     fn field(&self, name: &str) -> Option<Value> {
         Some(match self.files.get(name) {
-            Some(b) => Value::Bytes(Rc::new(b.to_vec())),
+            Some(b) => Value::Bytes(b.clone()),
             None => Value::Nil,
         })
     }
@@ -216,12 +216,7 @@ impl Object for Files {
                     .map(|b| String::from_utf8_lossy(b).into_owned())
                     .unwrap_or_default(),
             ),
-            "GetBytes" => Value::Bytes(Rc::new(
-                self.files
-                    .get(&arg()?)
-                    .map(|b| b.to_vec())
-                    .unwrap_or_default(),
-            )),
+            "GetBytes" => Value::Bytes(self.files.get(&arg()?).cloned().unwrap_or_default()),
             "Lines" => {
                 let p = arg()?;
                 match self.files.get(&p) {
@@ -278,9 +273,7 @@ impl Object for Files {
             }
             s.push_str(k);
             s.push(':');
-            s.push_str(&crate::gotmpl::format::format_v(&Value::Bytes(Rc::new(
-                v.to_vec(),
-            ))));
+            s.push_str(&crate::gotmpl::format::format_v(&Value::Bytes(v.clone())));
         }
         s.push(']');
         s
@@ -292,7 +285,7 @@ impl Object for Files {
         Value::map(
             self.files
                 .iter()
-                .map(|(k, v)| (k.clone(), Value::Bytes(Rc::new(v.to_vec()))))
+                .map(|(k, v)| (k.clone(), Value::Bytes(v.clone())))
                 .collect(),
         )
     }

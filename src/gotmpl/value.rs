@@ -59,8 +59,8 @@ pub enum Value {
     Uint32(u32),
     Float(f64),
     Str(Arc<str>),
-    /// `[]uint8`
-    Bytes(Rc<Vec<u8>>),
+    /// `[]uint8`; shared with the chart file it may come from (`.Files`).
+    Bytes(Arc<[u8]>),
     List(Rc<Vec<Value>>, ListKind),
     /// Go maps are references: `set` and `merge` mutate in place and every
     /// holder sees the change.

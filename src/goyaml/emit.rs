@@ -49,7 +49,7 @@ fn to_y_mode(v: &Value, pretty: bool) -> Result<Y, JsonError> {
         Value::Str(s) => Y::Str(s.to_string()),
         Value::Bytes(b) => {
             use base64::Engine as _;
-            Y::Str(base64::engine::general_purpose::STANDARD.encode(b.as_slice()))
+            Y::Str(base64::engine::general_purpose::STANDARD.encode(&b[..]))
         }
         Value::List(l, _) => Y::Seq(
             l.iter()

@@ -68,7 +68,7 @@ fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), Stri
         Value::Bytes(b) => {
             use base64::Engine as _;
             out.push('"');
-            out.push_str(&base64::engine::general_purpose::STANDARD.encode(b.as_slice()));
+            out.push_str(&base64::engine::general_purpose::STANDARD.encode(&b[..]));
             out.push('"');
         }
         Value::List(l, _) => {
