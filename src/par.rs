@@ -41,3 +41,50 @@ pub fn beside<A: Send, B>(side: impl FnOnce() -> A + Send, here: impl FnOnce() -
         here_result,
     )
 }
+
+/// `f` over every item, in order, shared between this thread and one
+/// beside it: each takes the next item not yet taken, so a few expensive
+/// items (a template dense with actions among large plain CRDs) do not
+/// leave one side idle the way a split by size would.
+pub fn map_shared<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::AtomicUsize;
+    let next = AtomicUsize::new(0);
+    let take = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else {
+                return done;
+            };
+            done.push((i, f(item)));
+        }
+    };
+    let (side, here) = beside(take, take);
+    let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+    for (i, r) in side.into_iter().chain(here) {
+        slots[i] = Some(r);
+    }
+    slots
+        .into_iter()
+        .map(|r| r.expect("every item was taken by one side"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_shared_keeps_the_order_and_maps_every_item_once() {
+        let items: Vec<u64> = (0..1000).collect();
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let out = map_shared(&items, |&x| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            // Uneven work, so both sides take items in an interleaved order.
+            (0..(x % 7) * 100).fold(x, |a, b| a.wrapping_add(b)) - (0..(x % 7) * 100).sum::<u64>()
+        });
+        assert_eq!(out, items);
+        assert_eq!(calls.load(Ordering::Relaxed), 1000);
+        assert!(map_shared(&[] as &[u8], |_| 0).is_empty());
+    }
+}

@@ -517,27 +517,7 @@ fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, String>> {
     if total < 16 * 1024 || docs.len() < 2 {
         return docs.iter().map(|(p, d)| head_of(d, p)).collect();
     }
-    // Split where half of the bytes are on each side.
-    let mut acc = 0;
-    let mut mid = docs.len() / 2;
-    for (i, (_, d)) in docs.iter().enumerate() {
-        acc += d.len();
-        if acc * 2 >= total {
-            mid = (i + 1).min(docs.len() - 1).max(1);
-            break;
-        }
-    }
-    let (a, b) = docs.split_at(mid);
-    let (hb, mut ha) = crate::par::beside(
-        || b.iter().map(|(p, d)| head_of(d, p)).collect::<Vec<_>>(),
-        || {
-            a.iter()
-                .map(|(p, d)| head_of(d, p))
-                .collect::<Vec<Result<Head, String>>>()
-        },
-    );
-    ha.extend(hb);
-    ha
+    crate::par::map_shared(docs, |(p, d)| head_of(d, p))
 }
 
 /// The release manifest string.

@@ -87,22 +87,7 @@ impl TemplateSet {
             if total < 128 * 1024 || files.len() < 2 {
                 files.iter().map(parse_one).collect()
             } else {
-                let mut acc = 0;
-                let mut mid = files.len() / 2;
-                for (i, (_, t)) in files.iter().enumerate() {
-                    acc += t.len();
-                    if acc * 2 >= total {
-                        mid = (i + 1).clamp(1, files.len() - 1);
-                        break;
-                    }
-                }
-                let (a, b) = files.split_at(mid);
-                let (rb, mut ra) = crate::par::beside(
-                    || b.iter().map(parse_one).collect::<Vec<_>>(),
-                    || a.iter().map(parse_one).collect::<Vec<_>>(),
-                );
-                ra.extend(rb);
-                ra
+                crate::par::map_shared(files, parse_one)
             };
         for r in results {
             for t in r.map_err(Error::Parse)? {
