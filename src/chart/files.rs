@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 #[derive(Debug, Clone, Default)]
 pub struct Files {
-    pub files: BTreeMap<String, std::sync::Arc<[u8]>>,
+    pub files: BTreeMap<String, bytes::Bytes>,
 }
 
 impl Files {

@@ -236,25 +236,24 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     if data.len() < 2 || data[0] != 0x1f || data[1] != 0x8b {
         return err("file does not appear to be a gzipped archive; got 'application/octet-stream'");
     }
-    // The decompressed archive is scratch space: reuse one buffer per thread
-    // so repeated loads do not fault fresh pages in each time.
-    thread_local! {
-        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    let mut raw = SCRATCH.with(|b| std::mem::take(&mut *b.borrow_mut()));
-    let result = match inflate_fast(data, &mut raw) {
-        Ok(size) => tar_files(&raw[..size]),
-        Err(_) => gunzip_into(data, &mut raw).and_then(|_| tar_files(&raw)),
+    // The files are slices of the decompressed archive itself: copied out,
+    // every byte of the chart would be written and faulted in twice.
+    let mut raw = Vec::new();
+    let raw = match inflate_fast(data, &mut raw) {
+        Ok(size) => {
+            raw.truncate(size);
+            raw
+        }
+        Err(_) => {
+            raw.clear();
+            gunzip_into(data, &mut raw)?;
+            raw
+        }
     };
-    // A process that renders once gives the buffer back before rendering:
-    // kept, it would sit in the peak resident set for nothing.
-    if raw.capacity() <= 32 * 1024 * 1024 && !crate::par::is_one_shot() {
-        SCRATCH.with(|b| *b.borrow_mut() = raw);
-    }
-    result
+    tar_files(&bytes::Bytes::from(raw))
 }
 
-fn tar_files(raw: &[u8]) -> Result<Vec<File>, LoadError> {
+fn tar_files(raw: &bytes::Bytes) -> Result<Vec<File>, LoadError> {
     let mut files: Vec<File> = Vec::new();
     for entry in TarEntries::new(raw) {
         let entry = entry?;
@@ -284,7 +283,7 @@ fn tar_files(raw: &[u8]) -> Result<Vec<File>, LoadError> {
                 rel, MAX_DECOMPRESSED_FILE_SIZE
             ));
         }
-        let buf: std::sync::Arc<[u8]> = entry.data.into();
+        let buf = raw.slice_ref(entry.data);
         if let Some(existing) = files.iter_mut().find(|f| f.name == clean) {
             existing.data = buf;
         } else {
@@ -546,9 +545,9 @@ pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {
     load_files(archive_files(data)?)
 }
 
-fn strip_bom(data: std::sync::Arc<[u8]>) -> std::sync::Arc<[u8]> {
+fn strip_bom(data: bytes::Bytes) -> bytes::Bytes {
     if data.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        return data[3..].into();
+        return data.slice(3..);
     }
     data
 }

@@ -21,7 +21,7 @@ use crate::gotmpl::value::Map;
 #[derive(Debug, Clone)]
 pub struct File {
     pub name: String,
-    pub data: std::sync::Arc<[u8]>,
+    pub data: bytes::Bytes,
 }
 
 impl File {
@@ -38,7 +38,7 @@ pub struct Chart {
     pub metadata: Metadata,
     /// Default values (values.yaml).
     pub values: Map,
-    pub schema: Option<std::sync::Arc<[u8]>>,
+    pub schema: Option<bytes::Bytes>,
     /// Files under templates/, with paths relative to the chart root.
     pub templates: Vec<File>,
     /// Every other file (README, crds/, files/...).

@@ -6,6 +6,7 @@ use super::files::Files;
 use super::values::{coalesce_values_for, process_dependencies};
 use super::Chart;
 use crate::gotmpl::exec::{Exec, LookupFn, Slot, TemplateSet};
+use crate::gotmpl::source::Source;
 use crate::gotmpl::value::{ListKind, Map, MapKind, Object, Value};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -332,7 +333,7 @@ pub struct Rendered {
 }
 
 struct Renderable {
-    text: std::sync::Arc<str>,
+    text: Source,
     vals: Value,
     base_path: String,
 }
@@ -407,15 +408,9 @@ fn collect(
 
 /// A template's text: the file's own bytes when they are UTF-8 (a chart's
 /// templates are most of its size), a lossy copy otherwise.
-fn utf8(b: &std::sync::Arc<[u8]>) -> std::sync::Arc<str> {
-    if std::str::from_utf8(b).is_ok() {
-        let raw = std::sync::Arc::into_raw(b.clone()) as *const str;
-        // SAFETY: `str` has the layout of `[u8]`, and these bytes were just
-        // checked to be UTF-8; the pointer comes from `Arc::into_raw`.
-        unsafe { std::sync::Arc::from_raw(raw) }
-    } else {
-        std::sync::Arc::from(String::from_utf8_lossy(b).as_ref())
-    }
+fn utf8(b: &bytes::Bytes) -> Source {
+    Source::from_utf8(b.clone())
+        .unwrap_or_else(|b| Source::from(String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// Helm's sortTemplates: deeper paths first, then reverse lexical order.
@@ -524,7 +519,7 @@ fn render_checked(
     let keys: Vec<String> = tpls.keys().cloned().collect();
     let order = parse_order(&keys);
     let mut set = TemplateSet::new();
-    let sources: Vec<(&str, std::sync::Arc<str>)> = order
+    let sources: Vec<(&str, Source)> = order
         .iter()
         .map(|n| (n.as_str(), tpls[n].text.clone()))
         .collect();
@@ -581,19 +576,21 @@ fn execute(
 #[cfg(test)]
 mod tests {
     use super::utf8;
-    use std::sync::Arc;
+    use bytes::Bytes;
 
     #[test]
     fn a_templates_text_is_its_files_bytes_unless_they_are_not_utf8() {
-        let file: Arc<[u8]> = Arc::from("name: {{ .Release.Name }} ü\n".as_bytes());
+        let archive = Bytes::from("name: {{ .Release.Name }} ü\n".as_bytes().to_vec());
+        let file = archive.slice(6..);
         let text = utf8(&file);
-        assert_eq!(&*text, "name: {{ .Release.Name }} ü\n");
-        assert_eq!(text.as_ptr(), file.as_ptr(), "no copy of valid UTF-8");
-        assert_eq!(Arc::strong_count(&file), 2);
-        drop(text);
-        assert_eq!(Arc::strong_count(&file), 1);
+        assert_eq!(&*text, "{{ .Release.Name }} ü\n");
+        assert_eq!(
+            text.as_ptr(),
+            archive[6..].as_ptr(),
+            "no copy of valid UTF-8"
+        );
 
-        let bad: Arc<[u8]> = Arc::from(&b"a\xffb"[..]);
+        let bad = Bytes::from_static(b"a\xffb");
         let text = utf8(&bad);
         assert_eq!(&*text, "a\u{fffd}b");
         assert_ne!(text.as_ptr(), bad.as_ptr());

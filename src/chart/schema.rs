@@ -397,12 +397,12 @@ pub fn validate_tree(chart: &Chart, values: &Map) -> Result<(), String> {
 /// another thread while the templates render.
 pub struct PendingValidation {
     /// (chart name, schema bytes, values as JSON), in tree order.
-    jobs: Vec<(String, std::sync::Arc<[u8]>, String)>,
+    jobs: Vec<(String, bytes::Bytes, String)>,
 }
 
 impl PendingValidation {
     pub fn collect(chart: &Chart, values: &Map) -> PendingValidation {
-        fn walk(c: &Chart, v: &Map, jobs: &mut Vec<(String, std::sync::Arc<[u8]>, String)>) {
+        fn walk(c: &Chart, v: &Map, jobs: &mut Vec<(String, bytes::Bytes, String)>) {
             if let Some(schema) = &c.schema {
                 let text = json::encode(
                     &Value::map(v.clone()),

@@ -67,19 +67,19 @@ impl TemplateSet {
     /// large sets are parsed on two threads, then added in the same order
     /// (later definitions win) and the first error in order is reported.
     pub fn parse_files(&mut self, files: &[(&str, &str)]) -> Result<(), Error> {
-        let shared: Vec<(&str, std::sync::Arc<str>)> = files
+        let shared: Vec<(&str, super::source::Source)> = files
             .iter()
-            .map(|(n, t)| (*n, std::sync::Arc::from(*t)))
+            .map(|(n, t)| (*n, super::source::Source::from(*t)))
             .collect();
         self.parse_shared_files(&shared)
     }
 
-    /// `parse_files` over sources already held as `Arc<str>`.
+    /// `parse_files` over sources already held shared.
     pub fn parse_shared_files(
         &mut self,
-        files: &[(&str, std::sync::Arc<str>)],
+        files: &[(&str, super::source::Source)],
     ) -> Result<(), Error> {
-        let parse_one = |(name, text): &(&str, std::sync::Arc<str>)| {
+        let parse_one = |(name, text): &(&str, super::source::Source)| {
             super::parse::parse_shared(name, name, text.clone(), &funcs::exists)
         };
         let total: usize = files.iter().map(|(_, t)| t.len()).sum();

@@ -159,19 +159,29 @@ pub struct Lexer<'a> {
 
 /// Lex the whole input. The token stream ends with `Eof` or with one `Error`.
 pub fn lex(input: &str) -> Vec<Item> {
+    let mut items = Vec::new();
+    lex_into(input, &mut items);
+    items
+}
+
+/// `lex` into a buffer the caller reuses: a chart's templates are lexed one
+/// after the other, and a fresh token vector for each costs fresh pages.
+pub fn lex_into(input: &str, items: &mut Vec<Item>) {
+    items.clear();
+    // Growing by doubling copies every token again; most templates
+    // have about one token per 64 bytes or fewer.
+    items.reserve(input.len() / 64 + 16);
     let mut l = Lexer {
         input,
         pos: 0,
         start: 0,
         paren_depth: 0,
-        // Growing by doubling copies every token again; most templates
-        // have about one token per 64 bytes or fewer.
-        items: Vec::with_capacity(input.len() / 64 + 16),
+        items: std::mem::take(items),
         counted: 0,
         line: 1,
     };
     l.run();
-    l.items
+    *items = l.items;
 }
 
 enum State {

@@ -7,6 +7,7 @@ pub mod format;
 pub mod funcs;
 pub mod lex;
 pub mod parse;
+pub mod source;
 pub mod value;
 
 pub use error::Error;

@@ -2,7 +2,8 @@
 //! closely: node positions and `String()` forms appear verbatim in
 //! Helm's error messages, so they must be the same as Go's.
 
-use super::lex::{lex, Item, Tok};
+use super::lex::{lex_into, Item, Tok};
+use super::source::Source;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -30,7 +31,7 @@ pub enum Node {
 /// copied (templates are often hundreds of kilobytes of YAML).
 #[derive(Debug, Clone)]
 pub struct TextSpan {
-    pub src: Arc<str>,
+    pub src: Source,
     pub start: usize,
     pub end: usize,
 }
@@ -216,7 +217,7 @@ pub struct Tree {
     /// Name of the file the text came from (Go's ParseName).
     pub parse_name: Arc<str>,
     pub root: Vec<Node>,
-    pub text: Arc<str>,
+    pub text: Source,
 }
 
 impl Tree {
@@ -264,7 +265,7 @@ struct Parser<'f> {
     /// the last token taken from the lexer.
     high: usize,
     parse_name: Arc<str>,
-    text: Arc<str>,
+    text: Source,
     vars: Vec<String>,
     range_depth: usize,
     /// Where the action being parsed starts (for error messages).
@@ -282,18 +283,23 @@ pub fn parse(
     text: &str,
     has_func: &dyn Fn(&str) -> bool,
 ) -> PResult<Vec<Tree>> {
-    parse_shared(name, parse_name, Arc::from(text), has_func)
+    parse_shared(name, parse_name, Source::from(text), has_func)
 }
 
 /// `parse` over source the caller already holds shared (no copy).
 pub fn parse_shared(
     name: &str,
     parse_name: &str,
-    text: Arc<str>,
+    text: Source,
     has_func: &dyn Fn(&str) -> bool,
 ) -> PResult<Vec<Tree>> {
+    thread_local! {
+        static TOKENS: std::cell::Cell<Vec<Item>> = const { std::cell::Cell::new(Vec::new()) };
+    }
+    let mut items = TOKENS.take();
+    lex_into(&text, &mut items);
     let mut p = Parser {
-        items: lex(&text),
+        items,
         idx: 0,
         high: 0,
         parse_name: Arc::from(parse_name),
@@ -304,15 +310,28 @@ pub fn parse_shared(
         has_func,
         trees: Vec::new(),
     };
-    let root = p.parse_top()?;
-    let main = Tree {
-        name: name.to_string(),
-        parse_name: p.parse_name.clone(),
-        root,
-        text,
-    };
-    p.add_tree(main)?;
-    Ok(p.trees)
+    let parsed = p.parse_all(name, text);
+    let mut items = std::mem::take(&mut p.items);
+    // One unusually large template should not pin its tokens for good.
+    if items.capacity() <= 1 << 16 {
+        items.clear();
+        TOKENS.set(items);
+    }
+    parsed
+}
+
+impl<'f> Parser<'f> {
+    fn parse_all(&mut self, name: &str, text: Source) -> PResult<Vec<Tree>> {
+        let root = self.parse_top()?;
+        let main = Tree {
+            name: name.to_string(),
+            parse_name: self.parse_name.clone(),
+            root,
+            text,
+        };
+        self.add_tree(main)?;
+        Ok(std::mem::take(&mut self.trees))
+    }
 }
 
 impl<'f> Parser<'f> {

@@ -60,7 +60,7 @@ pub enum Value {
     Float(f64),
     Str(Arc<str>),
     /// `[]uint8`; shared with the chart file it may come from (`.Files`).
-    Bytes(Arc<[u8]>),
+    Bytes(bytes::Bytes),
     List(Rc<Vec<Value>>, ListKind),
     /// Go maps are references: `set` and `merge` mutate in place and every
     /// holder sees the change.

@@ -145,7 +145,7 @@ pub fn register(r: &mut Registry) {
             return Err("reflect.Value.Slice: slice index out of bounds".into());
         }
         if let Value::Bytes(b) = &a[0] {
-            return Ok(Value::Bytes(b[start as usize..end as usize].into()));
+            return Ok(Value::Bytes(b.slice(start as usize..end as usize)));
         }
         Ok(Value::List(
             Rc::new(l[start as usize..end as usize].to_vec()),
