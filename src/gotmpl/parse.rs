@@ -272,6 +272,13 @@ struct Parser<'f> {
     action_pos: Option<usize>,
     has_func: &'f dyn Fn(&str) -> bool,
     trees: Vec<Tree>,
+    /// Scratch stacks the lists under construction live on, nested lists
+    /// above their parents', each moved into a vector of its exact size
+    /// when complete: pushed one by one into vectors of their own they
+    /// would grow by doubling, copied at each step and left half empty.
+    nodes: Vec<Node>,
+    args: Vec<Arg>,
+    cmds: Vec<Command>,
 }
 
 /// Parse `text` (from file `parse_name`) into the main tree named `name` and
@@ -309,6 +316,9 @@ pub fn parse_shared(
         action_pos: None,
         has_func,
         trees: Vec::new(),
+        nodes: Vec::new(),
+        args: Vec::new(),
+        cmds: Vec::new(),
     };
     let parsed = p.parse_all(name, text);
     let mut items = std::mem::take(&mut p.items);
@@ -450,7 +460,7 @@ impl<'f> Parser<'f> {
     }
 
     fn parse_top(&mut self) -> PResult<Vec<Node>> {
-        let mut root = Vec::new();
+        let start = self.nodes.len();
         while self.peek_typ().0 != Tok::Eof {
             if self.peek_typ().0 == Tok::LeftDelim {
                 let save = self.idx;
@@ -464,11 +474,11 @@ impl<'f> Parser<'f> {
             match self.text_or_action()? {
                 Parsed::End(_) => return self.err("unexpected {{end}}"),
                 Parsed::Else(_) => return self.err("unexpected {{else}}"),
-                Parsed::Node(Some(n)) => root.push(n),
+                Parsed::Node(Some(n)) => self.nodes.push(n),
                 Parsed::Node(None) => {}
             }
         }
-        Ok(root)
+        Ok(self.nodes.drain(start..).collect())
     }
 
     fn parse_definition(&mut self) -> PResult<()> {
@@ -498,12 +508,14 @@ impl<'f> Parser<'f> {
     }
 
     fn item_list(&mut self) -> PResult<(Vec<Node>, ListEnd)> {
-        let mut list = Vec::new();
+        let start = self.nodes.len();
         while self.peek_ns().0 != Tok::Eof {
             match self.text_or_action()? {
-                Parsed::End(_) => return Ok((list, ListEnd::End)),
-                Parsed::Else(pos) => return Ok((list, ListEnd::ElseAt(pos))),
-                Parsed::Node(Some(n)) => list.push(n),
+                Parsed::End(_) => return Ok((self.nodes.drain(start..).collect(), ListEnd::End)),
+                Parsed::Else(pos) => {
+                    return Ok((self.nodes.drain(start..).collect(), ListEnd::ElseAt(pos)))
+                }
+                Parsed::Node(Some(n)) => self.nodes.push(n),
                 Parsed::Node(None) => {}
             }
         }
@@ -726,9 +738,11 @@ impl<'f> Parser<'f> {
             }
             break;
         }
+        let start = self.cmds.len();
         loop {
             let tok = self.next_non_space();
             if tok.typ == end {
+                pipe.cmds = self.cmds.drain(start..).collect();
                 self.check_pipeline(&pipe, context)?;
                 return Ok(pipe);
             }
@@ -747,7 +761,7 @@ impl<'f> Parser<'f> {
                 | Tok::LeftParen => {
                     self.backup();
                     let c = self.command()?;
-                    pipe.cmds.push(c);
+                    self.cmds.push(c);
                 }
                 _ => return self.unexpected(&tok, context),
             }
@@ -778,14 +792,11 @@ impl<'f> Parser<'f> {
 
     fn command(&mut self) -> PResult<Command> {
         let pos = self.peek_ns().1;
-        let mut cmd = Command {
-            pos,
-            args: Vec::new(),
-        };
+        let start = self.args.len();
         loop {
             self.peek_ns();
             if let Some(op) = self.operand()? {
-                cmd.args.push(op);
+                self.args.push(op);
             }
             let tok = self.next();
             match tok.typ {
@@ -796,6 +807,10 @@ impl<'f> Parser<'f> {
             }
             break;
         }
+        let cmd = Command {
+            pos,
+            args: self.args.drain(start..).collect(),
+        };
         if cmd.args.is_empty() {
             return self.err("empty command");
         }
