@@ -133,6 +133,30 @@ const HOOK_EVENTS: &[&str] = &[
 /// A hand-written matcher with the regex's leftmost-first semantics: the
 /// regex engine cannot skip ahead on this pattern and was a hot spot.
 pub fn split_documents(file: &str) -> Vec<String> {
+    document_ranges(file)
+        .into_iter()
+        .map(|(start, end)| file[start..end].to_string())
+        .collect()
+}
+
+/// `split_documents` of a text the caller gives up: a file of one document
+/// (most are) becomes that document without a copy.
+pub fn split_documents_owned(mut file: String) -> Vec<String> {
+    let ranges = document_ranges(&file);
+    if let [(start, end)] = ranges[..] {
+        file.truncate(end);
+        file.drain(..start);
+        return vec![file];
+    }
+    ranges
+        .into_iter()
+        .map(|(start, end)| file[start..end].to_string())
+        .collect()
+}
+
+/// Where each non-blank document of a file starts and ends (its leading
+/// whitespace left out).
+fn document_ranges(file: &str) -> Vec<(usize, usize)> {
     let is_ws = |b: u8| matches!(b, b'\t' | b'\n' | 0x0c | b'\r' | b' ');
     let big = file.trim_start();
     let b = big.as_bytes();
@@ -167,10 +191,15 @@ pub fn split_documents(file: &str) -> Vec<String> {
         }
     }
     pieces.push(&big[last..]);
+    let base = file.as_ptr() as usize;
     pieces
         .into_iter()
         .filter(|d| !d.trim().is_empty())
-        .map(|d| d.trim_start().to_string())
+        .map(|d| {
+            let d = d.trim_start();
+            let start = d.as_ptr() as usize - base;
+            (start, start + d.len())
+        })
         .collect()
 }
 
@@ -413,10 +442,7 @@ pub struct Sorted {
 }
 
 /// Helm's SortManifests over rendered files (NOTES taken out first).
-pub fn sort_manifests(
-    files: &BTreeMap<String, String>,
-    root_chart: &str,
-) -> Result<Sorted, String> {
+pub fn sort_manifests(files: BTreeMap<String, String>, root_chart: &str) -> Result<Sorted, String> {
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
     let mut notes = String::new();
@@ -424,8 +450,8 @@ pub fn sort_manifests(
     let root_notes = format!("{root_chart}/templates/NOTES.txt");
     for (path, content) in files {
         if path.ends_with("NOTES.txt") {
-            if *path == root_notes {
-                notes = content.clone();
+            if path == root_notes {
+                notes = content;
             }
             continue;
         }
@@ -440,7 +466,7 @@ pub fn sort_manifests(
         if content.trim().is_empty() {
             continue;
         }
-        for doc in split_documents(content) {
+        for doc in split_documents_owned(content) {
             docs.push((path.clone(), doc));
         }
     }
@@ -522,7 +548,11 @@ fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, String>> {
 
 /// The release manifest string.
 pub fn manifest_string(manifests: &[Manifest]) -> String {
-    let mut out = String::new();
+    let size = manifests
+        .iter()
+        .map(|m| "---\n# Source: \n\n".len() + m.path.len() + m.content.len())
+        .sum();
+    let mut out = String::with_capacity(size);
     for m in manifests {
         out.push_str("---\n# Source: ");
         out.push_str(&m.path);

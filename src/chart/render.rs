@@ -568,7 +568,11 @@ fn execute(
         let mut buf = String::with_capacity(r.text.len() + 256);
         exec.exec_named(name, Slot::concrete(r.vals.clone()), &mut buf)
             .map_err(|e| RenderError(crate::gotmpl::Error::Exec(e).helm_message()))?;
-        out.insert(name.clone(), buf.replace("<no value>", ""));
+        // Helm erases every "<no value>"; most outputs have none to erase.
+        if memchr::memmem::find(buf.as_bytes(), b"<no value>").is_some() {
+            buf = buf.replace("<no value>", "");
+        }
+        out.insert(name.clone(), buf);
     }
     Ok(out)
 }

@@ -45,7 +45,7 @@ pub fn render(a: &Args) -> Result<(), String> {
         let t1 = Instant::now();
         let r = render_chart(&chart, &user, &opts).map_err(|e| e.0)?;
         let t2 = Instant::now();
-        let sorted = sort_manifests(&r.files, r.chart.name())?;
+        let sorted = sort_manifests(r.files, r.chart.name())?;
         let t3 = Instant::now();
         t_load += (t1 - t0).as_secs_f64();
         t_render += (t2 - t1).as_secs_f64();

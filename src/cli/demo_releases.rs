@@ -56,8 +56,8 @@ pub fn run() -> Result<(), String> {
         },
         ..Default::default()
     };
-    let rendered = render_chart(&chart, &Default::default(), &opts).map_err(|e| e.0)?;
-    let sorted = sort_manifests(&rendered.files, rendered.chart.name())?;
+    let mut rendered = render_chart(&chart, &Default::default(), &opts).map_err(|e| e.0)?;
+    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())?;
     println!("# 1. `helm template` on our own engine:");
     println!("{}", manifest_string(&sorted.manifests).trim());
     println!();

@@ -1,7 +1,7 @@
 //! `navique-operator template`: Helm's `helm template` on our engine.
 
 use super::args::Args;
-use crate::chart::manifest::{manifest_string, sort_manifests};
+use crate::chart::manifest::sort_manifests;
 use crate::chart::render::{
     render_chart, Capabilities, KubeVersion, ReleaseOptions, RenderOptions,
 };
@@ -133,35 +133,53 @@ pub fn run(a: &Args) -> Result<(), String> {
         strict: false,
         skip_schema_validation: a.flag("--skip-schema-validation"),
     };
-    let rendered = render_chart(&chart, &user, &opts).map_err(|e| e.0)?;
-    let sorted = sort_manifests(&rendered.files, rendered.chart.name())?;
-    let mut manifest = String::new();
-    if a.flag("--include-crds") && !a.flag("--skip-crds") {
-        for (path, data) in crd_objects(&rendered.chart, None) {
-            manifest.push_str(&format!(
-                "---\n# Source: {path}\n{}\n",
-                String::from_utf8_lossy(&data)
-            ));
-        }
+    let mut rendered = render_chart(&chart, &user, &opts).map_err(|e| e.0)?;
+    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())?;
+    let crds: Vec<String> = if a.flag("--include-crds") && !a.flag("--skip-crds") {
+        crd_objects(&rendered.chart, None)
+            .into_iter()
+            .map(|(path, data)| {
+                format!(
+                    "---\n# Source: {path}\n{}\n",
+                    String::from_utf8_lossy(&data)
+                )
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // The output is written piece by piece as Helm's string would read: a
+    // chart's manifest can be megabytes, and every whole copy of it costs.
+    let mut pieces: Vec<&str> = crds.iter().map(String::as_str).collect();
+    for m in &sorted.manifests {
+        pieces.extend(["---\n# Source: ", &m.path, "\n", &m.content, "\n"]);
     }
-    manifest.push_str(&manifest_string(&sorted.manifests));
-    let mut out = String::new();
-    out.push_str(manifest.trim());
-    out.push('\n');
+    trim_pieces(&mut pieces);
+    pieces.push("\n");
     let skip_tests = a.flag("--skip-tests");
     if !a.flag("--no-hooks") {
         for h in &sorted.hooks {
             if skip_tests && h.events.iter().any(|e| e == "test") {
                 continue;
             }
-            out.push_str(&format!("---\n# Source: {}\n{}\n", h.path, h.manifest));
+            pieces.extend(["---\n# Source: ", &h.path, "\n", &h.manifest, "\n"]);
         }
     }
     let show_only = a.all(&["--show-only", "-s"]);
+    let output_dir = a.one(&["--output-dir"]);
+    if show_only.is_empty() && output_dir.is_none() {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+        for p in pieces {
+            w.write_all(p.as_bytes()).map_err(|e| e.to_string())?;
+        }
+        return w.flush().map_err(|e| e.to_string());
+    }
+    let mut out = pieces.concat();
     if !show_only.is_empty() {
         out = filter_show_only(&out, &show_only)?;
     }
-    if let Some(dir) = a.one(&["--output-dir"]) {
+    if let Some(dir) = output_dir {
         write_output_dir(&out, &dir)?;
         return Ok(());
     }
@@ -170,6 +188,24 @@ pub fn run(a: &Args) -> Result<(), String> {
         .write_all(out.as_bytes())
         .map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// Trims the text the pieces make up together, as `str::trim` trims it.
+fn trim_pieces(pieces: &mut Vec<&str>) {
+    while let Some(first) = pieces.first_mut() {
+        *first = first.trim_start();
+        if !first.is_empty() {
+            break;
+        }
+        pieces.remove(0);
+    }
+    while let Some(last) = pieces.last_mut() {
+        *last = last.trim_end();
+        if !last.is_empty() {
+            break;
+        }
+        pieces.pop();
+    }
 }
 
 fn crd_objects(c: &crate::chart::Chart, parent: Option<&str>) -> Vec<(String, Vec<u8>)> {
@@ -243,4 +279,25 @@ fn write_output_dir(out: &str, dir: &str) -> Result<(), String> {
         println!("wrote {}", path.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::trim_pieces;
+
+    #[test]
+    fn trimming_pieces_is_trimming_what_they_make_together() {
+        let cases: &[&[&str]] = &[
+            &[" \n", "\t", " a ", "b", " \n"],
+            &["---\n# Source: x\n", "kind: A", "\n", "", " \n"],
+            &["  ", " "],
+            &[],
+            &["\u{a0}x\u{2003}", "\u{3000}"],
+        ];
+        for case in cases {
+            let mut pieces = case.to_vec();
+            trim_pieces(&mut pieces);
+            assert_eq!(pieces.concat(), case.concat().trim(), "{case:?}");
+        }
+    }
 }
