@@ -169,8 +169,13 @@ pub fn lex(input: &str) -> Vec<Item> {
 pub fn lex_into(input: &str, items: &mut Vec<Item>) {
     items.clear();
     // Growing by doubling copies every token again; most templates
-    // have about one token per 64 bytes or fewer.
-    items.reserve(input.len() / 64 + 16);
+    // have about one token per 64 bytes or fewer. A buffer too small is
+    // replaced, not grown: growing would copy (and fault in) its whole old
+    // capacity for nothing.
+    let want = input.len() / 64 + 16;
+    if items.capacity() < want {
+        *items = Vec::with_capacity(want);
+    }
     let mut l = Lexer {
         input,
         pos: 0,
