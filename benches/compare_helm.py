@@ -40,27 +40,56 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, ms)
 """
 
 
-WHOLE_NOTES = """Whole process, read honestly: a fresh `navique-operator template` costs 3-4 ms even for a
-chart whose warm render takes 0.4 ms, so against Helm's *warm* render the whole process is 3-6x
-faster on the larger charts, not the 10x the warm figures show. Helm's first render in a fresh
-process (its Go runtime loaded, nothing rendered yet; the Python interpreter's own start-up
-excluded) is the fairer opposite of our whole process, and is the "Helm ms (first render)"
-column. The issue's goal (the whole process 10x faster than Helm's in-process render on
-cert-manager and CloudNativePG, peak RSS under 15 MB on cert-manager) is not met. Since
-2026-12-02 the binary is linked position-dependent (`build.rs`, `-no-pie`): the loader has no
-68,490 relative relocations to apply nor 1.7 MB of relocated read-only data to copy, which took
-`navique-operator version` from 3.2 ms / 622 page faults / 7.7 MB to 1.7 ms / 185 faults / 4.0 MB
-and a cert-manager `template` from 11.8 ms / 2,470 faults / 23.1 MB to 11.0 ms / 2,068 faults /
-16.5 MB (`perf stat -r 40`, `/usr/bin/time`). What remains is mostly the kernel: half the samples
-of a `perf record` over 20 cert-manager processes are page faults on fresh heap and unmapping at
-exit; the render itself (decompressing the chart, parsing, executing, sorting the manifest) is
-the other half. Of a cert-manager process's 16 MB peak, about 9.4 MB are pages of the binary
-itself (the kernel maps 64 KB around each code page first touched; the binary holds the whole
-operator, 18.8 MB of code) and about 6 MB heap (massif: the chart's files twice, as extracted and
-as template text, the values, the parsed templates). Building mimalloc without transparent huge
-pages (`.cargo/config.toml`) halved the peak RSS before (40 MB -> 19 MB). Peak memory is measured
-with GNU time where installed: Linux counts the forking process's resident set into a child's
-peak, so a Python wrapper would put a 13 MB floor under every figure.
+WHOLE_NOTES = """Whole process, read honestly: a fresh `navique-operator template` costs 3-4 ms even for a chart
+whose warm render takes under 1 ms (an empty C program takes about 1 ms to start and exit on
+this VM), so against Helm's *warm* render the whole process is 4-10x faster on the larger charts,
+not the 10-18x the warm figures show. Helm's first render in a fresh process (its Go runtime
+loaded, nothing rendered yet; the Python interpreter's own start-up excluded) is the fairer
+opposite of our whole process, and is the "Helm ms (first render)" column. The table is one of
+three consecutive runs on 2026-12-03; over the three, cert-manager's whole process was 4.3-5.9x
+faster than Helm warm and 4.9-6.2x faster than Helm's first render, CloudNativePG's 8.6-9.5x and
+9.6-11.9x; cert-manager peaked at 13.2-13.7 MB, CloudNativePG at 14.9-15.1 MB. Of the issue's
+goal (the whole process 10x faster than Helm's in-process render on cert-manager and
+CloudNativePG, peak RSS under 15 MB on cert-manager) the memory part is met, CloudNativePG is at
+the edge of 10x, and cert-manager is not: its warm render alone is already about a tenth of
+Helm's, so the process around it (start-up, first touch of every page) cannot fit in the same
+budget unless the render itself gets faster.
+
+On this VM the first touch of a fresh page costs 1-3 us (sometimes far more), so what moved the
+whole process was touching fewer pages; each step measured with `perf stat -r 60`,
+`/usr/bin/time` and `perf record -e page-faults --call-graph dwarf` (which phase faults), output
+compared byte for byte on every shared chart:
+- 2026-12-01: the binary is linked position-dependent (`build.rs`, `-no-pie`): the loader has no
+  68,490 relative relocations to apply nor 1.7 MB of relocated read-only data to copy.
+  `navique-operator version` 3.2 ms / 622 page faults / 7.7 MB -> 1.7 ms / 185 faults / 4.0 MB,
+  cert-manager `template` 11.8 ms / 2,470 faults / 23.1 MB -> 11.0 ms / 2,068 faults / 16.5 MB.
+- 2026-12-02: a template's text is its file's own bytes instead of a copy: cert-manager 1,957 ->
+  1,615 faults, peak 16.0 -> 14.3 MB.
+- 2026-12-03: one-shot commands end with `_exit` after flushing (mimalloc no longer hands its
+  pages back one `madvise` at a time on the way out); template parsing and manifest heads are
+  shared between the two threads item by item instead of split by size (cert-manager's plain CRDs
+  are 1 MB of cheap text); a chart's files are slices of the decompressed archive (`bytes::Bytes`)
+  instead of copies of it; the lexer reuses one token buffer per thread and the parser builds its
+  lists at their exact size; outputs without `<no value>` are not copied to erase it, a file of
+  one document becomes that document in place, and `template` writes its pieces to stdout instead
+  of assembling the manifest twice. cert-manager 1,600 -> 1,250 faults, 9.3-10.5 -> 8.9-9.7 ms,
+  peak 15.0 -> 13.5 MB; CloudNativePG, whose output is 1.27 MB of CRDs, 3,400 -> 1,570 faults,
+  21-24 -> 15-16 ms, peak 21.4 -> 14.1 MB (paired runs against the build of the day before).
+
+Where the rest goes (cert-manager, about 1,250 faults): ~350 for the decompressed archive itself
+(1.36 MB, mostly CRD templates that render to nothing by default), ~130 for the process's start
+(binary, libc, loader), 400-450 for parse trees and tokens, ~190 for decoding the 114 KB
+`values.schema.json` into values, the rest the values, the render and the manifest. Tried and not
+kept: running the render on one thread in a one-shot process (too noisy to decide); disabling
+mimalloc's purge, `MIMALLOC_ARENA_EAGER_COMMIT`, a smaller arena reserve (no clear change);
+transparent huge pages (fewer faults, each one slower: 14 ms instead of 9); `MADV_RANDOM` on the
+code (the kernel maps the same pages); a linker script placing the engine's code first (1,615 ->
+1,512 faults, not worth a custom link step); streaming the archive's decompression straight into
+per-file buffers (zlib-rs streams about 0.4 ms slower than libdeflate decompresses the whole
+archive at once, more than the faults it saves). Building mimalloc without transparent huge pages
+(`.cargo/config.toml`) halved the peak RSS before (40 MB -> 19 MB). Peak memory is measured with
+GNU time where installed: Linux counts the forking process's resident set into a child's peak, so
+a Python wrapper would put a 13 MB floor under every figure.
 
 """
 
@@ -159,6 +188,15 @@ def main():
         })
         print(f"{name:40s} helm {rows[-1]['helm_ms']:8.2f} ms  ours {rows[-1]['ours_ms']:7.2f} ms  "
               f"x{rows[-1]['ratio']:5.1f} (min x{rows[-1]['min_ratio']:5.1f})  whole process {rows[-1]['whole_ms']:6.2f} ms x{rows[-1]['whole_ratio']:5.1f} (helm first render {rows[-1]['helm_first_ms']:7.1f} ms, x{rows[-1]['whole_first_ratio']:5.1f})  mem ours {rows[-1]['ours_mem_mb']:6.1f} MB helm {rows[-1]['helm_mem_mb']:6.1f} MB", flush=True)
+    # What spawning any process costs from this (large) Python process: part
+    # of every whole-process figure above, and more than a shell pays.
+    spawn = []
+    for _ in range(a.iterations * 2):
+        t = time.perf_counter()
+        subprocess.run(["/bin/true"], stdout=subprocess.DEVNULL, check=True)
+        spawn.append((time.perf_counter() - t) * 1000)
+    spawn_floor = statistics.median(spawn)
+    print(f"spawning /bin/true the same way: {spawn_floor:.2f} ms")
     baseline = child_maxrss_kb([sys.executable, "-c", HELM_ONE, os.path.join(CHARTS, "metrics-server-3.13.1.tgz"),
                                 os.path.join(CHARTS, "cases", "metrics-server", "defaults.values.json"), "none"])[0] / 1024
     print(f"python + helm_python loaded, no render: {baseline:.1f} MB")
@@ -185,6 +223,8 @@ def main():
             for r in rows:
                 f.write(f"| {r['chart']} | {r['helm_ms']:.1f} | {r['ours_ms']:.2f} | {r['ratio']:.1f}x | {r['min_ratio']:.1f}x | {r['whole_ms']:.2f} | {r['whole_ratio']:.1f}x | {r['helm_first_ms']:.1f} | {r['whole_first_ratio']:.1f}x | {r['ours_mem_mb']:.1f} | {r['helm_mem_mb']:.1f} |\n")
             f.write("\n")
+            f.write(f"Spawning `/bin/true` the same way from this script took {spawn_floor:.2f} ms (median): that much of each "
+                    "whole-process figure is the spawn from a Python process holding Helm's runtime, which a shell pays less of.\n\n")
             f.write(WHOLE_NOTES)
             f.write(NOTES)
             f.write(tail)
