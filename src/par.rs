@@ -13,11 +13,6 @@ pub fn one_shot() {
     ONE_SHOT.store(true, Ordering::Relaxed);
 }
 
-/// Whether this process renders once and exits.
-pub fn is_one_shot() -> bool {
-    ONE_SHOT.load(Ordering::Relaxed)
-}
-
 /// Runs `side` on the pool (or its own thread, see [`one_shot`]) while
 /// `here` runs on this thread.
 pub fn beside<A: Send, B>(side: impl FnOnce() -> A + Send, here: impl FnOnce() -> B) -> (A, B) {

@@ -238,17 +238,9 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     }
     // The files are slices of the decompressed archive itself: copied out,
     // every byte of the chart would be written and faulted in twice.
-    let mut raw = Vec::new();
-    let raw = match inflate_fast(data, &mut raw) {
-        Ok(size) => {
-            raw.truncate(size);
-            raw
-        }
-        Err(_) => {
-            raw.clear();
-            gunzip_into(data, &mut raw)?;
-            raw
-        }
+    let raw = match inflate_fast(data) {
+        Ok(raw) => raw,
+        Err(_) => gunzip(data)?,
     };
     tar_files(&bytes::Bytes::from(raw))
 }
@@ -428,14 +420,10 @@ impl<'a> Iterator for TarEntries<'a> {
     }
 }
 
-/// Decompress a gzip member into a buffer sized from its trailer (no
-/// zero-filling), enforcing Helm's size limit and checking the CRC.
 /// One-shot libdeflate decompression sized by the gzip trailer; any failure
 /// (truncation, a trailer that lies) falls back to the streaming decoder,
 /// which produces Go's error texts.
-/// The buffer only grows: its bytes stay initialized from earlier loads, so
-/// a reused buffer is not zeroed again. Returns the decompressed length.
-fn inflate_fast(data: &[u8], out: &mut Vec<u8>) -> Result<usize, LoadError> {
+fn inflate_fast(data: &[u8]) -> Result<Vec<u8>, LoadError> {
     let n = data.len();
     if n < 18 {
         return err("gzip: invalid header");
@@ -444,17 +432,17 @@ fn inflate_fast(data: &[u8], out: &mut Vec<u8>) -> Result<usize, LoadError> {
     if size as u64 > MAX_DECOMPRESSED_CHART_SIZE {
         return err("too large");
     }
-    if out.len() < size {
-        out.resize(size, 0);
-    }
+    let mut out = vec![0; size];
     let mut d = libdeflater::Decompressor::new();
-    match d.gzip_decompress(data, &mut out[..size]) {
-        Ok(written) if written == size => Ok(size),
+    match d.gzip_decompress(data, &mut out) {
+        Ok(written) if written == size => Ok(out),
         _ => err("fall back"),
     }
 }
 
-fn gunzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
+/// Decompress a gzip member into a buffer sized from its trailer, enforcing
+/// Helm's size limit and checking the CRC.
+fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
     let bad = || LoadError("gzip: invalid header".into());
     if data.len() < 18 || data[2] != 8 {
         return Err(bad());
@@ -485,11 +473,7 @@ fn gunzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
     let n = data.len();
     let isize = u32::from_le_bytes([data[n - 4], data[n - 3], data[n - 2], data[n - 1]]) as usize;
     let limit = MAX_DECOMPRESSED_CHART_SIZE as usize;
-    out.clear();
-    let want = isize.min(limit) + 1;
-    if out.capacity() < want {
-        out.reserve(want);
-    }
+    let mut out = Vec::with_capacity(isize.min(limit) + 1);
     let mut d = flate2::Decompress::new(false);
     loop {
         if out.len() == out.capacity() {
@@ -506,7 +490,7 @@ fn gunzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
         let status = d
             .decompress_vec(
                 &data[i + d.total_in() as usize..],
-                out,
+                &mut out,
                 flate2::FlushDecompress::None,
             )
             .map_err(|_| LoadError("gzip: invalid header".into()))?;
@@ -534,11 +518,11 @@ fn gunzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), LoadError> {
         .ok_or_else(|| LoadError("gzip: unexpected EOF".into()))?;
     let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     let mut h = crc32fast::Hasher::new();
-    h.update(out);
+    h.update(&out);
     if h.finalize() != crc {
         return err("gzip: invalid checksum");
     }
-    Ok(())
+    Ok(out)
 }
 
 pub fn load_archive(data: &[u8]) -> Result<Chart, LoadError> {

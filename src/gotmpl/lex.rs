@@ -157,15 +157,9 @@ pub struct Lexer<'a> {
     line: usize,
 }
 
-/// Lex the whole input. The token stream ends with `Eof` or with one `Error`.
-pub fn lex(input: &str) -> Vec<Item> {
-    let mut items = Vec::new();
-    lex_into(input, &mut items);
-    items
-}
-
-/// `lex` into a buffer the caller reuses: a chart's templates are lexed one
-/// after the other, and a fresh token vector for each costs fresh pages.
+/// Lex the whole input into `items`, a buffer the caller reuses: a chart's
+/// templates are lexed one after the other, and a fresh token vector for
+/// each costs fresh pages. The token stream ends with `Eof` or with one `Error`.
 pub fn lex_into(input: &str, items: &mut Vec<Item>) {
     items.clear();
     // Growing by doubling copies every token again; most templates

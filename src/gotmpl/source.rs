@@ -14,10 +14,6 @@ impl Source {
             Err(_) => Err(bytes),
         }
     }
-
-    pub fn bytes(&self) -> &Bytes {
-        &self.0
-    }
 }
 
 impl std::ops::Deref for Source {
