@@ -546,20 +546,19 @@ fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, String>> {
     crate::par::map_shared(docs, |(p, d)| head_of(d, p))
 }
 
+/// One manifest as the release manifest string holds it: its source line,
+/// then its text.
+pub fn source_pieces<'a>(path: &'a str, content: &'a str) -> [&'a str; 5] {
+    ["---\n# Source: ", path, "\n", content, "\n"]
+}
+
 /// The release manifest string.
 pub fn manifest_string(manifests: &[Manifest]) -> String {
-    let size = manifests
+    let pieces = manifests
         .iter()
-        .map(|m| "---\n# Source: \n\n".len() + m.path.len() + m.content.len())
-        .sum();
-    let mut out = String::with_capacity(size);
-    for m in manifests {
-        out.push_str("---\n# Source: ");
-        out.push_str(&m.path);
-        out.push('\n');
-        out.push_str(&m.content);
-        out.push('\n');
-    }
+        .flat_map(|m| source_pieces(&m.path, &m.content));
+    let mut out = String::with_capacity(pieces.clone().map(str::len).sum());
+    out.extend(pieces);
     out
 }
 

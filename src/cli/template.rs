@@ -1,7 +1,7 @@
 //! `navique-operator template`: Helm's `helm template` on our engine.
 
 use super::args::Args;
-use crate::chart::manifest::sort_manifests;
+use crate::chart::manifest::{sort_manifests, source_pieces};
 use crate::chart::render::{
     render_chart, Capabilities, KubeVersion, ReleaseOptions, RenderOptions,
 };
@@ -135,24 +135,22 @@ pub fn run(a: &Args) -> Result<(), String> {
     };
     let mut rendered = render_chart(&chart, &user, &opts).map_err(|e| e.0)?;
     let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())?;
-    let crds: Vec<String> = if a.flag("--include-crds") && !a.flag("--skip-crds") {
+    let crds: Vec<(String, String)> = if a.flag("--include-crds") && !a.flag("--skip-crds") {
         crd_objects(&rendered.chart, None)
             .into_iter()
-            .map(|(path, data)| {
-                format!(
-                    "---\n# Source: {path}\n{}\n",
-                    String::from_utf8_lossy(&data)
-                )
-            })
+            .map(|(path, data)| (path, String::from_utf8_lossy(&data).into_owned()))
             .collect()
     } else {
         Vec::new()
     };
     // The output is written piece by piece as Helm's string would read: a
     // chart's manifest can be megabytes, and every whole copy of it costs.
-    let mut pieces: Vec<&str> = crds.iter().map(String::as_str).collect();
+    let mut pieces: Vec<&str> = Vec::new();
+    for (path, text) in &crds {
+        pieces.extend(source_pieces(path, text));
+    }
     for m in &sorted.manifests {
-        pieces.extend(["---\n# Source: ", &m.path, "\n", &m.content, "\n"]);
+        pieces.extend(source_pieces(&m.path, &m.content));
     }
     trim_pieces(&mut pieces);
     pieces.push("\n");
@@ -162,7 +160,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             if skip_tests && h.events.iter().any(|e| e == "test") {
                 continue;
             }
-            pieces.extend(["---\n# Source: ", &h.path, "\n", &h.manifest, "\n"]);
+            pieces.extend(source_pieces(&h.path, &h.manifest));
         }
     }
     let show_only = a.all(&["--show-only", "-s"]);
