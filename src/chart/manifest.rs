@@ -564,7 +564,7 @@ pub fn manifest_string(manifests: &[Manifest]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::split_documents;
+    use super::{split_documents, split_documents_owned};
 
     /// The regex Helm uses, as the reference for the hand-written splitter.
     fn split_regex(file: &str) -> Vec<String> {
@@ -589,6 +589,7 @@ mod tests {
                 s.push(alphabet[(seed % alphabet.len() as u64) as usize]);
             }
             assert_eq!(split_documents(&s), split_regex(&s), "input {s:?}");
+            assert_eq!(split_documents_owned(s.clone()), split_regex(&s), "input {s:?}");
         }
         for s in [
             "---\na: 1\n---\nb: 2\n",
@@ -598,6 +599,7 @@ mod tests {
             "x\n \n---  \n\ny",
         ] {
             assert_eq!(split_documents(s), split_regex(s), "input {s:?}");
+            assert_eq!(split_documents_owned(s.into()), split_regex(s), "input {s:?}");
         }
     }
 }
