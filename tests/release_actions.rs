@@ -678,3 +678,293 @@ async fn provenance_label_and_annotation_ride_on_the_release_secret() {
         assert_eq!(list[0]["revision"], 2);
     }
 }
+
+/// A hook chain shaped like cert-manager's startupapicheck: the Job runs as
+/// a ServiceAccount that weight -5 hooks create and `hook-succeeded` deletes,
+/// so the ServiceAccount must outlive the Job; hooks of equal weight run by
+/// name and are deleted in reverse; a hook without a policy gets
+/// `before-hook-creation`.
+const HOOK_CHAIN: &[(&str, &str)] = &[
+    ("templates/cm.yaml", CONFIGMAP),
+    (
+        "templates/check-rbac.yaml",
+        r#"apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: {{ .Release.Name }}-check
+  annotations:
+    "helm.sh/hook": post-install,post-upgrade
+    "helm.sh/hook-weight": "-5"
+    "helm.sh/hook-delete-policy": before-hook-creation,hook-succeeded
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ .Release.Name }}-check
+  annotations:
+    "helm.sh/hook": post-install,post-upgrade
+    "helm.sh/hook-weight": "-5"
+    "helm.sh/hook-delete-policy": before-hook-creation,hook-succeeded
+rules:
+  - apiGroups: [""]
+    resources: [configmaps]
+    verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ .Release.Name }}-check
+  annotations:
+    "helm.sh/hook": post-install,post-upgrade
+    "helm.sh/hook-weight": "-5"
+    "helm.sh/hook-delete-policy": before-hook-creation,hook-succeeded
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ .Release.Name }}-check
+subjects:
+  - kind: ServiceAccount
+    name: {{ .Release.Name }}-check
+    namespace: {{ .Release.Namespace }}
+"#,
+    ),
+    (
+        "templates/check-job.yaml",
+        r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-check
+  annotations:
+    "helm.sh/hook": post-install,post-upgrade
+    "helm.sh/hook-weight": "1"
+    "helm.sh/hook-delete-policy": before-hook-creation,hook-succeeded
+spec:
+  backoffLimit: 2
+  template:
+    spec:
+      serviceAccountName: {{ .Release.Name }}-check
+      restartPolicy: Never
+      containers: [{name: check, image: busybox, command: ["true"]}]
+"#,
+    ),
+    (
+        "templates/side-hooks.yaml",
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-pre
+  annotations:
+    "helm.sh/hook": pre-install,pre-upgrade
+data: {}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-z
+  annotations:
+    "helm.sh/hook": post-install
+    "helm.sh/hook-delete-policy": hook-succeeded
+data: {}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-y
+  annotations:
+    "helm.sh/hook": post-install
+    "helm.sh/hook-delete-policy": hook-succeeded
+data: {}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-cleanup
+  annotations:
+    "helm.sh/hook": pre-delete
+    "helm.sh/hook-delete-policy": hook-succeeded
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: cleanup, image: busybox, command: ["true"]}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-gone
+  annotations:
+    "helm.sh/hook": post-delete
+    "helm.sh/hook-delete-policy": hook-succeeded
+data: {}
+"#,
+    ),
+];
+
+/// The kinds whose creations and deletions the hook comparison records.
+const RECORDED_KINDS: &[(&str, &str, &str)] = &[
+    ("", "v1", "ServiceAccount"),
+    ("", "v1", "ConfigMap"),
+    ("rbac.authorization.k8s.io", "v1", "Role"),
+    ("rbac.authorization.k8s.io", "v1", "RoleBinding"),
+    ("batch", "v1", "Job"),
+];
+
+/// Creations and deletions in a namespace, in the order the API server
+/// made them (resourceVersions are one sequence across kinds, as etcd's
+/// revisions are on a real cluster).
+struct Recorder {
+    events: std::sync::Arc<std::sync::Mutex<Vec<(u64, String)>>>,
+    watches: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Recorder {
+    async fn start(client: &kube::Client, ns: &str) -> Recorder {
+        use futures::StreamExt;
+        use kube::api::{ApiResource, DynamicObject, GroupVersionKind, WatchEvent, WatchParams};
+        let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut watches = Vec::new();
+        for (group, version, kind) in RECORDED_KINDS {
+            let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
+            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
+            let from = api
+                .list_metadata(&ListParams::default())
+                .await
+                .unwrap()
+                .metadata
+                .resource_version
+                .unwrap_or_default();
+            let mut stream = api
+                .watch(&WatchParams::default(), &from)
+                .await
+                .unwrap()
+                .boxed();
+            let events = events.clone();
+            watches.push(tokio::spawn(async move {
+                while let Some(Ok(event)) = stream.next().await {
+                    let (verb, o) = match event {
+                        WatchEvent::Added(o) => ("create", o),
+                        WatchEvent::Deleted(o) => ("delete", o),
+                        _ => continue,
+                    };
+                    let rv = o.metadata.resource_version.clone().unwrap_or_default();
+                    let name = o.metadata.name.clone().unwrap_or_default();
+                    events
+                        .lock()
+                        .unwrap()
+                        .push((rv.parse().unwrap_or(0), format!("{verb} {kind} {name}")));
+                }
+            }));
+        }
+        Recorder { events, watches }
+    }
+
+    /// What was recorded, in the server's order; the watches stop.
+    async fn finish(self) -> Vec<String> {
+        // The deletions a step waited for may still be on their way to us.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        for w in &self.watches {
+            w.abort();
+        }
+        let mut events = self.events.lock().unwrap().clone();
+        events.sort();
+        events.into_iter().map(|(_, e)| e).collect()
+    }
+}
+
+/// The release's hook records as Helm writes them, minus the times.
+async fn hook_records(e: &Env, ns: &str, release: &str, revision: i64) -> Vec<serde_json::Value> {
+    let secrets: Api<Secret> = Api::namespaced(e.client().await, ns);
+    let s = secrets.get(&storage::key(release, revision)).await.unwrap();
+    let rel = storage::release_from_secret(&s).unwrap();
+    rel.hooks
+        .iter()
+        .map(|h| {
+            json!({"name": h.name, "kind": h.kind, "events": h.events, "weight": h.weight,
+                   "delete_policies": h.delete_policies, "phase": h.last_run.phase,
+                   "ran": !h.last_run.started_at.is_empty()})
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_creates_deletes_and_records_equal_real_helms() {
+    if !helm_available() {
+        return;
+    }
+    let e = env();
+    let chart = e.chart("chain", HOOK_CHAIN);
+    let ours = e.namespace("hooks-ours").await;
+    let theirs = e.namespace("hooks-helm").await;
+    let helm_client =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
+    let helm = |ns: &str, args: &[&str]| {
+        let out = Command::new("python3")
+            .arg(&helm_client)
+            .arg(&e.kubeconfig)
+            .arg(ns)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "real Helm {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let steps: [(&str, &[&str], &[&str]); 3] = [
+        (
+            "install",
+            &["install", "h", &chart, "--wait", "--timeout", "120s"],
+            &["install", "h", &chart, "{}"],
+        ),
+        (
+            "upgrade",
+            &["upgrade", "h", &chart, "--wait", "--timeout", "120s"],
+            &["upgrade", "h", &chart, "{}"],
+        ),
+        (
+            "uninstall",
+            &["uninstall", "h", "--wait", "--timeout", "120s"],
+            &["uninstall", "h"],
+        ),
+    ];
+    for (step, our_args, helm_args) in steps {
+        let client = e.client().await;
+        let recorder = Recorder::start(&client, &ours).await;
+        e.ok(&ours, our_args);
+        let our_sequence = recorder.finish().await;
+        let recorder = Recorder::start(&client, &theirs).await;
+        helm(&theirs, helm_args);
+        let helm_sequence = recorder.finish().await;
+        assert_eq!(
+            our_sequence, helm_sequence,
+            "{step}: creates and deletes, ours then real Helm's"
+        );
+        if step == "install" {
+            // The Job's ServiceAccount outlives the Job (cert-manager's
+            // startupapicheck on a real API server's admission).
+            let at = |e: &str| {
+                our_sequence
+                    .iter()
+                    .position(|s| s == e)
+                    .unwrap_or_else(|| panic!("{e} in {our_sequence:?}"))
+            };
+            assert!(
+                at("delete Job h-check") < at("delete ServiceAccount h-check"),
+                "{our_sequence:?}"
+            );
+            assert!(
+                at("create Job h-check") < at("delete ConfigMap h-y"),
+                "{our_sequence:?}"
+            );
+        }
+        if step != "uninstall" {
+            let revision = if step == "install" { 1 } else { 2 };
+            assert_eq!(
+                hook_records(&e, &ours, "h", revision).await,
+                hook_records(&e, &theirs, "h", revision).await,
+                "{step}: the release's hook records"
+            );
+        }
+    }
+}

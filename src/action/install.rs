@@ -2,7 +2,7 @@
 //! pre-install hooks, apply, wait, run post-install hooks, mark deployed.
 
 use super::render::{capabilities, render, Pending, Request};
-use super::{hooks, record_failure, validate_name, ActionError, Context};
+use super::{record_failure, run_hooks, validate_name, ActionError, Context};
 use crate::apply::objects::Object;
 use crate::chart::Chart;
 use crate::gotmpl::value::Map;
@@ -131,7 +131,7 @@ pub async fn install(
 async fn deploy(ctx: &Context, rel: &mut Release, objects: &[Object]) -> Result<(), ActionError> {
     let timeout = ctx.timeout;
     let name = rel.name.clone();
-    hooks::run(ctx, &name, &mut rel.hooks, "pre-install", timeout).await?;
+    run_hooks(ctx, rel, "pre-install", timeout).await?;
     ctx.cluster
         .apply_all(objects, &ctx.apply_options(&name))
         .await?;
@@ -140,6 +140,6 @@ async fn deploy(ctx: &Context, rel: &mut Release, objects: &[Object]) -> Result<
             .wait_ready(&super::to_wait_for(ctx, objects), timeout)
             .await?;
     }
-    hooks::run(ctx, &name, &mut rel.hooks, "post-install", timeout).await?;
+    run_hooks(ctx, rel, "post-install", timeout).await?;
     Ok(())
 }

@@ -22,6 +22,28 @@ pub enum ActionError {
     Apply(ApplyError),
     /// Rendering, values, or a refused request, in Helm's words.
     Invalid(String),
+    /// A hook's objects could not be created (Helm: "warning: Hook ... failed").
+    HookCreate {
+        event: String,
+        path: String,
+        source: ApplyError,
+    },
+    /// The hooks of an event failed, worded as Helm's action for that event
+    /// words it; rollback and uninstall pass the hook's error on unwrapped.
+    Hooks {
+        event: String,
+        source: Box<ActionError>,
+    },
+}
+
+impl ActionError {
+    /// The hooks of `event` failed with `source`.
+    pub fn hooks(event: &str, source: ActionError) -> ActionError {
+        ActionError::Hooks {
+            event: event.to_string(),
+            source: Box::new(source),
+        }
+    }
 }
 
 impl std::fmt::Display for ActionError {
@@ -30,11 +52,33 @@ impl std::fmt::Display for ActionError {
             ActionError::Storage(e) => write!(f, "{e}"),
             ActionError::Apply(e) => write!(f, "{e}"),
             ActionError::Invalid(m) => write!(f, "{m}"),
+            ActionError::HookCreate {
+                event,
+                path,
+                source,
+            } => {
+                write!(f, "warning: Hook {event} {path} failed: {source}")
+            }
+            ActionError::Hooks { event, source } => match event.as_str() {
+                "pre-install" | "post-install" => write!(f, "failed {event}: {source}"),
+                "pre-upgrade" | "post-upgrade" => write!(f, "{event} hooks failed: {source}"),
+                _ => write!(f, "{source}"),
+            },
         }
     }
 }
 
-impl std::error::Error for ActionError {}
+impl std::error::Error for ActionError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ActionError::Storage(e) => Some(e),
+            ActionError::Apply(e) => Some(e),
+            ActionError::Invalid(_) => None,
+            ActionError::HookCreate { source, .. } => Some(source),
+            ActionError::Hooks { source, .. } => Some(source.as_ref()),
+        }
+    }
+}
 
 impl From<StorageError> for ActionError {
     fn from(e: StorageError) -> Self {
@@ -142,6 +186,18 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), k
         Err(kube::Error::Api(s)) if s.code == 409 => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// Runs the hooks of `event`, their failure worded as Helm's action words it.
+pub async fn run_hooks(
+    ctx: &Context,
+    rel: &mut Release,
+    event: &str,
+    timeout: Duration,
+) -> Result<(), ActionError> {
+    hooks::run(ctx, rel, event, timeout)
+        .await
+        .map_err(|e| ActionError::hooks(event, e))
 }
 
 pub fn now_text() -> String {

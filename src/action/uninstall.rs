@@ -2,7 +2,7 @@
 //! uninstall order (keeping `helm.sh/resource-policy: keep`), then drop the
 //! release history or keep it as uninstalled.
 
-use super::{hooks, now_text, ActionError, Context};
+use super::{now_text, run_hooks, ActionError, Context};
 use crate::apply::objects::parse_manifest;
 use crate::release::{Release, Status};
 
@@ -38,7 +38,7 @@ pub async fn uninstall(
     rel.info.deleted = now_text();
     ctx.storage.update(&rel).await?;
     let timeout = ctx.timeout;
-    hooks::run(ctx, name, &mut rel.hooks, "pre-delete", timeout).await?;
+    run_hooks(ctx, &mut rel, "pre-delete", timeout).await?;
     let mut objects =
         parse_manifest(&rel.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
     let mut known = Vec::new();
@@ -58,7 +58,7 @@ pub async fn uninstall(
     if ctx.wait {
         ctx.cluster.wait_deleted(&known, timeout).await?;
     }
-    hooks::run(ctx, name, &mut rel.hooks, "post-delete", timeout).await?;
+    run_hooks(ctx, &mut rel, "post-delete", timeout).await?;
     rel.info.status = Status::Uninstalled;
     rel.info.description = "Uninstallation complete".into();
     if keep_history {

@@ -2,7 +2,7 @@
 //! manifest dropped, supersede the previous revision.
 
 use super::render::{capabilities, render, Pending, Request};
-use super::{hooks, record_failure, ActionError, Context};
+use super::{record_failure, run_hooks, ActionError, Context};
 use crate::apply::objects::{parse_manifest, removed, Object};
 use crate::chart::Chart;
 use crate::gotmpl::value::Map;
@@ -115,7 +115,7 @@ pub async fn deploy(
 ) -> Result<(), ActionError> {
     let name = rel.name.clone();
     let timeout = ctx.timeout;
-    hooks::run(ctx, &name, &mut rel.hooks, &format!("pre-{event}"), timeout).await?;
+    run_hooks(ctx, rel, &format!("pre-{event}"), timeout).await?;
     ctx.cluster
         .apply_all(objects, &ctx.apply_options(&name))
         .await?;
@@ -131,13 +131,6 @@ pub async fn deploy(
             .wait_ready(&super::to_wait_for(ctx, objects), timeout)
             .await?;
     }
-    hooks::run(
-        ctx,
-        &name,
-        &mut rel.hooks,
-        &format!("post-{event}"),
-        timeout,
-    )
-    .await?;
+    run_hooks(ctx, rel, &format!("post-{event}"), timeout).await?;
     Ok(())
 }

@@ -272,12 +272,24 @@ impl Cluster {
     /// Deletes objects (already in uninstall order), skipping those marked
     /// `helm.sh/resource-policy: keep` and those already gone.
     pub async fn delete_all(&self, objects: &[Object]) -> Result<Vec<String>, ApplyError> {
-        let mut kept = Vec::new();
+        let (kept, deleted): (Vec<&Object>, Vec<&Object>) = objects
+            .iter()
+            .partition(|o| o.annotation(RESOURCE_POLICY_ANNOTATION) == Some("keep"));
+        self.delete_each(deleted).await?;
+        Ok(kept.into_iter().map(Object::describe).collect())
+    }
+
+    /// Deletes a hook's objects: Helm deletes hooks by their delete policy
+    /// alone, whatever their resource policy says.
+    pub async fn delete_hook_objects(&self, objects: &[Object]) -> Result<(), ApplyError> {
+        self.delete_each(objects.iter()).await
+    }
+
+    async fn delete_each<'a>(
+        &self,
+        objects: impl IntoIterator<Item = &'a Object>,
+    ) -> Result<(), ApplyError> {
         for o in objects {
-            if o.annotation(RESOURCE_POLICY_ANNOTATION) == Some("keep") {
-                kept.push(o.describe());
-                continue;
-            }
             let api = match self.api_for(o).await {
                 Ok(a) => a,
                 Err(ApplyError::Unknown(_)) => continue,
@@ -293,7 +305,7 @@ impl Cluster {
                 Err(e) => return Err(kube_error(o, e)),
             }
         }
-        Ok(kept)
+        Ok(())
     }
 
     /// Waits until every object is ready (see `readiness`), or the timeout.
