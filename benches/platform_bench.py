@@ -9,20 +9,21 @@ Ours: `navique-operator run` as its own process on a fresh navique-sandbox,
 licensed (a key pair of this run's, openssl; Observability is beyond the free
 tier). The clock starts when PostgresCluster (managed), ClickHouseCluster
 (clickhouse, managed), Gateway (two models, on the database), ChatUI,
-MeilisearchInstance and Observability are created together, and stops when
-all six report Ready: cert-manager, CloudNativePG, the ClickHouse operator and
-the LiteLLM operator installed and Ready, their objects emitted, the three
-workload releases installed. No upstream operator runs here: this script
-plays CloudNativePG, the ClickHouse operator and the LiteLLM operator (it
-marks their objects Ready as soon as they appear, and writes CNPG's app
-Secret). CPU: the operator process's user+system time over that interval
+SecretsManagement (a vault), MeilisearchInstance (its master key from that
+vault) and Observability are created together, and stops when all seven
+report Ready: cert-manager, CloudNativePG, the ClickHouse operator, the
+LiteLLM operator and external-secrets installed and Ready, their objects
+emitted, the three workload releases installed. No upstream operator runs
+here: this script plays CloudNativePG, the ClickHouse operator, the LiteLLM
+operator and external-secrets (it marks their objects Ready as soon as they
+appear, and writes CNPG's app Secret and each ExternalSecret's target). CPU: the operator process's user+system time over that interval
 (its start-up excluded; operator_bench.py reports what start-up costs).
 
-Helm: the same seven charts installed one after the other with --wait
+Helm: the same eight charts installed one after the other with --wait
 (watcher), with the values the operator computes, in-process through the
 SDK's shared library on a fresh sandbox of its own; CPU is this Python
-process's CPU time around the seven installs. Helm does not emit the CNPG,
-ClickHouse or LiteLLM objects (a Helm user applies those separately): that
+process's CPU time around the eight installs. Helm does not emit the CNPG,
+ClickHouse, LiteLLM or external-secrets objects (a Helm user applies those separately): that
 work is in our figure only.
 """
 import argparse, json, os, statistics, threading, time
@@ -31,6 +32,13 @@ from operator_bench import SHARED, Server, cpu_seconds, ensure_namespace, start_
 
 NS = "team-a"
 CORE = "/apis/core.navique.com/v1alpha1/namespaces/" + NS
+CLUSTER_SCOPED = {"SecretsManagement"}
+
+
+def collection(kind, plural):
+    if kind in CLUSTER_SCOPED:
+        return "/apis/core.navique.com/v1alpha1/" + plural
+    return f"{CORE}/{plural}"
 RESOURCES = [
     ("postgresclusters", "PostgresCluster", "app-db", {"mode": "managed", "managed": {"instances": 1}}),
     ("clickhouseclusters", "ClickHouseCluster", "analytics",
@@ -40,8 +48,11 @@ RESOURCES = [
         "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}},
                    {"name": "llama3", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]}),
     ("chatuis", "ChatUI", "web", {"gatewayRef": {"name": "team-gw"}}),
+    ("secretsmanagements", "SecretsManagement", "corp-vault",
+     {"vault": {"server": "https://vault.corp.example:8200", "path": "secret",
+                "auth": {"kubernetes": {"mountPath": "kubernetes", "role": "navique"}}}}),
     ("meilisearchinstances", "MeilisearchInstance", "search",
-     {"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}}),
+     {"masterKey": {"vault": {"store": "corp-vault", "path": "search/meilisearch", "property": "master-key"}}}),
     ("observabilities", "Observability", "obs", {"postgresClusterRef": {"name": "app-db"}, "clickHouseClusterRef": {"name": "analytics"}}),
 ]
 
@@ -54,15 +65,20 @@ def secrets(s):
 
 
 def play_upstream(s, stop):
-    """What CloudNativePG, the ClickHouse operator and the LiteLLM operator would do."""
+    """What CloudNativePG, the ClickHouse operator, the LiteLLM operator and
+    external-secrets would do (external-secrets: its stores and ExternalSecrets
+    Ready, each ExternalSecret's target Secret written)."""
     done = set()
     kinds = [("postgresql.cnpg.io/v1", "clusters", "Cluster"), ("clickhouse.com/v1alpha1", "keeperclusters", "KeeperCluster"),
              ("clickhouse.com/v1alpha1", "clickhouseclusters", "ClickHouseCluster"),
-             ("litellm.home-operations.com/v1alpha1", "litellmproxies", "LiteLLMProxy")]
+             ("litellm.home-operations.com/v1alpha1", "litellmproxies", "LiteLLMProxy"),
+             ("external-secrets.io/v1", "clustersecretstores", "ClusterSecretStore"),
+             ("external-secrets.io/v1", "externalsecrets", "ExternalSecret")]
     while not stop.is_set():
         for gv, plural, kind in kinds:
+            base = f"/apis/{gv}" if kind == "ClusterSecretStore" else f"/apis/{gv}/namespaces/{NS}"
             try:
-                lst = s.req("GET", f"/apis/{gv}/namespaces/{NS}/{plural}")
+                lst = s.req("GET", f"{base}/{plural}")
             except Exception:
                 continue
             for o in (lst or {}).get("items", []):
@@ -73,10 +89,15 @@ def play_upstream(s, stop):
                     s.req("POST", f"/api/v1/namespaces/{NS}/secrets", {"apiVersion": "v1", "kind": "Secret",
                           "metadata": {"name": f"{name}-app"},
                           "stringData": {"host": f"{name}-rw", "port": "5432", "username": "app", "password": "p", "dbname": "app"}})
+                if kind == "ExternalSecret":
+                    target = o["spec"].get("target", {}).get("name", name)
+                    keys = {d["secretKey"]: "v" for d in o["spec"].get("data", [])}
+                    s.req("POST", f"/api/v1/namespaces/{NS}/secrets", {"apiVersion": "v1", "kind": "Secret",
+                          "metadata": {"name": target}, "stringData": keys})
                 body = {"apiVersion": gv, "kind": kind, "metadata": {"name": name},
                         "status": {"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "",
                                                    "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}
-                s.req("PATCH", f"/apis/{gv}/namespaces/{NS}/{plural}/{name}/status?fieldManager=bench-upstream&force=true",
+                s.req("PATCH", f"{base}/{plural}/{name}/status?fieldManager=bench-upstream&force=true",
                       body, "application/apply-patch+yaml")
                 done.add((plural, name))
         time.sleep(0.02)
@@ -84,8 +105,8 @@ def play_upstream(s, stop):
 
 def ready(s):
     n = 0
-    for plural, _, name, _ in RESOURCES:
-        o = s.req("GET", f"{CORE}/{plural}/{name}")
+    for plural, kind, name, _ in RESOURCES:
+        o = s.req("GET", f"{collection(kind, plural)}/{name}")
         n += bool(o and o.get("status", {}).get("phase") == "Ready")
     return n
 
@@ -97,12 +118,12 @@ def ours_round():
     try:
         ensure_namespace(s, NS)
         secrets(s)
-        op, _ = start_operator(s, features=["Observability"])
+        op, _ = start_operator(s, features=["Observability", "SecretsManagement"])
         threading.Thread(target=play_upstream, args=(s, stop), daemon=True).start()
         c0 = cpu_seconds(op.pid)
         t = time.perf_counter()
         for plural, kind, name, spec in RESOURCES:
-            s.req("POST", f"{CORE}/{plural}", {"apiVersion": "core.navique.com/v1alpha1", "kind": kind,
+            s.req("POST", collection(kind, plural), {"apiVersion": "core.navique.com/v1alpha1", "kind": kind,
                                                "metadata": {"name": name}, "spec": spec})
         while ready(s) < len(RESOURCES):
             if time.perf_counter() - t > 300:
@@ -126,6 +147,7 @@ def helm_round():
             ("cloudnative-pg-0.29.0.tgz", "cloudnative-pg", "cnpg-system", {}),
             ("clickhouse-operator-helm-0.0.1.tgz", "clickhouse-operator", "clickhouse-operator-system", {"certManager": {"install": False}}),
             ("litellm-operator-0.0.15.tgz", "litellm-operator", "litellm-operator-system", {}),
+            ("extra/external-secrets-2.9.0.tgz", "external-secrets", "external-secrets", {}),
             ("chat-ui-0.0.1-latest.tgz", "chat-ui-web", NS, {"replicas": 1, "envVars": {"OPENAI_BASE_URL": endpoint + "/v1"},
                 "extraEnv": [{"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}}]}),
             ("meilisearch-0.34.0.tgz", "meilisearch-search", NS, {"environment": {"MEILI_ENV": "production"},
@@ -159,7 +181,7 @@ def main():
         helm.append(helm_round())
     med = lambda rows, k: statistics.median(r[k] for r in rows)
     ow, oc, hw, hc = med(ours, "wall"), med(ours, "cpu"), med(helm, "wall"), med(helm, "cpu")
-    print(f"| whole platform to Ready (median of {a.rounds}) | navique-operator | Helm (7 charts in sequence, --wait) | ratio |")
+    print(f"| whole platform to Ready (median of {a.rounds}) | navique-operator | Helm (8 charts in sequence, --wait) | ratio |")
     print("|---|---:|---:|---:|")
     print(f"| wall | {ow*1000:.0f} ms | {hw*1000:.0f} ms | {hw/ow:.1f}x |")
     print(f"| CPU | {oc*1000:.0f} ms | {hc*1000:.0f} ms | {hc/oc:.1f}x |")

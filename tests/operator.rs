@@ -2085,28 +2085,6 @@ fn a_gateway_waits_for_its_database_then_follows_its_models_and_reference() {
     op.stop();
 }
 
-/// The pinned external-secrets 2.9.0 tarball was packaged without the CRD
-/// templates its release step generates (../shared/charts/extra/
-/// PROVENANCE.md): tests apply the two CRDs the release would bring.
-fn external_secrets_crds(env: &Env) {
-    for (plural, kind, scope) in [
-        ("clustersecretstores", "ClusterSecretStore", "Cluster"),
-        ("externalsecrets", "ExternalSecret", "Namespaced"),
-    ] {
-        let name = format!("{plural}.external-secrets.io");
-        if env.kubectl_result(&["get", "crd", &name], None).0 {
-            continue; // a real external-secrets' CRDs are already there
-        }
-        env.apply_yaml(&json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": name},
-            "spec": {"group": "external-secrets.io", "scope": scope,
-                     "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind, "listKind": format!("{kind}List")},
-                     "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
-                                   "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}})
-            .to_string());
-    }
-}
-
 /// external-secrets never runs here: the test writes what it would (the
 /// stores' and ExternalSecrets' Ready condition, and each target Secret).
 #[test]
@@ -2115,7 +2093,6 @@ fn secrets_management_connects_a_vault_and_a_vault_source_becomes_an_external_se
         return;
     }
     let env = Env::new();
-    external_secrets_crds(&env);
     let op = Operator::start_with(licensed_options(&env, &["SecretsManagement"]));
     let ns = env.namespace("team-vault");
     let store = format!("corp-{:06x}", rand::random::<u32>() & 0xffffff);
@@ -2452,7 +2429,6 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
         return;
     }
     let env = Env::new();
-    external_secrets_crds(&env);
     let helm_before = env.helm_list_all();
     let op = Operator::start_with(licensed_options(
         &env,
@@ -2795,7 +2771,6 @@ fn no_secret_value_reaches_logs_events_status_metrics_or_plan() {
         return;
     }
     let env = Env::new();
-    external_secrets_crds(&env);
     let ns = env.namespace("team-leak");
     let vault_ns = env.namespace("vault-leak");
     let op_ns = env.namespace("navique-leak");

@@ -422,6 +422,13 @@ fn the_bundle_follows_olms_rules() {
     let env = deployment["template"]["spec"]["containers"][0]["env"]
         .as_array()
         .unwrap();
+    // env is a keyed list: a real API server's server-side apply refuses a
+    // name twice (two bundled images are both `.../clickhouse-operator`).
+    let mut names: Vec<&str> = env.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    names.sort();
+    let before = names.len();
+    names.dedup();
+    assert_eq!(names.len(), before, "env names repeat: {env:?}");
     let operator_image = a["containerImage"].as_str().unwrap();
     for r in related {
         let image = r["image"].as_str().unwrap();

@@ -589,7 +589,11 @@ mod tests {
                 s.push(alphabet[(seed % alphabet.len() as u64) as usize]);
             }
             assert_eq!(split_documents(&s), split_regex(&s), "input {s:?}");
-            assert_eq!(split_documents_owned(s.clone()), split_regex(&s), "input {s:?}");
+            assert_eq!(
+                split_documents_owned(s.clone()),
+                split_regex(&s),
+                "input {s:?}"
+            );
         }
         for s in [
             "---\na: 1\n---\nb: 2\n",
@@ -599,7 +603,11 @@ mod tests {
             "x\n \n---  \n\ny",
         ] {
             assert_eq!(split_documents(s), split_regex(s), "input {s:?}");
-            assert_eq!(split_documents_owned(s.into()), split_regex(s), "input {s:?}");
+            assert_eq!(
+                split_documents_owned(s.into()),
+                split_regex(s),
+                "input {s:?}"
+            );
         }
     }
 }

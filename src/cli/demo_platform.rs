@@ -22,6 +22,23 @@ fn ar(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
 
 const NS: &str = "team-a";
 
+/// The company vault, connected once for the whole cluster (SecretsManagement
+/// is cluster-scoped); the search engine's master key lives there.
+const VAULT: &str = "corp-vault";
+
+/// Where a kind's objects live: the team's namespace, or the cluster.
+fn namespace_of(kind: &str) -> Option<&'static str> {
+    (kind != "SecretsManagement").then_some(NS)
+}
+
+fn api_for(client: &kube::Client, kind: &str, plural: &str) -> Api<DynamicObject> {
+    let a = ar("core.navique.com", "v1alpha1", kind, plural);
+    match namespace_of(kind) {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &a),
+        None => Api::all_with(client.clone(), &a),
+    }
+}
+
 /// Our resources of the walk-through: (kind, plural, name, spec).
 fn resources() -> Vec<(&'static str, &'static str, &'static str, Value)> {
     vec![
@@ -53,10 +70,17 @@ fn resources() -> Vec<(&'static str, &'static str, &'static str, Value)> {
             json!({"gatewayRef": {"name": "team-gw"}}),
         ),
         (
+            "SecretsManagement",
+            "secretsmanagements",
+            VAULT,
+            json!({"vault": {"server": "https://vault.corp.example:8200", "path": "secret",
+                             "auth": {"kubernetes": {"mountPath": "kubernetes", "role": "navique"}}}}),
+        ),
+        (
             "MeilisearchInstance",
             "meilisearchinstances",
             "search",
-            json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "MEILI_MASTER_KEY"}}}),
+            json!({"masterKey": {"vault": {"store": VAULT, "path": "search/meilisearch", "property": "master-key"}}}),
         ),
         (
             "Observability",
@@ -166,8 +190,71 @@ impl Show {
         }
     }
 
+    /// Plays external-secrets: each store it would validate reports Ready,
+    /// and each ExternalSecret writes its target Secret (a stand-in value:
+    /// no vault answers here) and reports Ready.
+    async fn play_external_secrets(&mut self) {
+        let ready = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Valid", "message": "",
+            "lastTransitionTime": crate::operator::status::now()}]});
+        for (kind, plural, namespaced) in [
+            ("ClusterSecretStore", "clustersecretstores", false),
+            ("ExternalSecret", "externalsecrets", true),
+        ] {
+            let api = self.api(&ar("external-secrets.io", "v1", kind, plural), namespaced);
+            let Ok(list) = api.list(&ListParams::default()).await else {
+                continue;
+            };
+            for o in list.items {
+                if o.data.get("status").is_some() || o.metadata.deletion_timestamp.is_some() {
+                    continue;
+                }
+                let name = o.metadata.name.clone().unwrap_or_default();
+                if kind == "ExternalSecret" {
+                    let keys: serde_json::Map<String, Value> = o
+                        .data
+                        .pointer("/spec/data")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|d| d["secretKey"].as_str())
+                        .map(|k| (k.to_string(), json!("demo-only")))
+                        .collect();
+                    let target = o
+                        .data
+                        .pointer("/spec/target/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or(&name);
+                    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": target}, "stringData": keys});
+                    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+                        Api::namespaced(self.client.clone(), NS);
+                    let _ = secrets
+                        .patch(
+                            target,
+                            &PatchParams::apply("demo-plays-external-secrets").force(),
+                            &Patch::Apply(&secret),
+                        )
+                        .await;
+                }
+                let body =
+                    json!({"apiVersion": "external-secrets.io/v1", "kind": kind, "status": ready});
+                if api
+                    .patch_status(
+                        &name,
+                        &PatchParams::apply("demo-plays-upstream").force(),
+                        &Patch::Apply(&body),
+                    )
+                    .await
+                    .is_ok()
+                {
+                    self.say(&format!("[simulated] external-secrets reports {kind} {name} Ready (it does not run on the embedded server)"));
+                }
+            }
+        }
+    }
+
     async fn look(&mut self) -> usize {
         self.play_upstream().await;
+        self.play_external_secrets().await;
         let caps = self.api(
             &ar("core.navique.com", "v1alpha1", "Capability", "capabilities"),
             false,
@@ -191,7 +278,7 @@ impl Show {
         }
         let mut ready = 0;
         for (kind, plural, name, _) in resources() {
-            let api = self.api(&ar("core.navique.com", "v1alpha1", kind, plural), true);
+            let api = api_for(&self.client, kind, plural);
             let Ok(Some(o)) = api.get_opt(name).await else {
                 continue;
             };
@@ -208,8 +295,11 @@ impl Show {
             if phase == "Ready" {
                 ready += 1;
             }
+            let place = namespace_of(kind)
+                .map(|ns| format!("{ns}/"))
+                .unwrap_or_default();
             self.changed(
-                format!("{kind} {NS}/{name}"),
+                format!("{kind} {place}{name}"),
                 format!("{phase} ({message})"),
             );
         }
@@ -254,10 +344,11 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
         .await
         .map_err(|e| e.to_string())?;
     println!("1. The operator starts with a license signed for this walk-through (Observability is beyond");
-    println!("   the free tier), and a team's Secrets are in place: the gateway's master key, a provider");
+    println!("   the free tier), and a team's Secrets are in place: the gateway's master key and a provider");
     println!(
-        "   API key, the search engine's master key. Only references to them travel from here on."
+        "   API key; the search engine's master key stays in the company vault. Only references to"
     );
+    println!("   them travel from here on.");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     opts.charts_dirs = dirs;
     opts.kubeconfig = Some(kubeconfig.clone());
@@ -272,7 +363,6 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
     for (name, key, value) in [
         ("litellm-master", "key", "sk-demo"),
         ("openai", "api-key", "sk-demo"),
-        ("meili", "MEILI_MASTER_KEY", "demo"),
     ] {
         let s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "stringData": {key: value}});
         team.patch(name, &PatchParams::apply("kubectl"), &Patch::Apply(&s))
@@ -282,11 +372,7 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
     // The operator installs its CRDs one by one as it starts: wait until it
     // serves every kind the team applies, as `kubectl apply` would need.
     for (kind, plural, _, _) in resources() {
-        let probe: Api<DynamicObject> = Api::namespaced_with(
-            client.clone(),
-            NS,
-            &ar("core.navique.com", "v1alpha1", kind, plural),
-        );
+        let probe = api_for(&client, kind, plural);
         for _ in 0..100 {
             if probe.list(&ListParams::default()).await.is_ok() {
                 break;
@@ -297,15 +383,14 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
     println!();
     println!("2. The team applies the whole platform at once, in no particular order:");
     for (kind, plural, name, spec) in resources().into_iter().rev() {
+        let place = namespace_of(kind)
+            .map(|ns| format!("{ns}/"))
+            .unwrap_or_default();
         println!(
-            "   $ kubectl apply -f {}.yaml   # {kind} {NS}/{name}",
+            "   $ kubectl apply -f {}.yaml   # {kind} {place}{name}",
             kind.to_lowercase()
         );
-        let api: Api<DynamicObject> = Api::namespaced_with(
-            client.clone(),
-            NS,
-            &ar("core.navique.com", "v1alpha1", kind, plural),
-        );
+        let api = api_for(&client, kind, plural);
         let body = json!({"apiVersion": "core.navique.com/v1alpha1", "kind": kind, "metadata": {"name": name}, "spec": spec});
         api.patch(name, &PatchParams::apply("kubectl"), &Patch::Apply(&body))
             .await
@@ -336,11 +421,7 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
     );
     println!("   left, cert-manager last:");
     for (kind, plural, name, _) in resources() {
-        let api: Api<DynamicObject> = Api::namespaced_with(
-            client.clone(),
-            NS,
-            &ar("core.navique.com", "v1alpha1", kind, plural),
-        );
+        let api = api_for(&client, kind, plural);
         api.delete(name, &Default::default())
             .await
             .map_err(|e| e.to_string())?;

@@ -50,8 +50,8 @@ pub fn container(image: &str, catalog: &Catalog) -> Value {
         json!({"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}),
         json!({"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}),
     ];
-    for (name, reference) in related_images(catalog) {
-        env.push(json!({"name": format!("RELATED_IMAGE_{}", env_name(&name)), "value": reference}));
+    for (name, reference) in related_image_env(&related_images(catalog)) {
+        env.push(json!({"name": name, "value": reference}));
     }
     json!({
         "name": "manager",
@@ -88,18 +88,34 @@ pub fn deployment(image: &str, namespace: &str, catalog: &Catalog) -> Value {
                  "template": {"metadata": {"labels": labels()}, "spec": pod_spec(image, catalog)}}})
 }
 
-fn env_name(image: &str) -> String {
-    image
-        .rsplit('/')
-        .next()
-        .unwrap_or(image)
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
+/// `RELATED_IMAGE_<NAME>` from the image's last path segment, or from its
+/// whole repository path when another image ends the same way: the names
+/// are keys of the container's `env`, which a real API server's
+/// server-side apply refuses to hold twice (altinity's and ClickHouse's
+/// images are both `.../clickhouse-operator`).
+fn related_image_env(images: &[(String, String)]) -> Vec<(String, String)> {
+    let last = |name: &str| name.rsplit('/').next().unwrap_or(name).to_string();
+    let repository = |name: &str| match name.split_once('/') {
+        Some((host, path)) if host.contains('.') || host.contains(':') => path.to_string(),
+        _ => name.to_string(),
+    };
+    let upper = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    images
+        .iter()
+        .map(|(name, reference)| {
+            let shared = images.iter().filter(|(n, _)| last(n) == last(name)).count() > 1;
+            let key = if shared { repository(name) } else { last(name) };
+            (format!("RELATED_IMAGE_{}", upper(&key)), reference.clone())
         })
         .collect()
 }
@@ -206,9 +222,9 @@ pub fn files_for(
         yaml(&role),
     );
     // JSON holds no comment: this one is generated all the same.
-    let related: Vec<Value> = related_images(catalog)
+    let related: Vec<Value> = related_image_env(&related_images(catalog))
         .into_iter()
-        .map(|(n, r)| json!({"name": format!("RELATED_IMAGE_{}", env_name(&n)), "value": r}))
+        .map(|(n, r)| json!({"name": n, "value": r}))
         .collect();
     let related = serde_json::to_string_pretty(&related).unwrap() + "\n";
 
