@@ -335,6 +335,8 @@ fn the_platform_demo_brings_every_kind_up_once_and_takes_it_all_down() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
         .args(["demo", "--platform", "--charts-dir"])
         .arg(&shared)
+        .arg("--charts-dir")
+        .arg(shared.join("extra"))
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -365,6 +367,7 @@ fn the_platform_demo_brings_every_kind_up_once_and_takes_it_all_down() {
         "cloudnative-pg ",
         "clickhouse-operator ",
         "litellm-operator ",
+        "external-secrets ",
         "chat-ui-web ",
         "meilisearch-search ",
         "langfuse-obs ",
@@ -380,7 +383,13 @@ fn the_platform_demo_brings_every_kind_up_once_and_takes_it_all_down() {
             listed[0]
         );
     }
+    assert!(
+        up.lines()
+            .any(|l| l.contains("SecretsManagement corp-vault: Ready (")),
+        "SecretsManagement never Ready:\n{text}"
+    );
     assert!(up.contains("[simulated] CloudNativePG reports Cluster team-a/app-db Ready"));
+    assert!(up.contains("[simulated] external-secrets reports ExternalSecret search-master-key Ready"));
     let after = down.split_once("5. ").expect("step 5").1;
     assert!(!after.contains("deployed"), "releases left:\n{after}");
     assert!(down.contains("Capability cert-manager: absent"));
