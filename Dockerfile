@@ -8,11 +8,11 @@
 FROM scratch
 
 ARG VERSION=dev
-LABEL org.opencontainers.image.title="navique-operator" \
+LABEL org.opencontainers.image.title="navique-ai-core-operator" \
       org.opencontainers.image.description="Navique AI Core Operator: an AI platform's building blocks from pinned Helm charts, without Helm" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.source="https://github.com/navique/ai-core-operator"
+      org.opencontainers.image.source="https://github.com/scigility/navique-ai-core-operator"
 
 # glibc linked statically (crt-static), position-dependent (no relocations
 # at start); DNS through glibc's built-in

@@ -6,8 +6,8 @@
 #   make deploy IMG=registry/operator@sha256:...   CRDs, RBAC and the Deployment (kustomize)
 #   make undeploy                    everything deploy created (the CRDs last)
 
-IMG ?= localhost/navique-operator:dev
-BUNDLE_IMG ?= localhost/navique-operator-bundle:dev
+IMG ?= localhost/navique-ai-core-operator:dev
+BUNDLE_IMG ?= localhost/navique-ai-core-operator-bundle:dev
 VERSION ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 KUBECTL ?= kubectl
 BUILDAH ?= buildah --storage-driver vfs
@@ -18,7 +18,7 @@ BIN := target/$(TARGET)/release/navique-operator
 #   CHARTS_FLAGS="--registry-mirror quay.io=127.0.0.1:5000/quay.io --plain-http"
 CHARTS_FLAGS ?=
 # The image name config/manager/kustomization.yaml starts from.
-DEFAULT_IMAGE_NAME := ghcr.io/navique/navique-operator
+DEFAULT_IMAGE_NAME := ghcr.io/scigility/navique-ai-core-operator
 
 .PHONY: help static charts image bundle install deploy undeploy
 

@@ -6,7 +6,7 @@ LABEL operators.operatorframework.io.bundle.channels.v1=alpha
 LABEL operators.operatorframework.io.bundle.manifests.v1=manifests/
 LABEL operators.operatorframework.io.bundle.mediatype.v1=registry+v1
 LABEL operators.operatorframework.io.bundle.metadata.v1=metadata/
-LABEL operators.operatorframework.io.bundle.package.v1=navique-operator
+LABEL operators.operatorframework.io.bundle.package.v1=navique-ai-core-operator
 
 COPY bundle/manifests /manifests/
 COPY bundle/metadata /metadata/

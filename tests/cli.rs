@@ -389,7 +389,9 @@ fn the_platform_demo_brings_every_kind_up_once_and_takes_it_all_down() {
         "SecretsManagement never Ready:\n{text}"
     );
     assert!(up.contains("[simulated] CloudNativePG reports Cluster team-a/app-db Ready"));
-    assert!(up.contains("[simulated] external-secrets reports ExternalSecret search-master-key Ready"));
+    assert!(
+        up.contains("[simulated] external-secrets reports ExternalSecret search-master-key Ready")
+    );
     let after = down.split_once("5. ").expect("step 5").1;
     assert!(!after.contains("deployed"), "releases left:\n{after}");
     assert!(down.contains("Capability cert-manager: absent"));

@@ -14,7 +14,7 @@ mod registry;
 use registry::Registry;
 use std::process::Command;
 
-const IMAGE: &str = "localhost/navique-operator:dev";
+const IMAGE: &str = "localhost/navique-ai-core-operator:dev";
 
 fn image_built() -> bool {
     let built = Command::new("buildah")
@@ -45,7 +45,7 @@ fn the_pushed_image_runs_as_non_root_from_scratch_with_the_pinned_charts() {
         return;
     }
     let reg = Registry::start(None);
-    let target = format!("{}/navique/navique-operator:dev", reg.addr);
+    let target = format!("{}/scigility/navique-ai-core-operator:dev", reg.addr);
     let push = Command::new("buildah")
         .args([
             "--storage-driver",
@@ -68,7 +68,7 @@ fn the_pushed_image_runs_as_non_root_from_scratch_with_the_pinned_charts() {
     let script = format!(
         r#"
 import json, urllib.request, tarfile, io, hashlib, os, stat
-base = "http://{addr}/v2/navique/navique-operator"
+base = "http://{addr}/v2/scigility/navique-ai-core-operator"
 accept = "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json"
 m = json.load(urllib.request.urlopen(urllib.request.Request(base + "/manifests/dev", headers={{"Accept": accept}})))
 config = json.load(urllib.request.urlopen(base + "/blobs/" + m["config"]["digest"]))

@@ -17,6 +17,8 @@ mod cluster;
 mod kubectl;
 #[path = "support/python.rs"]
 mod python;
+#[path = "support/registry.rs"]
+mod registry;
 
 use kubectl::kubectl;
 use navique_ai_core_operator::apply::objects::parse_manifest;
@@ -96,7 +98,7 @@ fn every_generated_install_file_is_current() {
 /// Our render of the operator's chart with `values`, as the release manifest.
 fn our_manifest(values: &Value) -> String {
     let chart = navique_ai_core_operator::chart::load::load_chart(
-        &Path::new(ROOT).join("chart/navique-operator"),
+        &Path::new(ROOT).join("chart/navique-ai-core-operator"),
     )
     .unwrap();
     let text = values.to_string();
@@ -124,7 +126,7 @@ cfg = helm_python.Config(storage_driver="memory", namespace="navique-system")
 r = cfg.install({chart:?}, "navique", json.loads({values:?}), dry_run="client")
 print(json.dumps(r["manifest"] if isinstance(r, dict) else r.manifest))
 "#,
-        chart = format!("{ROOT}/chart/navique-operator"),
+        chart = format!("{ROOT}/chart/navique-ai-core-operator"),
         values = values.to_string()
     );
     python(&script).as_str().unwrap().to_string()
@@ -211,7 +213,7 @@ fn the_chart_kustomize_and_the_bundle_say_the_same_thing() {
     // RBAC: the chart's ClusterRole = kustomize's = the CSV's clusterPermissions.
     let role = one("config/rbac/role.yaml");
     assert_eq!(of("ClusterRole"), vec![role.clone()]);
-    let csv = one("bundle/manifests/navique-operator.clusterserviceversion.yaml");
+    let csv = one("bundle/manifests/navique-ai-core-operator.clusterserviceversion.yaml");
     assert_eq!(
         csv["spec"]["install"]["spec"]["clusterPermissions"][0]["rules"],
         role["rules"]
@@ -236,12 +238,12 @@ fn the_chart_kustomize_and_the_bundle_say_the_same_thing() {
     };
     assert_eq!(
         image(&mut charted),
-        "ghcr.io/navique/navique-operator:0.1.0"
+        "ghcr.io/scigility/navique-ai-core-operator:0.1.0"
     );
     let mut k = kustomized.clone();
     assert_eq!(
         image(&mut k),
-        "navique-operator",
+        "navique-ai-core-operator",
         "kustomize's name, which its images: entry replaces"
     );
     assert_eq!(charted["spec"], k["spec"]);
@@ -703,7 +705,10 @@ fn real_helm_installs_the_chart_lists_it_and_an_upgrade_moves_the_crds_forward()
     }
     let mut s = cluster::TestCluster::start();
     let ns = s.namespace("navique-system");
-    let chart = format!("{ROOT}/chart/navique-operator");
+    let chart = format!("{ROOT}/chart/navique-ai-core-operator");
+    // The product pages' path: the chart from its OCI repository (a real
+    // registry standing in for ghcr.io) under the release name they give.
+    let reg = registry::Registry::start(None);
     // The previous operator's chart: its PostgresCluster CRD had no
     // spec.external yet.
     let old = std::env::temp_dir().join(format!("navique-old-chart-{}", std::process::id()));
@@ -724,19 +729,24 @@ fn real_helm_installs_the_chart_lists_it_and_an_upgrade_moves_the_crds_forward()
     std::fs::write(&crd_file, serde_json::to_string_pretty(&crd).unwrap()).unwrap();
     let script = format!(
         r#"
-import helm_python, json, subprocess
-kc, old, chart, ns = {kc:?}, {old:?}, {chart:?}, {ns:?}
+import helm_python, json, subprocess, tempfile
+kc, old, chart, ns, reg = {kc:?}, {old:?}, {chart:?}, {ns:?}, {reg:?}
 def has_external():
     crd = json.loads(subprocess.check_output(["kubectl", "--kubeconfig", kc, "get", "crd", "postgresclusters.core.navique.com", "-o", "json"]))
     return "external" in crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+repo = f"oci://{{reg}}/ghcr.io/scigility/charts"
+out = tempfile.mkdtemp()
+for path, version in [(old, "0.0.9"), (chart, None)]:
+    helm_python.push(helm_python.package(path, destination=out, version=version), repo, plain_http=True)
+ref = repo + "/navique-ai-core-operator"
 cfg = helm_python.Config(kubeconfig_path=kc, namespace=ns)
-cfg.install(old, "navique", {{}}, create_namespace=True)
+cfg.install(ref, "navique-ai-core-operator", {{}}, create_namespace=True, chart_version="0.0.9", plain_http=True)
 listed = [r["name"] for r in cfg.list()]
 before = has_external()
-cfg.upgrade(chart, "navique", {{"image": {{"tag": "0.1.1"}}}})
+cfg.upgrade(ref, "navique-ai-core-operator", {{"image": {{"tag": "0.1.1"}}}}, plain_http=True)
 after = has_external()
-dep = json.loads(subprocess.check_output(["kubectl", "--kubeconfig", kc, "-n", ns, "get", "deployment", "navique-operator", "-o", "json"]))
-cfg.uninstall("navique")
+dep = json.loads(subprocess.check_output(["kubectl", "--kubeconfig", kc, "-n", ns, "get", "deployment", "navique-ai-core-operator", "-o", "json"]))
+cfg.uninstall("navique-ai-core-operator")
 kept = subprocess.run(["kubectl", "--kubeconfig", kc, "get", "crd", "postgresclusters.core.navique.com"], capture_output=True).returncode == 0
 print(json.dumps({{"listed": listed, "before": before, "after": after, "kept": kept,
   "image": dep["spec"]["template"]["spec"]["containers"][0]["image"]}}))
@@ -744,11 +754,15 @@ print(json.dumps({{"listed": listed, "before": before, "after": after, "kept": k
         kc = s.kubeconfig.display().to_string(),
         old = old.display().to_string(),
         chart = chart,
-        ns = ns
+        ns = ns,
+        reg = reg.addr
     );
     let r = python(&script);
     assert!(
-        r["listed"].as_array().unwrap().contains(&json!("navique")),
+        r["listed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("navique-ai-core-operator")),
         "helm list: {}",
         r["listed"]
     );
@@ -757,7 +771,10 @@ print(json.dumps({{"listed": listed, "before": before, "after": after, "kept": k
         r["after"], true,
         "helm upgrade applied the chart's CRD again"
     );
-    assert_eq!(r["image"], "ghcr.io/navique/navique-operator:0.1.1");
+    assert_eq!(
+        r["image"],
+        "ghcr.io/scigility/navique-ai-core-operator:0.1.1"
+    );
     assert_eq!(
         r["kept"], true,
         "helm.sh/resource-policy: keep leaves the CRDs on uninstall"
@@ -797,10 +814,10 @@ fn make_install_and_make_deploy_put_the_given_image_in_the_deployment() {
     );
     for img in [
         format!(
-            "registry.local:5000/navique/navique-operator@sha256:{}",
+            "registry.local:5000/scigility/navique-ai-core-operator@sha256:{}",
             "b".repeat(64)
         ),
-        "registry.local:5000/navique/navique-operator:v9".to_string(),
+        "registry.local:5000/scigility/navique-ai-core-operator:v9".to_string(),
     ] {
         make(&["deploy", &format!("IMG={img}")]);
         let dep = kubectl(
@@ -810,7 +827,7 @@ fn make_install_and_make_deploy_put_the_given_image_in_the_deployment() {
                 "navique-system",
                 "get",
                 "deployment",
-                "navique-operator",
+                "navique-ai-core-operator",
                 "-o",
                 "json",
             ],
@@ -828,7 +845,7 @@ fn make_install_and_make_deploy_put_the_given_image_in_the_deployment() {
                 "navique-system",
                 "get",
                 "serviceaccount",
-                "navique-operator",
+                "navique-ai-core-operator",
                 "-o",
                 "name",
             ],
@@ -836,14 +853,26 @@ fn make_install_and_make_deploy_put_the_given_image_in_the_deployment() {
         assert!(sa.is_some());
         assert!(kubectl(
             &s.kubeconfig,
-            &["get", "clusterrole", "navique-operator", "-o", "name"]
+            &[
+                "get",
+                "clusterrole",
+                "navique-ai-core-operator",
+                "-o",
+                "name"
+            ]
         )
         .is_some());
     }
     make(&["undeploy"]);
     assert!(kubectl(
         &s.kubeconfig,
-        &["get", "clusterrole", "navique-operator", "-o", "name"]
+        &[
+            "get",
+            "clusterrole",
+            "navique-ai-core-operator",
+            "-o",
+            "name"
+        ]
     )
     .is_none());
 }

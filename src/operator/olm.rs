@@ -137,7 +137,7 @@ pub fn csv(catalog: &Catalog, cluster_role: &Value, image: &str) -> Result<Value
         "containerImage": image,
         "description": "Installs and runs an AI platform's building blocks from pinned Helm charts, without Helm.",
         "operatorframework.io/suggested-namespace": shipping::NAMESPACE,
-        "repository": "https://github.com/navique/ai-core-operator",
+        "repository": "https://github.com/scigility/navique-ai-core-operator",
         "support": "Navique",
     });
     for (k, v) in features {
@@ -155,7 +155,7 @@ pub fn csv(catalog: &Catalog, cluster_role: &Value, image: &str) -> Result<Value
             "maturity": CHANNEL,
             "provider": {"name": "Navique"},
             "maintainers": [{"name": "Navique", "email": "support@navique.invalid"}],
-            "links": [{"name": "Documentation", "url": "https://github.com/navique/ai-core-operator/tree/main/docs"}],
+            "links": [{"name": "Documentation", "url": "https://github.com/scigility/navique-ai-core-operator/tree/main/docs"}],
             "keywords": ["ai", "llm", "postgresql", "clickhouse", "helm"],
             "installModes": [
                 {"type": "OwnNamespace", "supported": true},

@@ -256,7 +256,7 @@ pub fn cluster_role(name: &str, rules: &Rules) -> Value {
     json!({
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": "ClusterRole",
-        "metadata": {"name": name, "labels": {"app.kubernetes.io/name": "navique-operator"}},
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/name": super::shipping::NAME}},
         "rules": rules.to_rules(),
     })
 }

@@ -1,8 +1,8 @@
-{{- define "navique-operator.labels" -}}
-app.kubernetes.io/name: navique-operator
+{{- define "navique-ai-core-operator.labels" -}}
+app.kubernetes.io/name: navique-ai-core-operator
 {{- end }}
 
-{{- define "navique-operator.image" -}}
+{{- define "navique-ai-core-operator.image" -}}
 {{- if .Values.image.digest -}}
 {{ .Values.image.repository }}@{{ .Values.image.digest }}
 {{- else -}}
