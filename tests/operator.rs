@@ -2321,6 +2321,89 @@ fn workload_releases_follow_their_spec_and_references_and_go_with_their_resource
     op.stop();
 }
 
+/// The chart reads its master key Secret whole, as environment: a key kept
+/// under another name is copied into a Secret of ours under the chart's name,
+/// follows the source when it changes (looked at again on resync), and goes
+/// with the resource.
+#[test]
+fn a_meilisearch_master_key_under_any_name_is_copied_and_follows_its_source() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let mut opts = options(&env);
+    opts.resync = Duration::from_secs(2);
+    let op = Operator::start_with(opts);
+    let ns = env.namespace("team-meili");
+    env.create(
+        "MeilisearchInstance",
+        &ns,
+        "search",
+        json!({"masterKey": {"secretKeyRef": {"name": "search-keys", "key": "master"}}}),
+    );
+    env.wait_for(
+        "the instance waiting for its key",
+        Duration::from_secs(30),
+        |e| {
+            let m = e
+                .resource("MeilisearchInstance", &ns, "search")
+                .unwrap_or_default();
+            let message = condition_of(&m, "Ready")["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            message.contains("search-keys").then_some(()).ok_or(message)
+        },
+    );
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "search-keys", "namespace": ns},
+        "stringData": {"master": "first-key", "other": "x"}}).to_string());
+    env.wait_phase("MeilisearchInstance", &ns, "search", "Ready");
+    assert_eq!(
+        env.secret_value(&ns, "search-master-key", "MEILI_MASTER_KEY")
+            .as_deref(),
+        Some("first-key")
+    );
+    let rel = release_record(&env, &ns, "meilisearch-search").unwrap();
+    let values = serde_json::to_value(&rel.config).unwrap();
+    assert_eq!(
+        values["auth"]["existingMasterKeySecret"],
+        "search-master-key"
+    );
+    assert!(!rel.manifest.contains("first-key") && !values.to_string().contains("first-key"));
+
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "search-keys", "namespace": ns},
+        "stringData": {"master": "rotated-key", "other": "x"}}).to_string());
+    env.wait_for(
+        "the copy to follow the rotated key",
+        Duration::from_secs(30),
+        |e| {
+            let v = e.secret_value(&ns, "search-master-key", "MEILI_MASTER_KEY");
+            (v.as_deref() == Some("rotated-key"))
+                .then_some(())
+                .ok_or(format!("{v:?}"))
+        },
+    );
+    assert_eq!(
+        release_record(&env, &ns, "meilisearch-search")
+            .unwrap()
+            .version,
+        1,
+        "a rotated key is no new revision"
+    );
+    env.delete("MeilisearchInstance", &ns, "search");
+    env.wait_gone("the MeilisearchInstance", |e| {
+        e.resource("MeilisearchInstance", &ns, "search").is_some()
+    });
+    assert!(env
+        .secret_value(&ns, "search-master-key", "MEILI_MASTER_KEY")
+        .is_none());
+    assert!(
+        env.secret_value(&ns, "search-keys", "master").is_some(),
+        "the user's Secret stays"
+    );
+    op.stop();
+}
+
 /// CloudNativePG and the ClickHouse operator are played by the test: their
 /// objects' status, and the `<cluster>-app` Secret CNPG writes.
 #[test]

@@ -100,9 +100,16 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
                     .map(|o| ((kind, name), serde_json::json!({"status": o.status})))
             })
             .collect();
+        // Secret values are not in the snapshot (nor should a plan print
+        // them): a key to copy is taken as there.
+        let copied = realise::workload::copied_keys(r)
+            .into_iter()
+            .map(|k| (k, String::new()))
+            .collect();
         let inputs = realise::Inputs {
             password: Some(String::new()),
             references,
+            copied,
             ..Default::default()
         };
         let realised = match realise::realise(r, &inputs) {

@@ -58,7 +58,6 @@ pub struct ChatUISpec {
         json_path = ".metadata.creationTimestamp"
     )
 )]
-#[x_kube(validation = Rule::new(MEILISEARCH_KEY_RULE).message(MEILISEARCH_KEY_RULE_MESSAGE))]
 #[serde(rename_all = "camelCase")]
 pub struct MeilisearchInstanceSpec {
     pub master_key: SecretSource,
@@ -99,11 +98,6 @@ pub struct ObservabilitySpec {
     #[schemars(extend("x-kubernetes-preserve-unknown-fields" = true))]
     pub values: Values,
 }
-
-/// The meilisearch chart reads the master key Secret whole, as environment.
-pub const MEILISEARCH_KEY_RULE: &str =
-    "!has(self.masterKey.secretKeyRef) || self.masterKey.secretKeyRef.key == 'MEILI_MASTER_KEY'";
-pub const MEILISEARCH_KEY_RULE_MESSAGE: &str = "masterKey.secretKeyRef.key must be MEILI_MASTER_KEY: the meilisearch chart reads the Secret whole as environment";
 
 /// Optional in the schema (a later build may bundle Langfuse's own
 /// datastores), required by this one.

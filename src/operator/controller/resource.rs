@@ -155,11 +155,21 @@ pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error>
             generated.insert(key.to_string(), value);
         }
     }
+    let mut copied = std::collections::BTreeMap::new();
+    for (secret, key) in realise::workload::copied_keys(r) {
+        if let Some(value) = emit::get(op, "v1", "Secret", &r.namespace, &secret)
+            .await?
+            .and_then(|s| read(s, &key))
+        {
+            copied.insert((secret, key), value);
+        }
+    }
     Ok(Inputs {
         password,
         references,
         generated,
         connection,
+        copied,
     })
 }
 

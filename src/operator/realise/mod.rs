@@ -142,6 +142,9 @@ pub struct Inputs {
     /// Non-secret keys (host, ports, user and database names) of the
     /// referenced datastores' connection Secrets, by Secret name.
     pub connection: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    /// Values of referenced Secret keys that the resource copies into a
+    /// Secret of its own, by (Secret name, key); absent: not there (yet).
+    pub copied: std::collections::BTreeMap<(String, String), String>,
 }
 
 /// How a generated value is made.

@@ -74,7 +74,7 @@ pub fn realise(r: &Resource, prefix: &str, inputs: &Inputs) -> Result<Workload, 
     let release = release_name(prefix, &r.name);
     match r.kind.as_str() {
         "ChatUI" => chat_ui(r, release, inputs),
-        "MeilisearchInstance" => meilisearch(r, release),
+        "MeilisearchInstance" => meilisearch(r, release, inputs),
         "Observability" => observability(r, release, inputs),
         other => Err(SpecError {
             field: "kind".into(),
@@ -133,10 +133,26 @@ fn chat_ui(r: &Resource, release: String, inputs: &Inputs) -> Result<Workload, S
 }
 
 /// The chart reads its master key Secret whole, as environment: the key
-/// must be `MEILI_MASTER_KEY` (a vault value is written under that name).
+/// must be named `MEILI_MASTER_KEY` there (a vault value is written under
+/// that name).
 const MEILI_KEY: &str = "MEILI_MASTER_KEY";
 
-fn meilisearch(r: &Resource, release: String) -> Result<Workload, SpecError> {
+/// The referenced Secret keys a resource copies into a Secret of its own:
+/// a Meilisearch master key kept under another name is copied under
+/// `MEILI_MASTER_KEY`, since the chart takes the Secret whole.
+pub fn copied_keys(r: &Resource) -> Vec<(String, String)> {
+    if r.kind != "MeilisearchInstance" {
+        return vec![];
+    }
+    parse_spec::<MeilisearchInstanceSpec>(&r.spec)
+        .ok()
+        .and_then(|s| s.master_key.secret_key_ref)
+        .filter(|k| k.key != MEILI_KEY)
+        .map(|k| vec![(k.name, k.key)])
+        .unwrap_or_default()
+}
+
+fn meilisearch(r: &Resource, release: String, inputs: &Inputs) -> Result<Workload, SpecError> {
     let spec: MeilisearchInstanceSpec = parse_spec(&r.spec)?;
     let key = resolve_as(
         r,
@@ -145,18 +161,30 @@ fn meilisearch(r: &Resource, release: String) -> Result<Workload, SpecError> {
         &spec.master_key,
         MEILI_KEY,
     )?;
-    if key.key_ref.key != MEILI_KEY {
-        return Err(SpecError {
-            field: "spec.masterKey.secretKeyRef.key".into(),
-            message: format!(
-                "is {:?}: the meilisearch chart reads the Secret whole as environment, so the key must be {MEILI_KEY}",
-                key.key_ref.key
-            ),
-        });
-    }
+    let mut emit: Vec<Value> = key.emit.into_iter().collect();
+    let mut waiting_for = vec![];
+    let master_secret = if key.key_ref.key == MEILI_KEY {
+        key.key_ref.name.clone()
+    } else {
+        let copy = format!("{}-{}", r.name, dns_label("master-key"));
+        let source = (key.key_ref.name.clone(), key.key_ref.key.clone());
+        match inputs.copied.get(&source) {
+            Some(value) => {
+                emit.push(json!({"apiVersion": "v1", "kind": "Secret",
+                    "metadata": owned_metadata(crate::operator::api::API_VERSION, &r.kind, r, &copy),
+                    "type": "Opaque",
+                    "data": {MEILI_KEY: base64::engine::general_purpose::STANDARD.encode(value)}}));
+            }
+            None => waiting_for.push(format!(
+                "Secret {}/{} with key {}",
+                r.namespace, source.0, source.1
+            )),
+        }
+        copy
+    };
     let mut values = json!({
         "environment": {"MEILI_ENV": "production"},
-        "auth": {"existingMasterKeySecret": key.key_ref.name},
+        "auth": {"existingMasterKeySecret": master_secret},
         "persistence": {"enabled": true, "size": spec.persistence.size.clone().unwrap_or_else(|| "10Gi".into())},
     });
     if let Some(class) = spec
@@ -171,9 +199,9 @@ fn meilisearch(r: &Resource, release: String) -> Result<Workload, SpecError> {
     Ok(Workload {
         release,
         values,
-        emit: key.emit.into_iter().collect(),
+        emit,
         ready_when: vec![key.ready_when],
-        waiting_for: vec![],
+        waiting_for,
     })
 }
 
@@ -331,7 +359,7 @@ mod tests {
     }
 
     #[test]
-    fn meilisearch_uses_the_master_key_secret_and_names_a_wrong_key() {
+    fn meilisearch_uses_the_master_key_secret_or_a_copy_under_its_name() {
         let r = Resource::for_test(
             "MeilisearchInstance",
             "search",
@@ -346,17 +374,37 @@ mod tests {
             json!({"enabled": true, "size": "5Gi"})
         );
         assert_eq!(w.values["environment"]["MEILI_ENV"], "production");
-        let bad = Resource::for_test(
+        // Under any other key: copied into a Secret of ours under the
+        // chart's name, once the value can be read.
+        let other = Resource::for_test(
             "MeilisearchInstance",
             "search",
             "u-6",
             json!({"masterKey": {"secretKeyRef": {"name": "meili", "key": "key"}}}),
         );
         assert_eq!(
-            realise(&bad, "meilisearch", &Inputs::default())
-                .unwrap_err()
-                .field,
-            "spec.masterKey.secretKeyRef.key"
+            copied_keys(&other),
+            [("meili".to_string(), "key".to_string())]
+        );
+        assert!(copied_keys(&r).is_empty());
+        let w = realise(&other, "meilisearch", &Inputs::default()).unwrap();
+        assert_eq!(w.waiting_for, ["Secret team-a/meili with key key"]);
+        let mut inputs = Inputs::default();
+        inputs
+            .copied
+            .insert(("meili".into(), "key".into()), "s3cret".into());
+        let w = realise(&other, "meilisearch", &inputs).unwrap();
+        assert!(w.waiting_for.is_empty());
+        assert_eq!(
+            w.values["auth"]["existingMasterKeySecret"],
+            "search-master-key"
+        );
+        assert_eq!(w.emit[0]["kind"], "Secret");
+        assert_eq!(w.emit[0]["metadata"]["name"], "search-master-key");
+        assert_eq!(w.emit[0]["data"]["MEILI_MASTER_KEY"], "czNjcmV0");
+        assert!(
+            !w.values.to_string().contains("s3cret") && !w.values.to_string().contains("czNjcmV0"),
+            "the value never reaches the release"
         );
         let vault = Resource::for_test(
             "MeilisearchInstance",
