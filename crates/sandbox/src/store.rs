@@ -493,6 +493,10 @@ impl State {
             obj.as_object_mut().expect("object").remove("status");
         }
         self.default_object(t, &mut obj, None);
+        if t.crd.is_some() {
+            // Pruning, schema defaults and validation (crd_schema).
+            crate::crd_schema::admit(t, &mut obj, None)?;
+        }
         if t.crd.is_none() && t.kind == "CustomResourceDefinition" {
             self.prepare_crd(&mut obj, None)?;
         }
@@ -703,6 +707,10 @@ impl State {
             obj["kind"] = json!(t.kind);
         }
         self.default_object(t, &mut obj, Some(current));
+        if t.crd.is_some() {
+            // Pruning, schema defaults and validation (crd_schema).
+            crate::crd_schema::admit(t, &mut obj, Some(current))?;
+        }
         if t.crd.is_none() && t.kind == "CustomResourceDefinition" {
             self.prepare_crd(&mut obj, Some(current))?;
         }
