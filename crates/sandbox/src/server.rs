@@ -446,7 +446,10 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     let ns = target.ns.clone().unwrap_or_default();
     let t = &target.t;
     // Unknown fields of custom resources under `fieldValidation` (crd_schema).
-    let directive = crd_schema::Directive::parse(q.get("fieldValidation").map(String::as_str))?;
+    let directive = match t.crd {
+        Some(_) => crd_schema::Directive::parse(q.get("fieldValidation").map(String::as_str))?,
+        None => crd_schema::Directive::Warn,
+    };
     let fields = |obj: &Value, verb: crd_schema::Verb| match t.crd {
         Some(_) => crd_schema::check_fields(t, &target.version, obj, directive, verb),
         None => Ok(Vec::new()),
