@@ -55,6 +55,8 @@ pub struct Node {
     pub rules: Vec<Rule>,
     /// This node or one below it has CEL rules.
     pub has_rules: bool,
+    /// `x-kubernetes-list-map-keys` as server-side apply's merge keys.
+    pub static_keys: &'static [&'static str],
 }
 
 /// The compiled schemas of a CRD, by served version.
@@ -168,7 +170,12 @@ pub fn compile(v: &Value, at: &str) -> Result<Node, String> {
         ..Node::default()
     };
     if let Some(p) = v.get("pattern").and_then(Value::as_str) {
-        let re = Regex::new(p).map_err(|e| {
+        // Go's RE2 has no size limit to speak of; the regex crate's default
+        // would refuse some long bounded repetitions a real server takes.
+        let re = regex::RegexBuilder::new(p)
+            .size_limit(1 << 28)
+            .build()
+            .map_err(|e| {
             format!("{at}.pattern: Invalid value: {p:?}: must be a valid regular expression, but isn't: {e}")
         })?;
         n.pattern = Some((p.to_string(), re));
@@ -219,12 +226,106 @@ pub fn compile(v: &Value, at: &str) -> Result<Node, String> {
             &format!("{at}.x-kubernetes-validations[{i}]"),
         )?);
     }
+    n.static_keys = intern_keys(&n.list_map_keys);
     n.has_rules = !n.rules.is_empty()
         || n.properties.values().any(|p| p.has_rules)
         || n.additional.as_ref().is_some_and(|p| p.has_rules)
         || n.items.as_ref().is_some_and(|p| p.has_rules)
         || n.all_of.iter().any(|p| p.has_rules);
     Ok(n)
+}
+
+/// Map-list keys live as long as the server (lists::ListType holds static
+/// keys): each distinct key list is leaked once.
+fn intern_keys(keys: &[String]) -> &'static [&'static str] {
+    static SEEN: std::sync::Mutex<Vec<&'static [&'static str]>> = std::sync::Mutex::new(Vec::new());
+    if keys.is_empty() {
+        return &[];
+    }
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = seen
+        .iter()
+        .find(|k| k.iter().copied().eq(keys.iter().map(String::as_str)))
+    {
+        return k;
+    }
+    let leaked: &'static [&'static str] = Box::leak(
+        keys.iter()
+            .map(|k| &*Box::leak(k.clone().into_boxed_str()))
+            .collect::<Vec<&'static str>>()
+            .into_boxed_slice(),
+    );
+    seen.push(leaked);
+    leaked
+}
+
+/// How server-side apply reads lists and maps: the merge keys Kubernetes
+/// declares for built-in kinds, or a custom resource's schema
+/// (`x-kubernetes-list-type`, `x-kubernetes-list-map-keys`,
+/// `x-kubernetes-map-type`). `metadata` is always read as ObjectMeta.
+#[derive(Clone, Copy, Debug)]
+pub enum Lists<'a> {
+    Builtin,
+    /// The schema node at this place (None: unknown, lists atomic).
+    Custom(Option<&'a Node>),
+}
+
+impl From<bool> for Lists<'_> {
+    fn from(builtin: bool) -> Self {
+        if builtin {
+            Lists::Builtin
+        } else {
+            Lists::Custom(None)
+        }
+    }
+}
+
+impl<'a> Lists<'a> {
+    /// The lists of a kind, read in `api_version`'s schema.
+    pub fn of(t: &'a ResourceType, api_version: &str) -> Lists<'a> {
+        if t.crd.is_none() {
+            return Lists::Builtin;
+        }
+        let version = api_version.rsplit('/').next().unwrap_or(api_version);
+        Lists::Custom(t.schema.as_deref().and_then(|s| {
+            s.for_version(version)
+                .or_else(|| t.versions.first().and_then(|v| s.for_version(v)))
+        }))
+    }
+
+    pub fn child(self, k: &str) -> Lists<'a> {
+        match self {
+            Lists::Builtin => Lists::Builtin,
+            Lists::Custom(n) => {
+                Lists::Custom(n.and_then(|n| n.properties.get(k).or(n.additional.as_deref())))
+            }
+        }
+    }
+
+    pub fn items(self) -> Lists<'a> {
+        match self {
+            Lists::Builtin => Lists::Builtin,
+            Lists::Custom(n) => Lists::Custom(n.and_then(|n| n.items.as_deref())),
+        }
+    }
+
+    /// `x-kubernetes-map-type: atomic`: the object is one value.
+    pub fn atomic_map(self) -> bool {
+        matches!(self, Lists::Custom(Some(n)) if n.map_type.as_deref() == Some("atomic"))
+    }
+
+    pub fn list_shape(self, field: &str, items: &[Value], in_meta: bool) -> crate::lists::ListType {
+        use crate::lists::{list_type, ListType};
+        match self {
+            Lists::Builtin => list_type(field, items, true, in_meta),
+            Lists::Custom(_) if in_meta => list_type(field, items, false, true),
+            Lists::Custom(n) => match n.and_then(|n| n.list_type.as_deref().map(|t| (t, n))) {
+                Some(("set", _)) => ListType::Set,
+                Some(("map", n)) if !n.static_keys.is_empty() => ListType::Map(n.static_keys),
+                _ => ListType::Atomic,
+            },
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -508,7 +508,8 @@ impl State {
             let scope = Scope::Main {
                 exclude_status: t.status_subresource,
             };
-            let new_leaves = ssa::leaves(&obj, t.crd.is_none(), scope);
+            let lists = crate::crd_schema::Lists::of(t, &api_version_of(t, &obj));
+            let new_leaves = ssa::leaves(&obj, lists, scope);
             ssa::track_update(
                 &mut entries,
                 &Default::default(),
@@ -559,7 +560,7 @@ impl State {
                 exclude_status: t.status_subresource,
             }
         };
-        let builtin = t.crd.is_none();
+        let builtin = crate::crd_schema::Lists::of(t, &api_version_of(t, &applied));
         let api_version = api_version_of(t, &applied);
         match self.get(t, ns, name) {
             Err(_) => {
@@ -745,7 +746,7 @@ impl State {
                         exclude_status: t.status_subresource,
                     }
                 };
-                let builtin = t.crd.is_none();
+                let builtin = crate::crd_schema::Lists::of(t, &api_version_of(t, &obj));
                 let old = ssa::leaves(current, builtin, scope);
                 let new = ssa::leaves(&obj, builtin, scope);
                 let sub = if o.status { "status" } else { "" };

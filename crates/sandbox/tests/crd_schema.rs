@@ -338,3 +338,92 @@ fn a_crd_whose_rule_does_not_compile_is_refused() {
     );
     assert!(stderr(&out).contains("is invalid"), "{}", stderr(&out));
 }
+
+#[test]
+fn server_side_apply_merges_custom_lists_by_their_schema_list_type() {
+    let c = cluster();
+    let group = format!("{}.navique.test", unique("l"));
+    let out = c.apply_stdin(&["apply", "-f", "-"], &crd(&group));
+    assert!(out.status.success(), "{}", stderr(&out));
+    c.ok(&[
+        "wait",
+        "--for=condition=Established",
+        &format!("crd/gadgets.{group}"),
+        "--timeout=30s",
+    ]);
+    let ns = unique("crd-lists");
+    c.ok(&["create", "namespace", &ns]);
+    let res = format!("gadgets.{group}");
+    let apply = |manager: &str, spec: &str| {
+        let out = c.apply_stdin(
+            &[
+                "apply",
+                "--server-side",
+                &format!("--field-manager={manager}"),
+                "-f",
+                "-",
+            ],
+            &gadget(&group, &ns, "g", spec),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    // A map list keyed by name and a set: each manager owns its own items.
+    apply(
+        "alice",
+        "{mode: external, ports: [{name: a, port: 1}], tags: [x1]}",
+    );
+    apply(
+        "bob",
+        "{mode: external, ports: [{name: b, port: 2}], tags: [y1]}",
+    );
+    let g = get_json(&c, &["-n", &ns, "get", &res, "g", "--show-managed-fields"]);
+    assert_eq!(
+        g["spec"]["ports"],
+        serde_json::json!([{"name": "a", "port": 1}, {"name": "b", "port": 2}]),
+        "{g}"
+    );
+    assert_eq!(g["spec"]["tags"], serde_json::json!(["x1", "y1"]), "{g}");
+    let bob = g["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["manager"] == "bob")
+        .expect("bob's entry")
+        .clone();
+    let ports = &bob["fieldsV1"]["f:spec"]["f:ports"];
+    assert!(ports.get(r#"k:{"name":"b"}"#).is_some(), "{bob}");
+    assert!(ports.get(r#"k:{"name":"a"}"#).is_none(), "{bob}");
+    assert!(
+        bob["fieldsV1"]["f:spec"]["f:tags"]
+            .get(r#"v:"y1""#)
+            .is_some(),
+        "{bob}"
+    );
+    // Alice stops applying her port: it goes, Bob's stays.
+    apply("alice", "{mode: external}");
+    let g = get_json(&c, &["-n", &ns, "get", &res, "g"]);
+    assert_eq!(
+        g["spec"]["ports"],
+        serde_json::json!([{"name": "b", "port": 2}]),
+        "{g}"
+    );
+    assert_eq!(g["spec"]["tags"], serde_json::json!(["y1"]), "{g}");
+    // Changing Bob's item conflicts.
+    let out = c.apply_stdin(
+        &["apply", "--server-side", "--field-manager=carol", "-f", "-"],
+        &gadget(
+            &group,
+            &ns,
+            "g",
+            "{mode: external, ports: [{name: b, port: 3}]}",
+        ),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(r#".spec.ports[name="b"].port"#),
+        "{}",
+        stderr(&out)
+    );
+    c.ok(&["delete", "crd", &res, "--wait=true"]);
+    c.ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
