@@ -1165,14 +1165,23 @@ pub fn admit(t: &ResourceType, obj: &mut Value, old: Option<&Value>) -> Result<(
     prune(obj, n, "", true, &mut Vec::new());
     default(obj, n);
     let mut errs = Vec::new();
-    // metadata is ObjectMeta's, validated by the generic code.
-    let mut body = obj.clone();
-    let mut old_body = old.cloned();
-    for b in [Some(&mut body), old_body.as_mut()].into_iter().flatten() {
-        if let Some(m) = b.as_object_mut() {
-            m.remove("metadata");
+    // metadata is ObjectMeta's, validated by the generic code: the schema
+    // and CEL see only its name and generateName, as apiextensions does.
+    let meta_view = |v: &Value| -> Value {
+        let mut out = v.clone();
+        if let Some(m) = out.as_object_mut() {
+            let mut meta = Map::new();
+            for k in ["name", "generateName"] {
+                if let Some(x) = v.pointer(&format!("/metadata/{k}")) {
+                    meta.insert(k.to_string(), x.clone());
+                }
+            }
+            m.insert("metadata".into(), Value::Object(meta));
         }
-    }
+        out
+    };
+    let body = meta_view(obj);
+    let old_body = old.map(meta_view);
     validate(&body, n, "", old_body.as_ref(), &mut errs);
     cel_unless_blocked(&body, n, old_body.as_ref(), &mut errs);
     if errs.is_empty() {
@@ -1398,6 +1407,28 @@ mod tests {
                 "spec.labels.a: Invalid value: \"integer\": spec.labels.a in body must be of type string: \"integer\"",
                 BLOCKED
             ]
+        );
+    }
+
+    #[test]
+    fn a_schema_requiring_metadata_is_satisfied_by_objectmeta() {
+        let t = crate::registry::Registry::from_crd(&json!({
+            "metadata": {"name": "things.x.io"},
+            "spec": {"group": "x.io", "names": {"plural": "things", "kind": "Thing"},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                    "type": "object", "required": ["metadata", "spec"],
+                    "properties": {"metadata": {"type": "object"}, "spec": {"type": "object"}}}}}]}
+        }))
+        .expect("registers");
+        let mut obj = json!({"apiVersion": "x.io/v1", "kind": "Thing",
+            "metadata": {"name": "a", "labels": {"k": "v"}}, "spec": {}});
+        admit(&t, &mut obj, None).expect("valid");
+        assert_eq!(obj["metadata"]["labels"]["k"], "v");
+        let mut obj = json!({"apiVersion": "x.io/v1", "kind": "Thing", "metadata": {"name": "a"}});
+        let e = admit(&t, &mut obj, None).expect_err("spec is required");
+        assert_eq!(
+            e.message,
+            "Thing.x.io \"a\" is invalid: spec: Required value"
         );
     }
 
