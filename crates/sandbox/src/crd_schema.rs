@@ -1194,6 +1194,12 @@ pub fn admit(t: &ResourceType, obj: &mut Value, old: Option<&Value>) -> Result<(
     Err(invalid(&t.group, &t.kind, name, &errs))
 }
 
+/// A custom resource without the status subresource has no spec/status
+/// split: any change but metadata's increments its generation.
+pub fn status_bumps_generation(t: &ResourceType, new: &Value, old: &Value) -> bool {
+    t.crd.is_some() && !t.status_subresource && new.get("status") != old.get("status")
+}
+
 /// What a write's `fieldValidation` does with unknown fields.
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum Directive {

@@ -715,7 +715,9 @@ impl State {
         if t.crd.is_none() && t.kind == "CustomResourceDefinition" {
             self.prepare_crd(&mut obj, Some(current))?;
         }
-        if spec_part(&obj) != spec_part(current) {
+        if spec_part(&obj) != spec_part(current)
+            || crate::crd_schema::status_bumps_generation(t, &obj, current)
+        {
             let g = current["metadata"]["generation"].as_i64().unwrap_or(1);
             obj["metadata"]["generation"] = json!(g + 1);
         }

@@ -322,6 +322,45 @@ fn custom_resources_are_pruned_defaulted_and_validated_against_their_schema() {
 }
 
 #[test]
+fn without_the_status_subresource_a_status_change_is_a_new_generation() {
+    let c = cluster();
+    let group = format!("{}.navique.test", unique("n"));
+    let plain = crd(&group).replace("    subresources: {status: {}}\n", "");
+    assert_ne!(plain, crd(&group));
+    let out = c.apply_stdin(&["apply", "-f", "-"], &plain);
+    assert!(out.status.success(), "{}", stderr(&out));
+    c.ok(&[
+        "wait",
+        "--for=condition=Established",
+        &format!("crd/gadgets.{group}"),
+        "--timeout=30s",
+    ]);
+    let ns = unique("crd-gen");
+    c.ok(&["create", "namespace", &ns]);
+    let res = format!("gadgets.{group}");
+    let out = c.apply_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &gadget(&group, &ns, "g", "{mode: external}"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    c.ok(&[
+        "-n",
+        &ns,
+        "patch",
+        &res,
+        "g",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"phase":"Ready"}}"#,
+    ]);
+    let g = get_json(&c, &["-n", &ns, "get", &res, "g"]);
+    assert_eq!(g["status"]["phase"], "Ready", "{g}");
+    assert_eq!(g["metadata"]["generation"], 2, "{g}");
+    c.ok(&["delete", "crd", &res, "--wait=true"]);
+    c.ok(&["delete", "namespace", &ns, "--wait=false"]);
+}
+
+#[test]
 fn a_crd_whose_rule_does_not_compile_is_refused() {
     let c = cluster();
     let group = format!("{}.navique.test", unique("r"));
