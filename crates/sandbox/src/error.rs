@@ -83,8 +83,15 @@ impl ApiError {
     }
 
     pub fn invalid(t: &ResourceType, name: &str, why: &str) -> ApiError {
+        // As errors.NewInvalid: the kind (not the plural) and the field error
+        // as a cause, which kubectl prints.
+        let mut d = details(t, name);
+        d["kind"] = json!(t.kind);
+        if let Some((field, body)) = why.split_once(": ") {
+            d["causes"] = json!([{"reason": "FieldValueInvalid", "message": body, "field": field}]);
+        }
         ApiError {
-            details: Some(details(t, name)),
+            details: Some(d),
             ..ApiError::new(
                 422,
                 "Invalid",

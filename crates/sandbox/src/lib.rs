@@ -8,6 +8,8 @@
 //! ```
 
 pub mod controllers;
+pub mod crd_cel;
+pub mod crd_schema;
 pub mod discovery;
 pub mod error;
 pub mod faults;

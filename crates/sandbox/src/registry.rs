@@ -18,6 +18,8 @@ pub struct ResourceType {
     pub status_subresource: bool,
     /// Name of the CustomResourceDefinition that registered it.
     pub crd: Option<String>,
+    /// Its CRD's schemas, compiled once when the CRD is written.
+    pub schema: Option<std::sync::Arc<crate::crd_schema::CrdSchemas>>,
 }
 
 impl ResourceType {
@@ -313,6 +315,7 @@ impl Registry {
                 categories: Vec::new(),
                 status_subresource: bi.status,
                 crd: None,
+                schema: None,
             });
         }
         r
@@ -436,6 +439,7 @@ impl Registry {
                 })
                 .unwrap_or_default()
         };
+        let schema = crate::crd_schema::compile_crd(spec, kind, group)?;
         Ok(ResourceType {
             group: group.into(),
             versions,
@@ -451,6 +455,7 @@ impl Registry {
             categories: strings(names.get("categories")),
             status_subresource: status,
             crd: Some(name.to_string()),
+            schema: Some(std::sync::Arc::new(schema)),
         })
     }
 }

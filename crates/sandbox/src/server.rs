@@ -1,5 +1,6 @@
 //! HTTP: routing, request decoding, responses and watch streams.
 
+use crate::crd_schema;
 use crate::discovery;
 use crate::error::ApiError;
 use crate::registry::ResourceType;
@@ -46,6 +47,16 @@ fn json_response(code: u16, v: &Value) -> Response<Body> {
         .header("Content-Type", "application/json")
         .body(full(serde_json::to_vec(v).expect("json")))
         .expect("response")
+}
+
+/// `Warning: 299 - "text"` headers, as the apiserver quotes them.
+fn with_warnings(mut res: Response<Body>, warnings: &[String]) -> Response<Body> {
+    for w in warnings {
+        if let Ok(v) = hyper::header::HeaderValue::from_str(&format!("299 - {w:?}")) {
+            res.headers_mut().append("Warning", v);
+        }
+    }
+    res
 }
 
 fn error_response(e: &ApiError) -> Response<Body> {
@@ -434,6 +445,15 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     };
     let ns = target.ns.clone().unwrap_or_default();
     let t = &target.t;
+    // Unknown fields of custom resources under `fieldValidation` (crd_schema).
+    let directive = match t.crd {
+        Some(_) => crd_schema::Directive::parse(q.get("fieldValidation").map(String::as_str))?,
+        None => crd_schema::Directive::Warn,
+    };
+    let fields = |obj: &Value, verb: crd_schema::Verb| match t.crd {
+        Some(_) => crd_schema::check_fields(t, &target.version, obj, directive, verb),
+        None => Ok(Vec::new()),
+    };
 
     match (method, target.name.clone()) {
         (Method::GET, None) if watch => start_watch(shared, &target, &q, watch_faults),
@@ -448,21 +468,23 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         }
         (Method::POST, None) => {
             let obj = parse_body(&body)?;
+            let warnings = fields(&obj, crd_schema::Verb::CreateOrUpdate)?;
             let out = {
                 let mut st = shared.state.lock().expect("lock");
                 st.create(t, &ns, obj, &opts)?
             };
             shared.wake_controllers.notify_one();
-            Ok(json_response(201, &present(&out, &target)))
+            Ok(with_warnings(json_response(201, &present(&out, &target)), &warnings))
         }
         (Method::PUT, Some(name)) => {
             let obj = parse_body(&body)?;
+            let warnings = fields(&obj, crd_schema::Verb::CreateOrUpdate)?;
             let out = {
                 let mut st = shared.state.lock().expect("lock");
                 st.update(t, &ns, &name, obj, &opts)?
             };
             shared.wake_controllers.notify_one();
-            Ok(json_response(200, &present(&out, &target)))
+            Ok(with_warnings(json_response(200, &present(&out, &target)), &warnings))
         }
         (Method::PATCH, Some(name)) => {
             let patch = parse_body(&body)?;
@@ -474,6 +496,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                         "PATCH, application/apply-patch+yaml requires fieldManager to be set",
                     ));
                 }
+                fields(&patch, crd_schema::Verb::Apply { ns: &ns, name: &name })?;
                 let existed = st.get(t, &ns, &name).is_ok();
                 let out = st.apply(t, &ns, &name, patch, force, &opts)?;
                 drop(st);
@@ -510,11 +533,12 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                     obj["metadata"]["resourceVersion"] =
                         current["metadata"]["resourceVersion"].clone();
                 }
-                st.update(t, &ns, &name, obj, &opts)?
+                let warnings = fields(&obj, crd_schema::Verb::Patch)?;
+                (st.update(t, &ns, &name, obj, &opts)?, warnings)
             };
             drop(st);
             shared.wake_controllers.notify_one();
-            Ok(json_response(200, &present(&out, &target)))
+            Ok(with_warnings(json_response(200, &present(&out.0, &target)), &out.1))
         }
         (Method::DELETE, name) => {
             let opts_body = if body.is_empty() {

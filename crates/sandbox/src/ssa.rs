@@ -1,6 +1,7 @@
 //! Field ownership (`metadata.managedFields`, FieldsV1) and server-side apply.
 
-use crate::lists::{item_key, list_type, ListType};
+use crate::crd_schema::Lists;
+use crate::lists::{item_key, ListType};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -33,7 +34,9 @@ pub enum Scope {
     Status,
 }
 
-pub fn leaves(obj: &Value, builtin: bool, scope: Scope) -> Leaves {
+/// `builtin`: `true` for built-in kinds, or a custom resource's [`Lists`].
+pub fn leaves<'a>(obj: &Value, builtin: impl Into<Lists<'a>>, scope: Scope) -> Leaves {
+    let builtin = builtin.into();
     let mut out = BTreeMap::new();
     let Some(m) = obj.as_object() else { return out };
     for (k, v) in m {
@@ -56,26 +59,26 @@ pub fn leaves(obj: &Value, builtin: bool, scope: Scope) -> Leaves {
                     }
                     let mut p = path.clone();
                     p.push(format!("f:{mk}"));
-                    walk(mk, mv, p, builtin, true, &mut out);
+                    walk(mk, mv, p, Lists::Builtin, true, &mut out);
                 }
             }
             continue;
         }
-        walk(k, v, path, builtin, false, &mut out);
+        walk(k, v, path, builtin.child(k), false, &mut out);
     }
     out
 }
 
-fn walk(field: &str, v: &Value, path: Path, builtin: bool, in_meta: bool, out: &mut Leaves) {
+fn walk(field: &str, v: &Value, path: Path, builtin: Lists, in_meta: bool, out: &mut Leaves) {
     match v {
-        Value::Object(m) if !m.is_empty() => {
+        Value::Object(m) if !m.is_empty() && !builtin.atomic_map() => {
             for (k, child) in m {
                 let mut p = path.clone();
                 p.push(format!("f:{k}"));
-                walk(k, child, p, builtin, in_meta, out);
+                walk(k, child, p, builtin.child(k), in_meta, out);
             }
         }
-        Value::Array(items) if !items.is_empty() => match list_type(field, items, builtin, in_meta)
+        Value::Array(items) if !items.is_empty() => match builtin.list_shape(field, items, in_meta)
         {
             ListType::Atomic => {
                 out.insert(path, Some(v.clone()));
@@ -96,7 +99,7 @@ fn walk(field: &str, v: &Value, path: Path, builtin: bool, in_meta: bool, out: &
                         for (k, child) in m {
                             let mut cp = p.clone();
                             cp.push(format!("f:{k}"));
-                            walk(k, child, cp, builtin, in_meta, out);
+                            walk(k, child, cp, builtin.items().child(k), in_meta, out);
                         }
                     }
                 }
@@ -328,7 +331,7 @@ fn last_applied_fields(
     current: &Value,
     cur_leaves: &Leaves,
     api_version: &str,
-    builtin: bool,
+    builtin: Lists,
     scope: Scope,
 ) -> Option<BTreeSet<Path>> {
     let text = current
@@ -355,16 +358,17 @@ pub struct ApplyOutcome {
 
 /// Server-side apply of `applied` onto `current` by `manager`.
 #[allow(clippy::too_many_arguments)]
-pub fn apply(
+pub fn apply<'a>(
     current: &Value,
     applied: &Value,
     manager: &str,
     api_version: &str,
-    builtin: bool,
+    builtin: impl Into<Lists<'a>>,
     scope: Scope,
     mut force: bool,
     now: &str,
 ) -> Result<ApplyOutcome, Vec<Conflict>> {
+    let builtin = builtin.into();
     let subresource = if scope == Scope::Status { "status" } else { "" };
     let mut entries = read_entries(current);
     let cur_leaves = leaves(current, builtin, scope);
@@ -436,6 +440,17 @@ pub fn apply(
         .filter(|p| !applied_leaves.contains_key(*p) && !others.contains(*p))
         .filter(|p| !others.iter().any(|o| o.starts_with(p) && o.len() > p.len()))
         .collect();
+    // A dropped list item goes whole: its fields are not removed first
+    // (that would leave an item without its key, which no path finds).
+    let items: Vec<Path> = dropped
+        .iter()
+        .filter(|p| {
+            p.last()
+                .is_some_and(|e| e.starts_with("k:") || e.starts_with("v:"))
+        })
+        .map(|p| (*p).clone())
+        .collect();
+    dropped.retain(|p| !items.iter().any(|q| q.len() < p.len() && p.starts_with(q)));
     dropped.sort_by_key(|p| std::cmp::Reverse(p.len()));
     for p in dropped {
         remove_path(&mut object, p, builtin);
@@ -476,7 +491,7 @@ pub fn apply(
     Ok(ApplyOutcome { object, entries })
 }
 
-fn merge_applied(object: &mut Value, applied: &Value, builtin: bool, scope: Scope) {
+fn merge_applied(object: &mut Value, applied: &Value, builtin: Lists, scope: Scope) {
     let (Some(obj), Some(app)) = (object.as_object_mut(), applied.as_object()) else {
         return;
     };
@@ -499,7 +514,7 @@ fn merge_applied(object: &mut Value, applied: &Value, builtin: bool, scope: Scop
                         meta.entry(mk.clone()).or_insert(Value::Null),
                         mk,
                         mv,
-                        builtin,
+                        Lists::Builtin,
                         true,
                     );
                 }
@@ -510,15 +525,15 @@ fn merge_applied(object: &mut Value, applied: &Value, builtin: bool, scope: Scop
             obj.entry(k.clone()).or_insert(Value::Null),
             k,
             v,
-            builtin,
+            builtin.child(k),
             false,
         );
     }
 }
 
-fn merge_value(target: &mut Value, field: &str, applied: &Value, builtin: bool, in_meta: bool) {
+fn merge_value(target: &mut Value, field: &str, applied: &Value, builtin: Lists, in_meta: bool) {
     match applied {
-        Value::Object(am) if !am.is_empty() => {
+        Value::Object(am) if !am.is_empty() && !builtin.atomic_map() => {
             if !target.is_object() {
                 *target = json!({});
             }
@@ -528,7 +543,7 @@ fn merge_value(target: &mut Value, field: &str, applied: &Value, builtin: bool, 
                     t.entry(k.clone()).or_insert(Value::Null),
                     k,
                     v,
-                    builtin,
+                    builtin.child(k),
                     in_meta,
                 );
             }
@@ -538,7 +553,7 @@ fn merge_value(target: &mut Value, field: &str, applied: &Value, builtin: bool, 
                 Value::Array(a) => std::mem::take(a),
                 _ => Vec::new(),
             };
-            let merged = match list_type(field, items, builtin, in_meta) {
+            let merged = match builtin.list_shape(field, items, in_meta) {
                 ListType::Atomic => items.clone(),
                 ListType::Set => {
                     let mut list = existing;
@@ -566,7 +581,7 @@ fn merge_value(target: &mut Value, field: &str, applied: &Value, builtin: bool, 
                                             t.entry(k.clone()).or_insert(Value::Null),
                                             k,
                                             v,
-                                            builtin,
+                                            builtin.items().child(k),
                                             in_meta,
                                         );
                                     }
@@ -586,8 +601,8 @@ fn merge_value(target: &mut Value, field: &str, applied: &Value, builtin: bool, 
 }
 
 /// Removes the field or list item at `p`, and maps left empty by it.
-pub fn remove_path(object: &mut Value, p: &Path, builtin: bool) {
-    fn go(v: &mut Value, field: &str, p: &[String], builtin: bool, in_meta: bool) -> bool {
+pub fn remove_path<'a>(object: &mut Value, p: &Path, builtin: impl Into<Lists<'a>>) {
+    fn go(v: &mut Value, field: &str, p: &[String], builtin: Lists, in_meta: bool) -> bool {
         let Some((first, rest)) = p.split_first() else {
             return false;
         };
@@ -599,7 +614,12 @@ pub fn remove_path(object: &mut Value, p: &Path, builtin: bool) {
                 m.remove(f);
             } else if let Some(child) = m.get_mut(f) {
                 let meta = in_meta || field.is_empty() && f == "metadata";
-                if go(child, f, rest, builtin, meta) {
+                let sub = if meta {
+                    Lists::Builtin
+                } else {
+                    builtin.child(f)
+                };
+                if go(child, f, rest, sub, meta) {
                     m.remove(f);
                 }
             }
@@ -635,12 +655,12 @@ pub fn remove_path(object: &mut Value, p: &Path, builtin: bool) {
             if rest.is_empty() {
                 list.remove(i);
             } else {
-                go(&mut list[i], field, rest, builtin, in_meta);
+                go(&mut list[i], field, rest, builtin.items(), in_meta);
             }
         }
         list.is_empty()
     }
-    go(object, "", p, builtin, false);
+    go(object, "", p, builtin.into(), false);
 }
 
 #[cfg(test)]

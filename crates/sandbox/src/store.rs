@@ -493,6 +493,10 @@ impl State {
             obj.as_object_mut().expect("object").remove("status");
         }
         self.default_object(t, &mut obj, None);
+        if t.crd.is_some() {
+            // Pruning, schema defaults and validation (crd_schema).
+            crate::crd_schema::admit(t, &mut obj, None)?;
+        }
         if t.crd.is_none() && t.kind == "CustomResourceDefinition" {
             self.prepare_crd(&mut obj, None)?;
         }
@@ -504,7 +508,8 @@ impl State {
             let scope = Scope::Main {
                 exclude_status: t.status_subresource,
             };
-            let new_leaves = ssa::leaves(&obj, t.crd.is_none(), scope);
+            let lists = crate::crd_schema::Lists::of(t, &api_version_of(t, &obj));
+            let new_leaves = ssa::leaves(&obj, lists, scope);
             ssa::track_update(
                 &mut entries,
                 &Default::default(),
@@ -555,7 +560,7 @@ impl State {
                 exclude_status: t.status_subresource,
             }
         };
-        let builtin = t.crd.is_none();
+        let builtin = crate::crd_schema::Lists::of(t, &api_version_of(t, &applied));
         let api_version = api_version_of(t, &applied);
         match self.get(t, ns, name) {
             Err(_) => {
@@ -703,10 +708,16 @@ impl State {
             obj["kind"] = json!(t.kind);
         }
         self.default_object(t, &mut obj, Some(current));
+        if t.crd.is_some() {
+            // Pruning, schema defaults and validation (crd_schema).
+            crate::crd_schema::admit(t, &mut obj, Some(current))?;
+        }
         if t.crd.is_none() && t.kind == "CustomResourceDefinition" {
             self.prepare_crd(&mut obj, Some(current))?;
         }
-        if spec_part(&obj) != spec_part(current) {
+        if spec_part(&obj) != spec_part(current)
+            || crate::crd_schema::status_bumps_generation(t, &obj, current)
+        {
             let g = current["metadata"]["generation"].as_i64().unwrap_or(1);
             obj["metadata"]["generation"] = json!(g + 1);
         }
@@ -737,7 +748,7 @@ impl State {
                         exclude_status: t.status_subresource,
                     }
                 };
-                let builtin = t.crd.is_none();
+                let builtin = crate::crd_schema::Lists::of(t, &api_version_of(t, &obj));
                 let old = ssa::leaves(current, builtin, scope);
                 let new = ssa::leaves(&obj, builtin, scope);
                 let sub = if o.status { "status" } else { "" };
