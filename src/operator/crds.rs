@@ -17,6 +17,37 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         api::SecretsManagement::crd(),
         api::Capability::crd(),
     ]
+    .into_iter()
+    .map(without_mode_branch_defaults)
+    .collect()
+}
+
+/// The members of the mode union (`managed`, `adopt`, `external`) without
+/// schema defaults: an API server stores a default as nobody's field, so a
+/// server-side apply that switches `mode` and drops the old branch would
+/// leave it holding its defaults, and the union's rule would refuse the
+/// switch. The operator applies the same defaults when it reads a spec.
+fn without_mode_branch_defaults(crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    fn strip(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("default");
+                m.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut v = serde_json::to_value(&crd).expect("a CRD serialises");
+    for version in v["spec"]["versions"].as_array_mut().into_iter().flatten() {
+        let spec = &mut version["schema"]["openAPIV3Schema"]["properties"]["spec"];
+        for branch in api::MODE_BRANCHES {
+            if let Some(b) = spec.pointer_mut(&format!("/properties/{branch}")) {
+                strip(b);
+            }
+        }
+    }
+    serde_json::from_value(v).expect("the CRD it was")
 }
 
 /// `(file name, YAML)` for each CRD, as kubebuilder names them.
@@ -86,6 +117,18 @@ mod tests {
                 .as_ref()
                 .and_then(|s| s.status.as_ref())
                 .is_some());
+        }
+    }
+
+    #[test]
+    fn no_default_inside_a_mode_branch() {
+        for crd in all() {
+            let v = serde_json::to_value(&crd).unwrap();
+            let spec = &v["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+            for branch in api::MODE_BRANCHES {
+                let text = spec["properties"][branch].to_string();
+                assert!(!text.contains("\"default\""), "{branch}: {text}");
+            }
         }
     }
 

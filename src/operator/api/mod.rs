@@ -190,6 +190,8 @@ impl Mode {
 }
 
 /// The CEL rule tying `mode` to exactly one matching block.
+/// The members of the datastores' mode union, one per mode.
+pub const MODE_BRANCHES: [&str; 3] = ["managed", "adopt", "external"];
 pub const MODE_RULE: &str = "(self.mode == 'managed') == has(self.managed) && (self.mode == 'adopt') == has(self.adopt) && (self.mode == 'external') == has(self.external)";
 pub const MODE_RULE_MESSAGE: &str =
     "exactly one of managed, adopt or external must be set, the one that mode names";
