@@ -97,6 +97,21 @@ impl ApiError {
         ApiError::new(403, "Forbidden", message)
     }
 
+    /// apierrors.NewForbidden: `pods "x" is forbidden: why`, details name,
+    /// group and kind (the resource); admission names an object being
+    /// created by its generateName when it has no name yet.
+    pub fn forbidden_object(t: &ResourceType, name: &str, why: &str) -> ApiError {
+        let message = if name.is_empty() {
+            format!("{} is forbidden: {why}", t.qualified())
+        } else {
+            format!("{} {:?} is forbidden: {why}", t.qualified(), name)
+        };
+        ApiError {
+            details: Some(details(t, name)),
+            ..ApiError::forbidden(message)
+        }
+    }
+
     pub fn status(&self) -> Value {
         let mut s = json!({
             "kind": "Status",

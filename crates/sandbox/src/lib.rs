@@ -7,6 +7,7 @@
 //! sandbox.stop();
 //! ```
 
+pub mod admission;
 pub mod controllers;
 pub mod discovery;
 pub mod error;

