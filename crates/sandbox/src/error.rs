@@ -122,6 +122,10 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        // Errors that are not a Status reach clients without a reason.
+        if self.reason.is_empty() {
+            s.as_object_mut().expect("object").remove("reason");
+        }
         if let Some(d) = &self.details {
             s["details"] = d.clone();
         }

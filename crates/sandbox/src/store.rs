@@ -573,6 +573,32 @@ impl State {
         }
         let mut applied = applied;
         self.default_keys(t, &mut applied);
+        // structured-merge-diff refuses to type an applied object whose keyed
+        // lists repeat a key; the handler answers with a plain error (500).
+        let duplicates = ssa::duplicate_keys(&applied, t.crd.is_none());
+        if !duplicates.is_empty() {
+            let (group, version) = api_version_of(t, &applied)
+                .rsplit_once('/')
+                .map(|(g, v)| (g.to_string(), v.to_string()))
+                .unwrap_or_else(|| (String::new(), api_version_of(t, &applied)));
+            let what = if duplicates.len() == 1 {
+                duplicates[0].clone()
+            } else {
+                let mut lines = vec!["errors:".to_string()];
+                lines.extend(duplicates.iter().map(|d| format!("  {d}")));
+                lines.join("\n")
+            };
+            return Err(ApiError::new(
+                500,
+                "",
+                format!(
+                    "failed to create typed patch object ({}/{}; {group}/{version}, Kind={}): {what}",
+                    meta_str(&applied, "namespace").unwrap_or_default(),
+                    meta_str(&applied, "name").unwrap_or_default(),
+                    t.kind
+                ),
+            ));
+        }
         let scope = if o.status {
             Scope::Status
         } else {

@@ -293,3 +293,48 @@ async fn workload_controllers_do_not_get_past_pod_admission() {
         .delete(&ns, &DeleteParams::default())
         .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_apply_refuses_duplicate_list_keys() {
+    let c = cluster();
+    let client = c.client().await;
+    let ns = namespace(&client, "adm-dup").await;
+    let api: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let deploy = |env: serde_json::Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": ns},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "manager", "image": "busybox:1.36", "env": env}]}}}})
+    };
+    let dup = deploy(json!([{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]));
+    let e = api_error(
+        api.patch("web", &PatchParams::apply("test"), &Patch::Apply(&dup))
+            .await,
+    );
+    assert_eq!(e.code, 500, "{e:?}");
+    assert_eq!(
+        e.message,
+        format!(
+            r#"failed to create typed patch object ({ns}/web; apps/v1, Kind=Deployment): .spec.template.spec.containers[name="manager"].env: duplicate entries for key [name="A"]"#
+        )
+    );
+    assert!(api.get_opt("web").await.unwrap().is_none());
+    // kubectl reports it as it comes.
+    let out = c.apply_stdin(
+        &["apply", "--server-side", "-f", "-"],
+        &serde_json::to_string(&dup).unwrap(),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(r#".spec.template.spec.containers[name="manager"].env: duplicate entries for key [name="A"]"#),
+        "{}",
+        stderr(&out)
+    );
+    // A create (not an apply) with the same duplicates is accepted.
+    let d: Deployment = serde_json::from_value(dup.clone()).unwrap();
+    api.create(&PostParams::default(), &d).await.unwrap();
+    let _ = Api::<Namespace>::all(client)
+        .delete(&ns, &DeleteParams::default())
+        .await;
+}
