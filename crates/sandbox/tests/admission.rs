@@ -338,3 +338,90 @@ async fn server_side_apply_refuses_duplicate_list_keys() {
         .delete(&ns, &DeleteParams::default())
         .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scale_subresource_of_deployments_and_custom_resources() {
+    let c = cluster();
+    let client = c.client().await;
+    let ns = namespace(&client, "adm-scale").await;
+    let d: Deployment = serde_json::from_value(json!({"metadata": {"name": "web"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox:1.36", "command": ["sleep", "3600"]}]}}}}))
+    .unwrap();
+    let api: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    api.create(&PostParams::default(), &d).await.unwrap();
+    let out = c.ok(&["-n", &ns, "scale", "deployment", "web", "--replicas=3"]);
+    assert!(out.contains("deployment.apps/web scaled"), "{out}");
+    assert_eq!(
+        api.get("web").await.unwrap().spec.replicas,
+        Some(3)
+    );
+    let scale = api.get_scale("web").await.unwrap();
+    assert_eq!(scale.spec.unwrap().replicas, Some(3));
+    assert_eq!(scale.status.unwrap().selector.as_deref(), Some("app=web"));
+    let scale = api
+        .patch_scale(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 0}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(scale.spec.unwrap().replicas, Some(0));
+    let e = api_error(
+        api.patch_scale(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": -1}})),
+        )
+        .await,
+    );
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert!(
+        e.message.ends_with("spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+        "{e:?}"
+    );
+
+    // A custom resource whose CRD declares the scale subresource.
+    let group = format!("{}.navique.dev", unique("scale"));
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.size",
+                    "statusReplicasPath": ".status.size", "labelSelectorPath": ".status.selector"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                    "status": {"type": "object", "properties": {"size": {"type": "integer"}, "selector": {"type": "string"}}}}}}}]}});
+    let out = c.apply_stdin(&["create", "-f", "-"], &crd.to_string());
+    assert!(out.status.success(), "{}", stderr(&out));
+    c.ok(&["wait", "--for=condition=Established", &format!("crd/widgets.{group}")]);
+    let widget = json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+        "metadata": {"name": "w", "namespace": ns}, "spec": {"size": 1}});
+    eventually("the Widget created", 30, || async {
+        c.apply_stdin(&["create", "-f", "-"], &widget.to_string())
+            .status
+            .success()
+            .then_some(())
+    })
+    .await;
+    let out = c.ok(&["-n", &ns, "scale", &format!("widgets.{group}"), "w", "--replicas=4"]);
+    assert!(out.contains("scaled"), "{out}");
+    let w: serde_json::Value = serde_json::from_str(&c.ok(&[
+        "-n",
+        &ns,
+        "get",
+        &format!("widgets.{group}"),
+        "w",
+        "-o",
+        "json",
+    ]))
+    .unwrap();
+    assert_eq!(w["spec"]["size"], 4);
+    c.ok(&["delete", &format!("crd/widgets.{group}"), "--wait=false"]);
+    let _ = Api::<Namespace>::all(client)
+        .delete(&ns, &DeleteParams::default())
+        .await;
+}
