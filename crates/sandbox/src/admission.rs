@@ -85,3 +85,268 @@ pub fn namespace_terminating(t: &crate::registry::ResourceType, ns: &str, shown:
     e
 }
 
+/// One field.Error of Kubernetes' validation: its cause type
+/// (`FieldValueInvalid`, ...), field path and body (`Invalid value: ...`).
+pub struct FieldError {
+    pub cause: &'static str,
+    pub field: String,
+    pub body: String,
+}
+
+impl FieldError {
+    fn invalid(field: &str, value: &str, detail: &str) -> FieldError {
+        FieldError {
+            cause: "FieldValueInvalid",
+            field: field.into(),
+            body: format!("Invalid value: {value}: {detail}"),
+        }
+    }
+}
+
+/// apierrors.NewInvalid: 422, `Deployment.apps "web" is invalid: <errors>`
+/// (several in brackets), a cause per error, details naming the kind.
+pub fn invalid(t: &crate::registry::ResourceType, name: &str, errs: &[FieldError]) -> ApiError {
+    let qualified = if t.group.is_empty() {
+        t.kind.clone()
+    } else {
+        format!("{}.{}", t.kind, t.group)
+    };
+    let lines: Vec<String> = errs
+        .iter()
+        .map(|e| format!("{}: {}", e.field, e.body))
+        .collect();
+    let all = if lines.len() == 1 {
+        lines[0].clone()
+    } else {
+        format!("[{}]", lines.join(", "))
+    };
+    let causes: Vec<Value> = errs
+        .iter()
+        .map(|e| serde_json::json!({"reason": e.cause, "message": e.body, "field": e.field}))
+        .collect();
+    let mut details = serde_json::json!({"name": name, "kind": t.kind, "causes": causes});
+    if !t.group.is_empty() {
+        details["group"] = serde_json::json!(t.group);
+    }
+    ApiError {
+        details: Some(details),
+        ..ApiError::new(
+            422,
+            "Invalid",
+            format!("{qualified} {name:?} is invalid: {all}"),
+        )
+    }
+}
+
+/// Go's `%q` of a string (close enough: JSON escaping).
+fn quoted(s: &str) -> String {
+    Value::String(s.to_string()).to_string()
+}
+
+/// Go's `%#v` of a `map[string]string`, keys sorted as fmt prints them.
+fn go_string_map(v: Option<&Value>) -> String {
+    match v.and_then(Value::as_object) {
+        None => "map[string]string(nil)".into(),
+        Some(m) => {
+            let mut kv: Vec<(&String, &Value)> = m.iter().collect();
+            kv.sort_by(|a, b| a.0.cmp(b.0));
+            let parts: Vec<String> = kv
+                .iter()
+                .map(|(k, v)| format!("{}:{}", quoted(k), quoted(v.as_str().unwrap_or_default())))
+                .collect();
+            format!("map[string]string{{{}}}", parts.join(", "))
+        }
+    }
+}
+
+/// Go's `%#v` of a metav1.LabelSelector.
+fn go_label_selector(v: Option<&Value>) -> String {
+    let Some(sel) = v.filter(|s| s.is_object()) else {
+        return "null".into();
+    };
+    let exprs = match sel.get("matchExpressions").and_then(Value::as_array) {
+        None => "[]v1.LabelSelectorRequirement(nil)".to_string(),
+        Some(list) => {
+            let items: Vec<String> = list
+                .iter()
+                .map(|e| {
+                    let values = match e.get("values").and_then(Value::as_array) {
+                        None => "[]string(nil)".to_string(),
+                        Some(vs) => format!(
+                            "[]string{{{}}}",
+                            vs.iter()
+                                .map(|x| quoted(x.as_str().unwrap_or_default()))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    };
+                    format!(
+                        "v1.LabelSelectorRequirement{{Key:{}, Operator:{}, Values:{values}}}",
+                        quoted(e["key"].as_str().unwrap_or_default()),
+                        quoted(e["operator"].as_str().unwrap_or_default())
+                    )
+                })
+                .collect();
+            format!("[]v1.LabelSelectorRequirement{{{}}}", items.join(", "))
+        }
+    };
+    format!(
+        "v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{exprs}}}",
+        go_string_map(sel.get("matchLabels"))
+    )
+}
+
+/// Whether a LabelSelector selects these labels.
+fn selects(sel: &Value, labels: &Value) -> bool {
+    let label = |k: &str| labels.get(k).and_then(Value::as_str);
+    let by_labels = sel
+        .get("matchLabels")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .all(|(k, v)| label(k) == v.as_str());
+    let by_exprs = sel
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .all(|e| {
+            let k = e["key"].as_str().unwrap_or_default();
+            let values: Vec<&str> = e["values"]
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            match e["operator"].as_str().unwrap_or_default() {
+                "In" => label(k).is_some_and(|l| values.contains(&l)),
+                "NotIn" => label(k).is_none_or(|l| !values.contains(&l)),
+                "Exists" => label(k).is_some(),
+                "DoesNotExist" => label(k).is_none(),
+                _ => false,
+            }
+        });
+    by_labels && by_exprs
+}
+
+fn selector_empty(sel: &Value) -> bool {
+    sel.get("matchLabels")
+        .and_then(Value::as_object)
+        .is_none_or(|m| m.is_empty())
+        && sel
+            .get("matchExpressions")
+            .and_then(Value::as_array)
+            .is_none_or(|a| a.is_empty())
+}
+
+/// The part of built-in validation the charts and the operator meet: a
+/// workload's selector must select its template, some fields are immutable.
+/// `current` is the live object on update. Errors in Kubernetes' order.
+pub fn validate(t: &crate::registry::ResourceType, obj: &Value, current: Option<&Value>) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if t.crd.is_some() {
+        return errs;
+    }
+    match (t.group.as_str(), t.kind.as_str()) {
+        ("apps", "Deployment" | "ReplicaSet" | "StatefulSet" | "DaemonSet") => {
+            let sel = obj.pointer("/spec/selector");
+            match sel {
+                None => errs.push(FieldError {
+                    cause: "FieldValueRequired",
+                    field: "spec.selector".into(),
+                    body: "Required value".into(),
+                }),
+                Some(s) if selector_empty(s) => errs.push(FieldError::invalid(
+                    "spec.selector",
+                    &go_label_selector(Some(s)),
+                    &format!("empty selector is invalid for {}", t.kind.to_lowercase()),
+                )),
+                Some(s) => {
+                    let labels = obj
+                        .pointer("/spec/template/metadata/labels")
+                        .cloned()
+                        .unwrap_or(Value::Null);
+                    if !selects(s, &labels) {
+                        errs.push(FieldError::invalid(
+                            "spec.template.metadata.labels",
+                            &go_string_map(Some(&labels)),
+                            "`selector` does not match template `labels`",
+                        ));
+                    }
+                }
+            }
+            if let Some(cur) = current {
+                if obj.pointer("/spec/selector") != cur.pointer("/spec/selector") {
+                    errs.push(FieldError::invalid(
+                        "spec.selector",
+                        &go_label_selector(obj.pointer("/spec/selector")),
+                        "field is immutable",
+                    ));
+                }
+            }
+        }
+        ("batch", "Job") => {
+            if let Some(cur) = current {
+                if obj.pointer("/spec/selector") != cur.pointer("/spec/selector") {
+                    errs.push(FieldError::invalid(
+                        "spec.selector",
+                        &go_label_selector(obj.pointer("/spec/selector")),
+                        "field is immutable",
+                    ));
+                }
+                if obj.pointer("/spec/template") != cur.pointer("/spec/template") {
+                    errs.push(FieldError::invalid(
+                        "spec.template",
+                        &format!(
+                            "core.PodTemplateSpec{}",
+                            obj.pointer("/spec/template").cloned().unwrap_or(Value::Null)
+                        ),
+                        "field is immutable",
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    errs
+}
+
+/// metadata.name: Namespaces need an RFC 1123 label, Services an RFC 1035
+/// label (one error per rule broken, as ValidateObjectMeta); empty for kinds
+/// whose name is a subdomain (checked elsewhere).
+pub fn validate_label_name(t: &crate::registry::ResourceType, name: &str) -> Vec<FieldError> {
+    if t.crd.is_some() || !t.group.is_empty() {
+        return Vec::new();
+    }
+    let (msg, fmt, example, first_ok): (&str, &str, &str, fn(char) -> bool) = match t.kind.as_str() {
+        "Namespace" => (
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+            "[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+            "123-abc",
+            |c| c.is_ascii_lowercase() || c.is_ascii_digit(),
+        ),
+        "Service" => (
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+            "[a-z]([-a-z0-9]*[a-z0-9])?",
+            "abc-123",
+            |c| c.is_ascii_lowercase(),
+        ),
+        _ => return Vec::new(),
+    };
+    let mut details = Vec::new();
+    if name.len() > 63 {
+        details.push("must be no more than 63 characters".to_string());
+    }
+    let ok = name.starts_with(first_ok)
+        && name.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !ok {
+        details.push(format!(
+            "{msg} (e.g. 'my-name',  or '{example}', regex used for validation is '{fmt}')"
+        ));
+    }
+    details
+        .iter()
+        .map(|d| FieldError::invalid("metadata.name", &quoted(name), d))
+        .collect()
+}

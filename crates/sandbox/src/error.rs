@@ -82,15 +82,24 @@ impl ApiError {
         ApiError::conflict(t, name, "the object has been modified; please apply your changes to the latest version and try again")
     }
 
+    /// apierrors.NewInvalid with one error: `Kind.group "name" is invalid:
+    /// field: body`, details naming the kind (not the resource).
     pub fn invalid(t: &ResourceType, name: &str, why: &str) -> ApiError {
-        ApiError {
-            details: Some(details(t, name)),
-            ..ApiError::new(
-                422,
-                "Invalid",
-                format!("{} {:?} is invalid: {}", t.kind, name, why),
-            )
-        }
+        let (field, body) = why.split_once(": ").unwrap_or(("", why));
+        let cause = if body.starts_with("Required value") {
+            "FieldValueRequired"
+        } else {
+            "FieldValueInvalid"
+        };
+        crate::admission::invalid(
+            t,
+            name,
+            &[crate::admission::FieldError {
+                cause,
+                field: field.into(),
+                body: body.into(),
+            }],
+        )
     }
 
     pub fn forbidden(message: impl Into<String>) -> ApiError {

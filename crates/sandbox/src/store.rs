@@ -480,6 +480,10 @@ impl State {
             },
         };
         validate_name(t, &name)?;
+        let label_errors = crate::admission::validate_label_name(t, &name);
+        if !label_errors.is_empty() {
+            return Err(crate::admission::invalid(t, &name, &label_errors));
+        }
         if self.get(t, ns, &name).is_ok() {
             return Err(ApiError::already_exists(t, &name));
         }
@@ -499,6 +503,10 @@ impl State {
             obj.as_object_mut().expect("object").remove("status");
         }
         self.default_object(t, &mut obj, None);
+        let errors = crate::admission::validate(t, &obj, None);
+        if !errors.is_empty() {
+            return Err(crate::admission::invalid(t, &name, &errors));
+        }
         if t.crd.is_none() && t.kind == "CustomResourceDefinition" {
             self.prepare_crd(&mut obj, None)?;
         }
@@ -821,6 +829,13 @@ impl State {
         }
         if t.crd.is_none() {
             crate::proto::drop_empty_as_go(&mut obj);
+        }
+        // Validated as stored, so that what storage drops is no change.
+        if !o.status {
+            let errors = crate::admission::validate(t, &obj, Some(current));
+            if !errors.is_empty() {
+                return Err(crate::admission::invalid(t, name, &errors));
+            }
         }
         obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
         if comparable(&obj) == comparable(current) {

@@ -425,3 +425,107 @@ async fn scale_subresource_of_deployments_and_custom_resources() {
         .delete(&ns, &DeleteParams::default())
         .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn built_in_validation_of_selectors_immutable_fields_and_names() {
+    let c = cluster();
+    let client = c.client().await;
+    let ns = namespace(&client, "adm-valid").await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    let deploy = |selector: &str, label: &str| -> Deployment {
+        serde_json::from_value(json!({"metadata": {"name": "web"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": selector}},
+                "template": {"metadata": {"labels": {"app": label}},
+                    "spec": {"containers": [{"name": "c", "image": "busybox:1.36", "command": ["sleep", "3600"]}]}}}}))
+        .unwrap()
+    };
+    let e = api_error(
+        deployments
+            .create(&PostParams::default(), &deploy("web", "other"))
+            .await,
+    );
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert_eq!(
+        e.message,
+        r#"Deployment.apps "web" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`"#
+    );
+    let d = e.details.as_ref().expect("details");
+    assert_eq!((d.group.as_str(), d.kind.as_str(), d.name.as_str()), ("apps", "Deployment", "web"));
+    assert_eq!(d.causes.len(), 1, "{e:?}");
+    assert_eq!(
+        (d.causes[0].reason.as_str(), d.causes[0].field.as_str()),
+        ("FieldValueInvalid", "spec.template.metadata.labels")
+    );
+
+    // The selector of an apps/v1 workload never changes.
+    deployments
+        .create(&PostParams::default(), &deploy("web", "web"))
+        .await
+        .unwrap();
+    let e = api_error(
+        deployments
+            .patch(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"selector": {"matchLabels": {"app": "web2"}},
+                    "template": {"metadata": {"labels": {"app": "web2"}}}}})),
+            )
+            .await,
+    );
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert_eq!(
+        e.message,
+        r#"Deployment.apps "web" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"web2"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"#
+    );
+
+    // A Job's pod template is immutable (its selector too).
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns);
+    jobs.create(&PostParams::default(), &job("once", "default"))
+        .await
+        .unwrap();
+    let e = api_error(
+        jobs.patch(
+            "once",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "c", "image": "busybox:1.37", "command": ["true"]}]}}}})),
+        )
+        .await,
+    );
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert!(
+        e.message.starts_with(r#"Job.batch "once" is invalid: spec.template: Invalid value: "#)
+            && e.message.ends_with(": field is immutable"),
+        "{e:?}"
+    );
+
+    // Names: a Namespace is an RFC 1123 label, a Service an RFC 1035 label,
+    // most other kinds an RFC 1123 subdomain.
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let bad_ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "a.b"}})).unwrap();
+    let e = api_error(namespaces.create(&PostParams::default(), &bad_ns).await);
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert_eq!(
+        e.message,
+        r#"Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"#
+    );
+    let services: Api<k8s_openapi::api::core::v1::Service> = Api::namespaced(client.clone(), &ns);
+    let svc = serde_json::from_value(json!({"metadata": {"name": "1web"},
+        "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}}}))
+    .unwrap();
+    let e = api_error(services.create(&PostParams::default(), &svc).await);
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert_eq!(
+        e.message,
+        r#"Service "1web" is invalid: metadata.name: Invalid value: "1web": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"#
+    );
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let cm: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "Upper"}})).unwrap();
+    let e = api_error(cms.create(&PostParams::default(), &cm).await);
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert!(
+        e.message.starts_with(r#"ConfigMap "Upper" is invalid: metadata.name: Invalid value: "Upper": a lowercase RFC 1123 subdomain must consist of"#),
+        "{e:?}"
+    );
+    let _ = namespaces.delete(&ns, &DeleteParams::default()).await;
+}
