@@ -240,7 +240,11 @@ fn selector_empty(sel: &Value) -> bool {
 /// The part of built-in validation the charts and the operator meet: a
 /// workload's selector must select its template, some fields are immutable.
 /// `current` is the live object on update. Errors in Kubernetes' order.
-pub fn validate(t: &crate::registry::ResourceType, obj: &Value, current: Option<&Value>) -> Vec<FieldError> {
+pub fn validate(
+    t: &crate::registry::ResourceType,
+    obj: &Value,
+    current: Option<&Value>,
+) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if t.crd.is_some() {
         return errs;
@@ -297,7 +301,9 @@ pub fn validate(t: &crate::registry::ResourceType, obj: &Value, current: Option<
                         "spec.template",
                         &format!(
                             "core.PodTemplateSpec{}",
-                            obj.pointer("/spec/template").cloned().unwrap_or(Value::Null)
+                            obj.pointer("/spec/template")
+                                .cloned()
+                                .unwrap_or(Value::Null)
                         ),
                         "field is immutable",
                     ));

@@ -121,7 +121,10 @@ fn refused_pod(
     if !wanted {
         return None;
     }
-    let template = obj.pointer("/spec/template").cloned().unwrap_or(Value::Null);
+    let template = obj
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or(Value::Null);
     crate::admission::pod_create(st, &k.1, &template, &pod)
         .err()
         .map(|(e, terminating)| (pod, e, terminating))
@@ -141,7 +144,11 @@ fn failed_create(
     let name = obj["metadata"]["name"].as_str().unwrap_or_default();
     let (kind, component) = match k.0.as_str() {
         "apps/deployments" | "apps/replicasets" => (
-            if k.0 == "apps/deployments" { "Deployment" } else { "ReplicaSet" },
+            if k.0 == "apps/deployments" {
+                "Deployment"
+            } else {
+                "ReplicaSet"
+            },
             "replicaset-controller",
         ),
         "apps/statefulsets" => ("StatefulSet", "statefulset-controller"),
@@ -156,7 +163,9 @@ fn failed_create(
     } else {
         format!("Error creating: {}", refusal.message)
     };
-    let Some(t) = st.type_of("/events") else { return };
+    let Some(t) = st.type_of("/events") else {
+        return;
+    };
     let opts = crate::store::WriteOptions {
         manager: component.into(),
         ..Default::default()

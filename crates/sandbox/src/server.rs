@@ -623,7 +623,11 @@ fn selector_string(sel: &Value) -> String {
         parts.push((k, text));
     }
     parts.sort();
-    parts.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(",")
+    parts
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The autoscaling/v1 Scale a kind's `scale` subresource shows of `obj`.
@@ -631,7 +635,13 @@ fn scale_of(t: &ResourceType, obj: &Value) -> Value {
     let paths = t.scale.as_ref().expect("scale subresource");
     let meta = &obj["metadata"];
     let mut m = json!({});
-    for k in ["name", "namespace", "uid", "resourceVersion", "creationTimestamp"] {
+    for k in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
         if let Some(v) = meta.get(k) {
             m[k] = v.clone();
         }
@@ -639,7 +649,10 @@ fn scale_of(t: &ResourceType, obj: &Value) -> Value {
     let replicas = |p: &str| obj.pointer(&pointer(p)).and_then(Value::as_i64);
     let mut status = json!({"replicas": replicas(&paths.status_replicas).unwrap_or(0)});
     let selector = match &paths.label_selector {
-        Some(p) => obj.pointer(&pointer(p)).and_then(Value::as_str).map(str::to_string),
+        Some(p) => obj
+            .pointer(&pointer(p))
+            .and_then(Value::as_str)
+            .map(str::to_string),
         None if t.crd.is_none() => obj.pointer("/spec/selector").map(selector_string),
         None => None,
     };

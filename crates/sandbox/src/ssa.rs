@@ -134,7 +134,14 @@ pub fn duplicate_keys(obj: &Value, builtin: bool) -> Vec<String> {
                             out.push(format!("{path}: duplicate entries for key {shown}"));
                             continue;
                         }
-                        go(field, item, &format!("{path}{shown}"), builtin, in_meta, out);
+                        go(
+                            field,
+                            item,
+                            &format!("{path}{shown}"),
+                            builtin,
+                            in_meta,
+                            out,
+                        );
                     }
                 }
             }

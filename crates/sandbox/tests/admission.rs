@@ -96,7 +96,8 @@ async fn pods_need_their_service_account_and_namespaces_get_a_default_one() {
     unnamed.metadata.generate_name = Some("gen-".into());
     let e = api_error(pods.create(&PostParams::default(), &unnamed).await);
     assert!(
-        e.message.starts_with(r#"pods "gen-" is forbidden: error looking up service account"#),
+        e.message
+            .starts_with(r#"pods "gen-" is forbidden: error looking up service account"#),
         "{e:?}"
     );
     // kubectl shows the same Status.
@@ -137,7 +138,13 @@ async fn pods_need_their_service_account_and_namespaces_get_a_default_one() {
     .await;
     for p in ["p", "d"] {
         let _ = pods
-            .delete(p, &DeleteParams { grace_period_seconds: Some(0), ..Default::default() })
+            .delete(
+                p,
+                &DeleteParams {
+                    grace_period_seconds: Some(0),
+                    ..Default::default()
+                },
+            )
             .await;
     }
     let _ = Api::<Namespace>::all(client)
@@ -184,7 +191,10 @@ async fn namespace_lifecycle_refuses_missing_and_terminating_namespaces() {
         (cause[0].reason.as_str(), cause[0].field.as_str()),
         ("NamespaceTerminating", "metadata.namespace")
     );
-    assert_eq!(cause[0].message, format!("namespace {ns} is being terminated"));
+    assert_eq!(
+        cause[0].message,
+        format!("namespace {ns} is being terminated")
+    );
     cms.patch(
         "held",
         &PatchParams::default(),
@@ -193,7 +203,12 @@ async fn namespace_lifecycle_refuses_missing_and_terminating_namespaces() {
     .await
     .unwrap();
     eventually("the namespace gone", 60, || async {
-        namespaces.get_opt(&ns).await.unwrap().is_none().then_some(())
+        namespaces
+            .get_opt(&ns)
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
     })
     .await;
 }
@@ -266,7 +281,10 @@ async fn workload_controllers_do_not_get_past_pod_admission() {
         j.status
             .as_ref()
             .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Complete" && c.status == "True"))
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c.type_ == "Complete" && c.status == "True")
+            })
     };
     assert!(!complete(&jobs.get("migrate").await.unwrap()));
     let available = |d: &Deployment| {
@@ -353,10 +371,7 @@ async fn scale_subresource_of_deployments_and_custom_resources() {
     api.create(&PostParams::default(), &d).await.unwrap();
     let out = c.ok(&["-n", &ns, "scale", "deployment", "web", "--replicas=3"]);
     assert!(out.contains("deployment.apps/web scaled"), "{out}");
-    assert_eq!(
-        api.get("web").await.unwrap().spec.replicas,
-        Some(3)
-    );
+    assert_eq!(api.get("web").await.unwrap().spec.replicas, Some(3));
     let scale = api.get_scale("web").await.unwrap();
     assert_eq!(scale.spec.unwrap().replicas, Some(3));
     assert_eq!(scale.status.unwrap().selector.as_deref(), Some("app=web"));
@@ -379,7 +394,8 @@ async fn scale_subresource_of_deployments_and_custom_resources() {
     );
     assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
     assert!(
-        e.message.ends_with("spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
+        e.message
+            .ends_with("spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
         "{e:?}"
     );
 
@@ -397,7 +413,11 @@ async fn scale_subresource_of_deployments_and_custom_resources() {
                     "status": {"type": "object", "properties": {"size": {"type": "integer"}, "selector": {"type": "string"}}}}}}}]}});
     let out = c.apply_stdin(&["create", "-f", "-"], &crd.to_string());
     assert!(out.status.success(), "{}", stderr(&out));
-    c.ok(&["wait", "--for=condition=Established", &format!("crd/widgets.{group}")]);
+    c.ok(&[
+        "wait",
+        "--for=condition=Established",
+        &format!("crd/widgets.{group}"),
+    ]);
     let widget = json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
         "metadata": {"name": "w", "namespace": ns}, "spec": {"size": 1}});
     eventually("the Widget created", 30, || async {
@@ -407,7 +427,14 @@ async fn scale_subresource_of_deployments_and_custom_resources() {
             .then_some(())
     })
     .await;
-    let out = c.ok(&["-n", &ns, "scale", &format!("widgets.{group}"), "w", "--replicas=4"]);
+    let out = c.ok(&[
+        "-n",
+        &ns,
+        "scale",
+        &format!("widgets.{group}"),
+        "w",
+        "--replicas=4",
+    ]);
     assert!(out.contains("scaled"), "{out}");
     let w: serde_json::Value = serde_json::from_str(&c.ok(&[
         "-n",
@@ -450,7 +477,10 @@ async fn built_in_validation_of_selectors_immutable_fields_and_names() {
         r#"Deployment.apps "web" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`"#
     );
     let d = e.details.as_ref().expect("details");
-    assert_eq!((d.group.as_str(), d.kind.as_str(), d.name.as_str()), ("apps", "Deployment", "web"));
+    assert_eq!(
+        (d.group.as_str(), d.kind.as_str(), d.name.as_str()),
+        ("apps", "Deployment", "web")
+    );
     assert_eq!(d.causes.len(), 1, "{e:?}");
     assert_eq!(
         (d.causes[0].reason.as_str(), d.causes[0].field.as_str()),
@@ -467,8 +497,10 @@ async fn built_in_validation_of_selectors_immutable_fields_and_names() {
             .patch(
                 "web",
                 &PatchParams::default(),
-                &Patch::Merge(json!({"spec": {"selector": {"matchLabels": {"app": "web2"}},
-                    "template": {"metadata": {"labels": {"app": "web2"}}}}})),
+                &Patch::Merge(
+                    json!({"spec": {"selector": {"matchLabels": {"app": "web2"}},
+                    "template": {"metadata": {"labels": {"app": "web2"}}}}}),
+                ),
             )
             .await,
     );
@@ -494,7 +526,8 @@ async fn built_in_validation_of_selectors_immutable_fields_and_names() {
     );
     assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
     assert!(
-        e.message.starts_with(r#"Job.batch "once" is invalid: spec.template: Invalid value: "#)
+        e.message
+            .starts_with(r#"Job.batch "once" is invalid: spec.template: Invalid value: "#)
             && e.message.ends_with(": field is immutable"),
         "{e:?}"
     );
