@@ -6,7 +6,7 @@
 
 use crate::error::ApiError;
 use crate::store::State;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// The name admission shows for an object being created: its name, else its
 /// generateName (names are generated after admission), else "Unknown".
@@ -237,6 +237,77 @@ fn selector_empty(sel: &Value) -> bool {
             .is_none_or(|a| a.is_empty())
 }
 
+/// A pod spec's names that must be unique, and volume mounts that must name
+/// a volume, as ValidatePodSpec checks them (volumes, then containers, then
+/// init containers). `at` is the spec's path (`spec.template.spec`).
+fn validate_pod_spec(spec: &Value, at: &str) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let names = |list: &str| -> Vec<String> {
+        spec.get(list)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|i| i["name"].as_str().unwrap_or_default().to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let duplicate = |field: String, name: &str| FieldError {
+        cause: "FieldValueDuplicate",
+        field,
+        body: format!("Duplicate value: {}", quoted(name)),
+    };
+    let volumes = names("volumes");
+    for (i, v) in volumes.iter().enumerate() {
+        if volumes[..i].contains(v) {
+            errs.push(duplicate(format!("{at}.volumes[{i}].name"), v));
+        }
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for list in ["containers", "initContainers"] {
+        for (i, c) in spec
+            .get(list)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let name = c["name"].as_str().unwrap_or_default();
+            if seen.iter().any(|n| n == name) {
+                errs.push(duplicate(format!("{at}.{list}[{i}].name"), name));
+            }
+            seen.push(name.to_string());
+            let mut paths: Vec<&str> = Vec::new();
+            for (j, m) in c
+                .get("volumeMounts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let vol = m["name"].as_str().unwrap_or_default();
+                if !volumes.iter().any(|v| v == vol) {
+                    errs.push(FieldError {
+                        cause: "FieldValueNotFound",
+                        field: format!("{at}.{list}[{i}].volumeMounts[{j}].name"),
+                        body: format!("Not found: {}", quoted(vol)),
+                    });
+                }
+                let path = m["mountPath"].as_str().unwrap_or_default();
+                if paths.contains(&path) {
+                    errs.push(FieldError::invalid(
+                        &format!("{at}.{list}[{i}].volumeMounts[{j}].mountPath"),
+                        &quoted(path),
+                        "must be unique",
+                    ));
+                }
+                paths.push(path);
+            }
+        }
+    }
+    errs
+}
+
 /// The part of built-in validation the charts and the operator meet: a
 /// workload's selector must select its template, some fields are immutable.
 /// `current` is the live object on update. Errors in Kubernetes' order.
@@ -277,17 +348,150 @@ pub fn validate(
                     }
                 }
             }
-            if let Some(cur) = current {
-                if obj.pointer("/spec/selector") != cur.pointer("/spec/selector") {
+            if let Some(spec) = obj.pointer("/spec/template/spec") {
+                errs.extend(validate_pod_spec(spec, "spec.template.spec"));
+            }
+            match current {
+                // A StatefulSet's spec is immutable but for a few fields.
+                Some(cur) if t.kind == "StatefulSet" => {
+                    let rest = |o: &Value| {
+                        let mut spec = o.get("spec").cloned().unwrap_or(json!({}));
+                        if let Some(m) = spec.as_object_mut() {
+                            for k in [
+                                "replicas",
+                                "ordinals",
+                                "template",
+                                "updateStrategy",
+                                "revisionHistoryLimit",
+                                "persistentVolumeClaimRetentionPolicy",
+                                "minReadySeconds",
+                            ] {
+                                m.remove(k);
+                            }
+                        }
+                        spec
+                    };
+                    if rest(obj) != rest(cur) {
+                        errs.push(FieldError {
+                            cause: "FieldValueForbidden",
+                            field: "spec".into(),
+                            body: "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden".into(),
+                        });
+                    }
+                }
+                Some(cur) if obj.pointer("/spec/selector") != cur.pointer("/spec/selector") => {
                     errs.push(FieldError::invalid(
                         "spec.selector",
                         &go_label_selector(obj.pointer("/spec/selector")),
                         "field is immutable",
                     ));
                 }
+                _ => {}
+            }
+        }
+        ("", "Service") => {
+            if let Some(cur) = current {
+                let ips = |o: &Value| -> Vec<String> {
+                    let list: Vec<String> = o
+                        .pointer("/spec/clusterIPs")
+                        .and_then(Value::as_array)
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    if list.is_empty() {
+                        o.pointer("/spec/clusterIP")
+                            .and_then(Value::as_str)
+                            .filter(|ip| !ip.is_empty())
+                            .map(|ip| vec![ip.to_string()])
+                            .unwrap_or_default()
+                    } else {
+                        list
+                    }
+                };
+                let external = |o: &Value| o.pointer("/spec/type") == Some(&json!("ExternalName"));
+                let (old, new) = (ips(cur), ips(obj));
+                let headless = |l: &[String]| l.first().is_some_and(|ip| ip == "None");
+                if !external(obj)
+                    && !external(cur)
+                    && !(headless(&old) && headless(&new))
+                    && old.len() == new.len()
+                {
+                    let shown = format!(
+                        "[]string{{{}}}",
+                        new.iter()
+                            .map(|ip| quoted(ip))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    for (i, ip) in old.iter().enumerate() {
+                        if *ip != new[i] {
+                            errs.push(FieldError::invalid(
+                                &format!("spec.clusterIPs[{i}]"),
+                                &shown,
+                                "may not change once set",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        ("", "PersistentVolumeClaim") => {
+            if let Some(cur) = current {
+                let rest = |o: &Value| {
+                    let mut spec = o.get("spec").cloned().unwrap_or(json!({}));
+                    if cur.pointer("/status/phase") == Some(&json!("Bound")) {
+                        if let Some(r) = spec
+                            .pointer_mut("/resources/requests")
+                            .and_then(Value::as_object_mut)
+                        {
+                            r.remove("storage");
+                        }
+                    }
+                    if let Some(m) = spec.as_object_mut() {
+                        m.remove("volumeAttributesClassName");
+                    }
+                    if cur.pointer("/spec/volumeName").is_none() {
+                        if let Some(m) = spec.as_object_mut() {
+                            m.remove("volumeName");
+                        }
+                    }
+                    crate::proto::drop_empty_as_go(&mut spec);
+                    spec
+                };
+                if rest(obj) != rest(cur) {
+                    errs.push(FieldError {
+                        cause: "FieldValueForbidden",
+                        field: "spec".into(),
+                        body: format!(
+                            "Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims\n  core.PersistentVolumeClaimSpec{{\n-  {}\n+  {}\n  }}\n",
+                            rest(cur),
+                            rest(obj)
+                        ),
+                    });
+                }
+            }
+        }
+        ("", "Pod") => {
+            if let Some(spec) = obj.get("spec") {
+                errs.extend(validate_pod_spec(spec, "spec"));
+            }
+        }
+        ("batch", "CronJob") => {
+            if let Some(spec) = obj.pointer("/spec/jobTemplate/spec/template/spec") {
+                errs.extend(validate_pod_spec(
+                    spec,
+                    "spec.jobTemplate.spec.template.spec",
+                ));
             }
         }
         ("batch", "Job") => {
+            if let Some(spec) = obj.pointer("/spec/template/spec") {
+                errs.extend(validate_pod_spec(spec, "spec.template.spec"));
+            }
             if let Some(cur) = current {
                 if obj.pointer("/spec/selector") != cur.pointer("/spec/selector") {
                     errs.push(FieldError::invalid(

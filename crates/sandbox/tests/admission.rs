@@ -532,6 +532,161 @@ async fn built_in_validation_of_selectors_immutable_fields_and_names() {
         "{e:?}"
     );
 
+    // Pod specs: unique container and volume names, mounts of volumes
+    // that exist, at unique paths; duplicate env names are accepted.
+    let bad: Deployment = serde_json::from_value(json!({"metadata": {"name": "bad"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "bad"}},
+            "template": {"metadata": {"labels": {"app": "bad"}},
+                "spec": {
+                    "volumes": [{"name": "v", "emptyDir": {}}, {"name": "v", "emptyDir": {}}],
+                    "containers": [
+                        {"name": "c", "image": "busybox:1.36", "env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}],
+                         "volumeMounts": [{"name": "v", "mountPath": "/a"}, {"name": "w", "mountPath": "/a"}]},
+                        {"name": "c", "image": "busybox:1.36"}]}}}}))
+    .unwrap();
+    let e = api_error(deployments.create(&PostParams::default(), &bad).await);
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    let causes: Vec<(String, String, String)> = e
+        .details
+        .as_ref()
+        .expect("details")
+        .causes
+        .iter()
+        .map(|c| (c.reason.clone(), c.field.clone(), c.message.clone()))
+        .collect();
+    for expected in [
+        (
+            "FieldValueDuplicate",
+            "spec.template.spec.volumes[1].name",
+            r#"Duplicate value: "v""#,
+        ),
+        (
+            "FieldValueNotFound",
+            "spec.template.spec.containers[0].volumeMounts[1].name",
+            r#"Not found: "w""#,
+        ),
+        (
+            "FieldValueInvalid",
+            "spec.template.spec.containers[0].volumeMounts[1].mountPath",
+            r#"Invalid value: "/a": must be unique"#,
+        ),
+        (
+            "FieldValueDuplicate",
+            "spec.template.spec.containers[1].name",
+            r#"Duplicate value: "c""#,
+        ),
+    ] {
+        assert!(
+            causes
+                .iter()
+                .any(|(r, f, m)| (r.as_str(), f.as_str(), m.as_str()) == expected),
+            "{expected:?} in {causes:?}"
+        );
+    }
+    let mut fine = bad.clone();
+    let spec = fine.spec.template.spec.as_mut().unwrap();
+    spec.volumes.as_mut().unwrap().pop();
+    spec.containers.pop();
+    spec.containers[0].volume_mounts.as_mut().unwrap().pop();
+    deployments
+        .create(&PostParams::default(), &fine)
+        .await
+        .unwrap();
+
+    // A StatefulSet's spec is immutable but for replicas, template, ...
+    let sts: Api<k8s_openapi::api::apps::v1::StatefulSet> = Api::namespaced(client.clone(), &ns);
+    let set = |size: &str| {
+        json!({"metadata": {"name": "db"},
+            "spec": {"serviceName": "db", "replicas": 1, "selector": {"matchLabels": {"app": "db"}},
+                "template": {"metadata": {"labels": {"app": "db"}},
+                    "spec": {"containers": [{"name": "c", "image": "busybox:1.36", "command": ["sleep", "3600"]}]}},
+                "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}}}]}})
+    };
+    sts.create(
+        &PostParams::default(),
+        &serde_json::from_value(set("1Gi")).unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = api_error(
+        sts.patch(
+            "db",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 0, "volumeClaimTemplates": set("2Gi")["spec"]["volumeClaimTemplates"]}})),
+        )
+        .await,
+    );
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert_eq!(
+        e.message,
+        r#"StatefulSet.apps "db" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"#
+    );
+    sts.patch(
+        "db",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 0}})),
+    )
+    .await
+    .unwrap();
+
+    // A Service keeps its cluster IP.
+    let services: Api<k8s_openapi::api::core::v1::Service> = Api::namespaced(client.clone(), &ns);
+    let svc = services
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "web"},
+                "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}}}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let ip = svc.spec.unwrap().cluster_ip.unwrap();
+    let (net, last) = ip.rsplit_once('.').unwrap();
+    let other = format!("{net}.{}", if last == "200" { 201 } else { 200 });
+    let e = api_error(
+        services
+            .patch(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"clusterIP": other, "clusterIPs": [other]}})),
+            )
+            .await,
+    );
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    let causes = &e.details.as_ref().expect("details").causes;
+    assert!(
+        causes.iter().any(|c| c.field == "spec.clusterIPs[0]"
+            && c.message
+                == format!(r#"Invalid value: []string{{"{other}"}}: may not change once set"#)),
+        "{e:?}"
+    );
+
+    // A claim's spec is immutable but for its storage request once bound.
+    let pvcs: Api<k8s_openapi::api::core::v1::PersistentVolumeClaim> =
+        Api::namespaced(client.clone(), &ns);
+    pvcs.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+    let e = api_error(
+        pvcs.patch(
+            "data",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"accessModes": ["ReadWriteMany"]}})),
+        )
+        .await,
+    );
+    assert_eq!((e.code, e.reason.as_str()), (422, "Invalid"), "{e:?}");
+    assert!(
+        e.message.starts_with(r#"PersistentVolumeClaim "data" is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"#),
+        "{e:?}"
+    );
+
     // Names: a Namespace is an RFC 1123 label, a Service an RFC 1035 label,
     // most other kinds an RFC 1123 subdomain.
     let namespaces: Api<Namespace> = Api::all(client.clone());
@@ -542,7 +697,6 @@ async fn built_in_validation_of_selectors_immutable_fields_and_names() {
         e.message,
         r#"Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"#
     );
-    let services: Api<k8s_openapi::api::core::v1::Service> = Api::namespaced(client.clone(), &ns);
     let svc = serde_json::from_value(json!({"metadata": {"name": "1web"},
         "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}}}))
     .unwrap();
