@@ -415,11 +415,8 @@ pub fn validate(
                 let external = |o: &Value| o.pointer("/spec/type") == Some(&json!("ExternalName"));
                 let (old, new) = (ips(cur), ips(obj));
                 let headless = |l: &[String]| l.first().is_some_and(|ip| ip == "None");
-                if !external(obj)
-                    && !external(cur)
-                    && !(headless(&old) && headless(&new))
-                    && old.len() == new.len()
-                {
+                let both_headless = headless(&old) && headless(&new);
+                if !external(obj) && !external(cur) && !both_headless && old.len() == new.len() {
                     let shown = format!(
                         "[]string{{{}}}",
                         new.iter()

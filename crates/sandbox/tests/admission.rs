@@ -103,7 +103,7 @@ async fn pods_need_their_service_account_and_namespaces_get_a_default_one() {
     // kubectl shows the same Status.
     let out = c.apply_stdin(
         &["-n", &ns, "create", "-f", "-"],
-        &format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: k\nspec:\n  serviceAccountName: missing\n  containers:\n  - name: c\n    image: busybox:1.36\n"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: k\nspec:\n  serviceAccountName: missing\n  containers:\n  - name: c\n    image: busybox:1.36\n",
     );
     assert!(!out.status.success());
     assert!(
