@@ -30,6 +30,8 @@ const SIMULATED: &[&str] = &[
 
 pub async fn run(shared: Arc<Shared>, sim: Arc<Simulation>) {
     let mut pending: HashMap<ObjKey, Instant> = HashMap::new();
+    // The FailedCreate Event last recorded per owner, counted up on retries.
+    let mut events: HashMap<ObjKey, (String, String)> = HashMap::new();
     loop {
         {
             let mut st = shared.state.lock().expect("lock");
@@ -59,6 +61,16 @@ pub async fn run(shared: Arc<Shared>, sim: Arc<Simulation>) {
                     }
                     if let Some(status) = ready_status(&k.0, &obj) {
                         if obj.get("status") != Some(&status) {
+                            // The Pods the controller would create first meet
+                            // admission; refused, the owner stays unready.
+                            if let Some((pod, refusal, terminating)) = refused_pod(&st, &k, &obj) {
+                                if !terminating {
+                                    failed_create(&mut st, &mut events, &k, &obj, &pod, &refusal);
+                                }
+                                pending.insert(k, Instant::now() + RETRY.max(delay));
+                                continue;
+                            }
+                            events.remove(&k);
                             st.write_status(&k, status);
                         }
                     }
@@ -77,6 +89,137 @@ pub async fn run(shared: Arc<Shared>, sim: Arc<Simulation>) {
             _ = tokio::time::sleep(wait.min(Duration::from_millis(500))) => {}
         }
     }
+}
+
+/// How soon a controller whose Pods were refused tries again.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// The Pod a workload controller would create next and why admission
+/// refuses it: (the Pod's name as admission shows it, the error, whether the
+/// namespace is being terminated). None when it would be admitted or the
+/// owner wants no Pods.
+fn refused_pod(
+    st: &crate::store::State,
+    k: &ObjKey,
+    obj: &Value,
+) -> Option<(String, crate::error::ApiError, bool)> {
+    let name = obj.pointer("/metadata/name")?.as_str()?;
+    let pod = match k.0.as_str() {
+        "apps/deployments" => format!("{name}-{}-", template_hash(obj)),
+        "apps/replicasets" | "apps/daemonsets" | "batch/jobs" => format!("{name}-"),
+        "apps/statefulsets" => format!("{name}-0"),
+        _ => return None,
+    };
+    let wanted = match k.0.as_str() {
+        "batch/jobs" => {
+            obj.pointer("/spec/suspend") != Some(&json!(true))
+                && int(obj, "/spec/parallelism", 1) > 0
+        }
+        "apps/daemonsets" => true,
+        _ => int(obj, "/spec/replicas", 1) > 0,
+    };
+    if !wanted {
+        return None;
+    }
+    let template = obj
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or(Value::Null);
+    crate::admission::pod_create(st, &k.1, &template, &pod)
+        .err()
+        .map(|(e, terminating)| (pod, e, terminating))
+}
+
+/// Records the Warning Event a controller writes when a Pod create is
+/// refused (core/v1, as client-go's event recorder), or counts up the one
+/// it recorded last time when the message is the same.
+fn failed_create(
+    st: &mut crate::store::State,
+    events: &mut HashMap<ObjKey, (String, String)>,
+    k: &ObjKey,
+    obj: &Value,
+    pod: &str,
+    refusal: &crate::error::ApiError,
+) {
+    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    let (kind, component) = match k.0.as_str() {
+        "apps/deployments" | "apps/replicasets" => (
+            if k.0 == "apps/deployments" {
+                "Deployment"
+            } else {
+                "ReplicaSet"
+            },
+            "replicaset-controller",
+        ),
+        "apps/statefulsets" => ("StatefulSet", "statefulset-controller"),
+        "apps/daemonsets" => ("DaemonSet", "daemonset-controller"),
+        _ => ("Job", "job-controller"),
+    };
+    let message = if kind == "StatefulSet" {
+        format!(
+            "create Pod {pod} in StatefulSet {name} failed error: {}",
+            refusal.message
+        )
+    } else {
+        format!("Error creating: {}", refusal.message)
+    };
+    let Some(t) = st.type_of("/events") else {
+        return;
+    };
+    let opts = crate::store::WriteOptions {
+        manager: component.into(),
+        ..Default::default()
+    };
+    if let Some((ev, last)) = events.get(k) {
+        if *last == message {
+            if let Ok(cur) = st.get(&t, &k.1, ev) {
+                let mut e = (*cur).clone();
+                e["count"] = json!(int(&e, "/count", 1) + 1);
+                e["lastTimestamp"] = json!(now());
+                let _ = st.update(&t, &k.1, ev, e, &opts);
+                return;
+            }
+        }
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let ev = format!("{name}.{nanos:x}");
+    let event = json!({
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": ev, "namespace": k.1},
+        "involvedObject": {
+            "kind": kind,
+            "namespace": k.1,
+            "name": name,
+            "uid": obj["metadata"]["uid"],
+            "apiVersion": obj["apiVersion"],
+            "resourceVersion": obj["metadata"]["resourceVersion"],
+        },
+        "reason": "FailedCreate",
+        "message": message,
+        "source": {"component": component},
+        "firstTimestamp": now(),
+        "lastTimestamp": now(),
+        "count": 1,
+        "type": "Warning",
+        "reportingComponent": component,
+        "reportingInstance": "",
+    });
+    if st.create(&t, &k.1, event, &opts).is_ok() {
+        events.insert(k.clone(), (ev, message));
+    }
+}
+
+/// The pod-template-hash the simulated Deployment's ReplicaSet is named by.
+fn template_hash(obj: &Value) -> String {
+    let generation = int(obj, "/metadata/generation", 1);
+    format!("{:x}", generation * 7919 + 1_000_000_000)
+        .chars()
+        .take(10)
+        .collect()
 }
 
 fn int(v: &Value, p: &str, default: i64) -> i64 {
@@ -101,10 +244,7 @@ pub fn ready_status(res: &str, obj: &Value) -> Option<Value> {
         .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let hash = format!("{:x}", generation * 7919 + 1_000_000_000)
-        .chars()
-        .take(10)
-        .collect::<String>();
+    let hash = template_hash(obj);
     match res {
         "apps/deployments" => {
             let r = int(obj, "/spec/replicas", 1);

@@ -82,26 +82,43 @@ impl ApiError {
         ApiError::conflict(t, name, "the object has been modified; please apply your changes to the latest version and try again")
     }
 
+    /// apierrors.NewInvalid with one error: `Kind.group "name" is invalid:
+    /// field: body`, details naming the kind (not the resource).
     pub fn invalid(t: &ResourceType, name: &str, why: &str) -> ApiError {
-        // As errors.NewInvalid: the kind (not the plural) and the field error
-        // as a cause, which kubectl prints.
-        let mut d = details(t, name);
-        d["kind"] = json!(t.kind);
-        if let Some((field, body)) = why.split_once(": ") {
-            d["causes"] = json!([{"reason": "FieldValueInvalid", "message": body, "field": field}]);
-        }
-        ApiError {
-            details: Some(d),
-            ..ApiError::new(
-                422,
-                "Invalid",
-                format!("{} {:?} is invalid: {}", t.kind, name, why),
-            )
-        }
+        let (field, body) = why.split_once(": ").unwrap_or(("", why));
+        let cause = if body.starts_with("Required value") {
+            "FieldValueRequired"
+        } else {
+            "FieldValueInvalid"
+        };
+        crate::admission::invalid(
+            t,
+            name,
+            &[crate::admission::FieldError {
+                cause,
+                field: field.into(),
+                body: body.into(),
+            }],
+        )
     }
 
     pub fn forbidden(message: impl Into<String>) -> ApiError {
         ApiError::new(403, "Forbidden", message)
+    }
+
+    /// apierrors.NewForbidden: `pods "x" is forbidden: why`, details name,
+    /// group and kind (the resource); admission names an object being
+    /// created by its generateName when it has no name yet.
+    pub fn forbidden_object(t: &ResourceType, name: &str, why: &str) -> ApiError {
+        let message = if name.is_empty() {
+            format!("{} is forbidden: {why}", t.qualified())
+        } else {
+            format!("{} {:?} is forbidden: {why}", t.qualified(), name)
+        };
+        ApiError {
+            details: Some(details(t, name)),
+            ..ApiError::forbidden(message)
+        }
     }
 
     pub fn status(&self) -> Value {
@@ -114,6 +131,10 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        // Errors that are not a Status reach clients without a reason.
+        if self.reason.is_empty() {
+            s.as_object_mut().expect("object").remove("reason");
+        }
         if let Some(d) = &self.details {
             s["details"] = d.clone();
         }

@@ -7,6 +7,7 @@
 //! sandbox.stop();
 //! ```
 
+pub mod admission;
 pub mod controllers;
 pub mod crd_cel;
 pub mod crd_schema;

@@ -16,10 +16,22 @@ pub struct ResourceType {
     pub short_names: Vec<String>,
     pub categories: Vec<String>,
     pub status_subresource: bool,
+    /// The `scale` subresource, when the kind serves one.
+    pub scale: Option<ScalePaths>,
     /// Name of the CustomResourceDefinition that registered it.
     pub crd: Option<String>,
     /// Its CRD's schemas, compiled once when the CRD is written.
     pub schema: Option<std::sync::Arc<crate::crd_schema::CrdSchemas>>,
+}
+
+/// Where a kind keeps what its autoscaling/v1 Scale shows, as JSON paths
+/// (`.spec.replicas`); built-in kinds' selector is `spec.selector`, a
+/// LabelSelector, a custom resource's `labelSelectorPath` names a string.
+#[derive(Clone, Debug)]
+pub struct ScalePaths {
+    pub spec_replicas: String,
+    pub status_replicas: String,
+    pub label_selector: Option<String>,
 }
 
 impl ResourceType {
@@ -314,6 +326,13 @@ impl Registry {
                 short_names: bi.short.iter().map(|s| s.to_string()).collect(),
                 categories: Vec::new(),
                 status_subresource: bi.status,
+                scale: (group == "apps"
+                    && matches!(bi.kind, "Deployment" | "ReplicaSet" | "StatefulSet"))
+                .then(|| ScalePaths {
+                    spec_replicas: ".spec.replicas".into(),
+                    status_replicas: ".status.replicas".into(),
+                    label_selector: None,
+                }),
                 crd: None,
                 schema: None,
             });
@@ -404,6 +423,7 @@ impl Registry {
             .unwrap_or("Namespaced");
         let mut versions = Vec::new();
         let mut status = false;
+        let mut scale = None;
         for v in spec
             .get("versions")
             .and_then(Value::as_array)
@@ -420,6 +440,14 @@ impl Registry {
             }
             if v.pointer("/subresources/status").is_some() {
                 status = true;
+            }
+            if let Some(sc) = v.pointer("/subresources/scale").filter(|_| scale.is_none()) {
+                let path = |k: &str| sc.get(k).and_then(Value::as_str).map(str::to_string);
+                scale = Some(ScalePaths {
+                    spec_replicas: path("specReplicasPath").unwrap_or_default(),
+                    status_replicas: path("statusReplicasPath").unwrap_or_default(),
+                    label_selector: path("labelSelectorPath"),
+                });
             }
             if v.get("storage").and_then(Value::as_bool) == Some(true) {
                 versions.insert(0, vname);
@@ -454,6 +482,7 @@ impl Registry {
             short_names: strings(names.get("shortNames")),
             categories: strings(names.get("categories")),
             status_subresource: status,
+            scale,
             crd: Some(name.to_string()),
             schema: Some(std::sync::Arc::new(schema)),
         })
@@ -506,6 +535,17 @@ pub fn api_resource(t: &ResourceType) -> Vec<Value> {
         main["categories"] = json!(t.categories);
     }
     let mut out = vec![main];
+    if t.scale.is_some() {
+        out.push(json!({
+            "name": format!("{}/scale", t.plural),
+            "singularName": "",
+            "namespaced": t.namespaced,
+            "group": "autoscaling",
+            "version": "v1",
+            "kind": "Scale",
+            "verbs": ["get", "patch", "update"],
+        }));
+    }
     if t.status_subresource {
         out.push(json!({
             "name": format!("{}/status", t.plural),

@@ -150,6 +150,7 @@ struct Target {
     ns: Option<String>,
     name: Option<String>,
     status: bool,
+    scale: bool,
 }
 
 impl Target {
@@ -455,6 +456,11 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         None => Ok(Vec::new()),
     };
 
+    if target.scale {
+        let name = target.name.clone().unwrap_or_default();
+        let out = scale(shared, t, &ns, &name, method, &body, &content_type, &opts)?;
+        return Ok(json_response(200, &out));
+    }
     match (method, target.name.clone()) {
         (Method::GET, None) if watch => start_watch(shared, &target, &q, watch_faults),
         (Method::GET, None) => list(shared, &target, &q, metadata_only),
@@ -607,6 +613,165 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     response
 }
 
+/// A JSON path (`.spec.replicas`) as a pointer.
+fn pointer(path: &str) -> String {
+    path.replace('.', "/")
+}
+
+/// A LabelSelector as the string Scale's `status.selector` holds.
+fn selector_string(sel: &Value) -> String {
+    let mut parts: Vec<(String, String)> = Vec::new();
+    if let Some(m) = sel.get("matchLabels").and_then(Value::as_object) {
+        for (k, v) in m {
+            parts.push((k.clone(), format!("{k}={}", v.as_str().unwrap_or_default())));
+        }
+    }
+    for e in sel
+        .get("matchExpressions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let k = e["key"].as_str().unwrap_or_default().to_string();
+        let mut values: Vec<&str> = e["values"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        values.sort();
+        let text = match e["operator"].as_str().unwrap_or_default() {
+            "In" => format!("{k} in ({})", values.join(",")),
+            "NotIn" => format!("{k} notin ({})", values.join(",")),
+            "Exists" => k.clone(),
+            _ => format!("!{k}"),
+        };
+        parts.push((k, text));
+    }
+    parts.sort();
+    parts
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The autoscaling/v1 Scale a kind's `scale` subresource shows of `obj`.
+fn scale_of(t: &ResourceType, obj: &Value) -> Value {
+    let paths = t.scale.as_ref().expect("scale subresource");
+    let meta = &obj["metadata"];
+    let mut m = json!({});
+    for k in [
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+    ] {
+        if let Some(v) = meta.get(k) {
+            m[k] = v.clone();
+        }
+    }
+    let replicas = |p: &str| obj.pointer(&pointer(p)).and_then(Value::as_i64);
+    let mut status = json!({"replicas": replicas(&paths.status_replicas).unwrap_or(0)});
+    let selector = match &paths.label_selector {
+        Some(p) => obj
+            .pointer(&pointer(p))
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        None if t.crd.is_none() => obj.pointer("/spec/selector").map(selector_string),
+        None => None,
+    };
+    if let Some(s) = selector.filter(|s| !s.is_empty()) {
+        status["selector"] = json!(s);
+    }
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": m,
+        "spec": {"replicas": replicas(&paths.spec_replicas).unwrap_or(0)},
+        "status": status,
+    })
+}
+
+/// get, update and patch of the `scale` subresource: reads and writes the
+/// replicas path of the object itself.
+#[allow(clippy::too_many_arguments)]
+fn scale(
+    shared: &Arc<Shared>,
+    t: &ResourceType,
+    ns: &str,
+    name: &str,
+    method: Method,
+    body: &[u8],
+    content_type: &str,
+    opts: &WriteOptions,
+) -> Result<Value, ApiError> {
+    let mut st = shared.state.lock().expect("lock");
+    let current = st.get(t, ns, name)?;
+    let shown = scale_of(t, &current);
+    let wanted = match method {
+        Method::GET => return Ok(shown),
+        Method::PUT => parse_body(body)?,
+        Method::PATCH => {
+            let patch = parse_body(body)?;
+            let mut s = shown.clone();
+            match content_type {
+                "application/merge-patch+json" => crate::patch::merge_patch(&mut s, &patch),
+                "application/json-patch+json" => crate::patch::json_patch(&mut s, &patch)
+                    .map_err(|e| ApiError::new(422, "Invalid", e))?,
+                "application/strategic-merge-patch+json" => {
+                    crate::patch::strategic_merge_patch(&mut s, &patch)
+                        .map_err(|e| ApiError::new(422, "Invalid", e))?
+                }
+                other => return Err(ApiError::new(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got {other})"))),
+            }
+            s
+        }
+        _ => {
+            return Err(ApiError::new(
+                405,
+                "MethodNotAllowed",
+                "the server does not allow this method on the requested resource",
+            ))
+        }
+    };
+    if let Some(rv) = wanted
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+    {
+        if Some(rv) != current["metadata"]["resourceVersion"].as_str() {
+            return Err(ApiError::stale(t, name));
+        }
+    }
+    let replicas = wanted
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    if replicas < 0 {
+        return Err(ApiError {
+            details: Some(json!({"name": name, "group": "autoscaling", "kind": "Scale", "causes": [
+                {"reason": "FieldValueInvalid", "message": format!("Invalid value: {replicas}: must be greater than or equal to 0"), "field": "spec.replicas"}]})),
+            ..ApiError::new(422, "Invalid", format!("Scale.autoscaling {name:?} is invalid: spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"))
+        });
+    }
+    let mut obj = (*current).clone();
+    let paths = t.scale.as_ref().expect("scale subresource");
+    let ptr = pointer(&paths.spec_replicas);
+    let (parent, leaf) = ptr.rsplit_once('/').unwrap_or(("", &ptr));
+    let mut at = &mut obj;
+    for seg in parent.split('/').filter(|s| !s.is_empty()) {
+        if !at.get(seg).is_some_and(Value::is_object) {
+            at[seg] = json!({});
+        }
+        at = &mut at[seg];
+    }
+    at[leaf] = json!(replicas);
+    let out = st.update(t, ns, name, obj, opts)?;
+    drop(st);
+    shared.wake_controllers.notify_one();
+    Ok(scale_of(t, &out))
+}
+
 fn resolve(st: &State, group: &str, version: &str, rest: &[&str]) -> Result<Target, ApiError> {
     let not_found = || {
         ApiError::new(
@@ -633,10 +798,11 @@ fn resolve(st: &State, group: &str, version: &str, rest: &[&str]) -> Result<Targ
     if t.namespaced && ns.is_none() && name.is_some() {
         return Err(not_found());
     }
-    let status = match sub {
-        None => false,
-        Some(&"status") if t.status_subresource => true,
-        Some(&"finalize") if t.kind == "Namespace" => false,
+    let (status, scale) = match sub {
+        None => (false, false),
+        Some(&"status") if t.status_subresource => (true, false),
+        Some(&"scale") if t.scale.is_some() => (false, true),
+        Some(&"finalize") if t.kind == "Namespace" => (false, false),
         Some(_) => return Err(not_found()),
     };
     if rest.len() > if ns.is_some() { 5 } else { 3 } {
@@ -648,6 +814,7 @@ fn resolve(st: &State, group: &str, version: &str, rest: &[&str]) -> Result<Targ
         ns: ns.map(|s| s.to_string()),
         name: name.map(|s| s.to_string()),
         status,
+        scale,
     })
 }
 

@@ -111,6 +111,51 @@ fn walk(field: &str, v: &Value, path: Path, builtin: Lists, in_meta: bool, out: 
     }
 }
 
+/// Map-keyed list items with the same key, as structured-merge-diff reports
+/// them when it types an applied object: `.spec.containers[name="c"].env:
+/// duplicate entries for key [name="A"]`.
+pub fn duplicate_keys(obj: &Value, builtin: bool) -> Vec<String> {
+    fn go(field: &str, v: &Value, path: &str, builtin: bool, in_meta: bool, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, child) in m {
+                    let meta = in_meta || (path.is_empty() && k == "metadata");
+                    go(k, child, &format!("{path}.{k}"), builtin, meta, out);
+                }
+            }
+            Value::Array(items) => {
+                if let ListType::Map(keys) = list_type(field, items, builtin, in_meta) {
+                    let mut seen = BTreeSet::new();
+                    for item in items {
+                        let key = item_key(item, keys);
+                        let shown: Vec<String> = key
+                            .as_object()
+                            .map(|m| m.iter().map(|(k, v)| format!("{k}={v}")).collect())
+                            .unwrap_or_default();
+                        let shown = format!("[{}]", shown.join(","));
+                        if !seen.insert(key.to_string()) {
+                            out.push(format!("{path}: duplicate entries for key {shown}"));
+                            continue;
+                        }
+                        go(
+                            field,
+                            item,
+                            &format!("{path}{shown}"),
+                            builtin,
+                            in_meta,
+                            out,
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    go("", obj, "", builtin, false, &mut out);
+    out
+}
+
 /// A manager's entry in `metadata.managedFields`.
 #[derive(Clone, Debug)]
 pub struct Entry {

@@ -443,16 +443,22 @@ impl State {
                 .get(&ns_type, "", ns)
                 .map_err(|_| ApiError::namespace_not_found(ns))?;
             if is_deleting(&nsobj) {
-                return Err(ApiError {
-                    details: Some(json!({"name": obj["metadata"].get("name").cloned().unwrap_or(json!("")), "kind": t.plural})),
-                    ..ApiError::forbidden(format!(
-                        "{} {:?} is forbidden: unable to create new content in namespace {ns} because it is being terminated",
-                        t.qualified(),
-                        meta_str(&obj, "name").unwrap_or_default()
-                    ))
-                });
+                return Err(crate::admission::namespace_terminating(
+                    t,
+                    ns,
+                    &crate::admission::shown_name(&obj),
+                ));
             }
             obj["metadata"]["namespace"] = json!(ns);
+            if t.crd.is_none() && t.group.is_empty() && t.kind == "Pod" {
+                let spec = obj.get("spec").cloned().unwrap_or(Value::Null);
+                crate::admission::pod_service_account(
+                    self,
+                    ns,
+                    &spec,
+                    &crate::admission::shown_name(&obj),
+                )?;
+            }
         } else if let Some(m) = obj["metadata"].as_object_mut() {
             m.remove("namespace");
         }
@@ -474,6 +480,10 @@ impl State {
             },
         };
         validate_name(t, &name)?;
+        let label_errors = crate::admission::validate_label_name(t, &name);
+        if !label_errors.is_empty() {
+            return Err(crate::admission::invalid(t, &name, &label_errors));
+        }
         if self.get(t, ns, &name).is_ok() {
             return Err(ApiError::already_exists(t, &name));
         }
@@ -496,6 +506,10 @@ impl State {
         if t.crd.is_some() {
             // Pruning, schema defaults and validation (crd_schema).
             crate::crd_schema::admit(t, &mut obj, None)?;
+        }
+        let errors = crate::admission::validate(t, &obj, None);
+        if !errors.is_empty() {
+            return Err(crate::admission::invalid(t, &name, &errors));
         }
         if t.crd.is_none() && t.kind == "CustomResourceDefinition" {
             self.prepare_crd(&mut obj, None)?;
@@ -529,8 +543,27 @@ impl State {
         }
         let out = self.commit(t, ns, &name, None, Some(obj));
         self.after_write(t, &out);
+        if t.crd.is_none() && t.group.is_empty() && t.kind == "Namespace" {
+            self.ensure_default_service_account(&name);
+        }
         self.gc();
         Ok(out)
+    }
+
+    /// The serviceaccount controller: every namespace that is not being
+    /// deleted holds a ServiceAccount `default` (made again when deleted).
+    fn ensure_default_service_account(&mut self, ns: &str) {
+        let ns_type = self.type_of("/namespaces").expect("namespaces");
+        if !self.get(&ns_type, "", ns).is_ok_and(|n| !is_deleting(&n)) {
+            return;
+        }
+        let sa_type = self.type_of("/serviceaccounts").expect("serviceaccounts");
+        if self.get(&sa_type, ns, "default").is_ok() {
+            return;
+        }
+        let sa = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "default", "namespace": ns}});
+        let _ = self.create(&sa_type, ns, sa, &WriteOptions::default());
     }
 
     /// Creates through server-side apply when the object does not exist yet.
@@ -553,6 +586,32 @@ impl State {
         }
         let mut applied = applied;
         self.default_keys(t, &mut applied);
+        // structured-merge-diff refuses to type an applied object whose keyed
+        // lists repeat a key; the handler answers with a plain error (500).
+        let duplicates = ssa::duplicate_keys(&applied, t.crd.is_none());
+        if !duplicates.is_empty() {
+            let (group, version) = api_version_of(t, &applied)
+                .rsplit_once('/')
+                .map(|(g, v)| (g.to_string(), v.to_string()))
+                .unwrap_or_else(|| (String::new(), api_version_of(t, &applied)));
+            let what = if duplicates.len() == 1 {
+                duplicates[0].clone()
+            } else {
+                let mut lines = vec!["errors:".to_string()];
+                lines.extend(duplicates.iter().map(|d| format!("  {d}")));
+                lines.join("\n")
+            };
+            return Err(ApiError::new(
+                500,
+                "",
+                format!(
+                    "failed to create typed patch object ({}/{}; {group}/{version}, Kind={}): {what}",
+                    meta_str(&applied, "namespace").unwrap_or_default(),
+                    meta_str(&applied, "name").unwrap_or_default(),
+                    t.kind
+                ),
+            ));
+        }
         let scope = if o.status {
             Scope::Status
         } else {
@@ -782,6 +841,13 @@ impl State {
         if t.crd.is_none() {
             crate::proto::drop_empty_as_go(&mut obj);
         }
+        // Validated as stored, so that what storage drops is no change.
+        if !o.status {
+            let errors = crate::admission::validate(t, &obj, Some(current));
+            if !errors.is_empty() {
+                return Err(crate::admission::invalid(t, name, &errors));
+            }
+        }
         obj["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
         if comparable(&obj) == comparable(current) {
             return Ok(current.clone());
@@ -924,6 +990,11 @@ impl State {
     }
 
     fn on_removed(&mut self, obj: &Value, res: &str) {
+        if res == "/serviceaccounts" && meta_str(obj, "name") == Some("default") {
+            if let Some(ns) = meta_str(obj, "namespace") {
+                self.ensure_default_service_account(ns);
+            }
+        }
         if res == "apiextensions.k8s.io/customresourcedefinitions" {
             if let Ok(rt) = Registry::from_crd(obj) {
                 self.registry.remove(&rt.key());
