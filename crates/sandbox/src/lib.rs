@@ -10,7 +10,9 @@
 pub mod controllers;
 pub mod discovery;
 pub mod error;
+pub mod events;
 pub mod faults;
+pub mod jsonpath;
 pub mod lists;
 pub mod patch;
 pub mod proto;
@@ -19,6 +21,7 @@ pub mod select;
 pub mod server;
 pub mod ssa;
 pub mod store;
+pub mod table;
 pub mod tally;
 pub mod tls;
 
