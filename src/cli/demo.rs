@@ -318,10 +318,12 @@ pub fn run(a: &Args) -> Result<(), String> {
         rt.block_on(walk_through(kubeconfig.clone(), dirs, store, keep))
     };
     if keep && result.is_ok() {
-        println!(
-            "\nThe server keeps running: kubectl --kubeconfig {} get navique,capabilities -A",
-            kubeconfig.display()
-        );
+        let k = kubeconfig.display();
+        println!("\nThe server keeps running, and kubectl sees it as a cluster (kubeconfig {k}):");
+        println!("   $ kubectl --kubeconfig {k} get capabilities");
+        println!("   $ kubectl --kubeconfig {k} describe capability cloudnative-pg   # with its Events");
+        println!("   $ kubectl --kubeconfig {k} get events -A");
+        println!("   $ kubectl --kubeconfig {k} get deployments -A -o wide");
         println!("Press Ctrl-C to stop.");
         let _ = rt.block_on(tokio::signal::ctrl_c());
     }
