@@ -321,7 +321,9 @@ pub fn run(a: &Args) -> Result<(), String> {
         let k = kubeconfig.display();
         println!("\nThe server keeps running, and kubectl sees it as a cluster (kubeconfig {k}):");
         println!("   $ kubectl --kubeconfig {k} get capabilities");
-        println!("   $ kubectl --kubeconfig {k} describe capability cloudnative-pg   # with its Events");
+        println!(
+            "   $ kubectl --kubeconfig {k} describe capability cloudnative-pg   # with its Events"
+        );
         println!("   $ kubectl --kubeconfig {k} get events -A");
         println!("   $ kubectl --kubeconfig {k} get deployments -A -o wide");
         println!("Press Ctrl-C to stop.");

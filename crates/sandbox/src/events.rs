@@ -116,7 +116,10 @@ mod tests {
         assert_eq!(core["series"]["count"], 3);
         assert_eq!(from_core(&core), ev);
         // A merge patch converts alone.
-        assert_eq!(to_core(json!({"series": {"count": 4}, "note": "x"})), json!({"series": {"count": 4}, "message": "x"}));
+        assert_eq!(
+            to_core(json!({"series": {"count": 4}, "note": "x"})),
+            json!({"series": {"count": 4}, "message": "x"})
+        );
     }
 
     #[test]

@@ -13,7 +13,10 @@ enum Step {
 
 fn parse(path: &str) -> Option<Vec<Step>> {
     let p = path.trim();
-    let p = p.strip_prefix('{').and_then(|x| x.strip_suffix('}')).unwrap_or(p);
+    let p = p
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .unwrap_or(p);
     let p = p.strip_prefix('$').unwrap_or(p);
     let b = p.as_bytes();
     let mut steps = Vec::new();
@@ -152,9 +155,18 @@ mod tests {
             "status": {"conditions": [{"type": "Synced", "status": "False"}, {"type": "Ready", "status": "True"}],
                 "items": [1, 2]}});
         assert_eq!(first(&o, ".spec.replicas"), Some(json!(3)));
-        assert_eq!(first(&o, ".status.conditions[?(@.type==\"Ready\")].status"), Some(json!("True")));
-        assert_eq!(first(&o, ".status.conditions[?(@.type=='Synced')].status"), Some(json!("False")));
-        assert_eq!(first(&o, ".metadata.labels['app.kubernetes.io/name']"), Some(json!("x")));
+        assert_eq!(
+            first(&o, ".status.conditions[?(@.type==\"Ready\")].status"),
+            Some(json!("True"))
+        );
+        assert_eq!(
+            first(&o, ".status.conditions[?(@.type=='Synced')].status"),
+            Some(json!("False"))
+        );
+        assert_eq!(
+            first(&o, ".metadata.labels['app.kubernetes.io/name']"),
+            Some(json!("x"))
+        );
         assert_eq!(first(&o, ".status.items[1]"), Some(json!(2)));
         assert_eq!(first(&o, ".status.items[*]"), Some(json!(1)));
         assert_eq!(first(&o, ".status.missing"), None);

@@ -731,7 +731,9 @@ fn table_of(
         include,
         headers,
     };
-    Ok(crate::table::table(st, &req, objects, meta, &|o| present_value(o, target)))
+    Ok(crate::table::table(st, &req, objects, meta, &|o| {
+        present_value(o, target)
+    }))
 }
 
 fn metadata_of(obj: &Value) -> Value {
@@ -837,7 +839,10 @@ fn list(
             meta["remainingItemCount"] = json!(remaining);
         }
         let objs: Vec<&Value> = items.iter().map(|o| &**o).collect();
-        return Ok(json_response(200, &table_of(&st, target, q, tv, true, &objs, meta)?));
+        return Ok(json_response(
+            200,
+            &table_of(&st, target, q, tv, true, &objs, meta)?,
+        ));
     }
     drop(st);
     Ok(list_response(

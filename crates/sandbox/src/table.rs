@@ -77,7 +77,11 @@ fn col(name: &str, typ: &str, priority: i64, description: &str) -> Col {
     Col {
         name: name.into(),
         typ: typ.into(),
-        format: if name == "Name" { "name".into() } else { String::new() },
+        format: if name == "Name" {
+            "name".into()
+        } else {
+            String::new()
+        },
         description: description.into(),
         priority,
     }
@@ -110,11 +114,19 @@ fn printer(st: &State, t: &ResourceType, version: &str) -> Printer {
         let crd = crd_type.and_then(|ct| st.get(&ct, "", crd_name).ok());
         let columns = crd
             .as_ref()
-            .and_then(|c| c.pointer("/spec/versions").and_then(Value::as_array).cloned())
+            .and_then(|c| {
+                c.pointer("/spec/versions")
+                    .and_then(Value::as_array)
+                    .cloned()
+            })
             .unwrap_or_default()
             .into_iter()
             .find(|v| v.get("name").and_then(Value::as_str) == Some(version))
-            .and_then(|v| v.get("additionalPrinterColumns").and_then(Value::as_array).cloned())
+            .and_then(|v| {
+                v.get("additionalPrinterColumns")
+                    .and_then(Value::as_array)
+                    .cloned()
+            })
             .unwrap_or_default();
         let mut cols: Vec<CrdCol> = columns
             .iter()
@@ -444,7 +456,11 @@ fn format_selector(sel: &Value) -> String {
     }
     if let Some(exprs) = sel.get("matchExpressions").and_then(Value::as_array) {
         for e in exprs {
-            let key = e.get("key").and_then(Value::as_str).unwrap_or("").to_string();
+            let key = e
+                .get("key")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
             let mut values: Vec<&str> = e
                 .get("values")
                 .and_then(Value::as_array)
@@ -465,7 +481,10 @@ fn format_selector(sel: &Value) -> String {
         return "<none>".into();
     }
     reqs.sort();
-    reqs.into_iter().map(|(_, s)| s).collect::<Vec<_>>().join(",")
+    reqs.into_iter()
+        .map(|(_, s)| s)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn containers_images(spec: &Value) -> (String, String) {
@@ -500,7 +519,9 @@ fn pod_cells(o: &Value) -> Vec<Value> {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let init_count = get(o, "/spec/initContainers").as_array().map_or(0, Vec::len);
+    let init_count = get(o, "/spec/initContainers")
+        .as_array()
+        .map_or(0, Vec::len);
     for (i, c) in inits.iter().enumerate() {
         restarts += int(c, "/restartCount");
         if let Some(t) = parse_time(text(c, "/lastState/terminated/finishedAt")) {
@@ -545,7 +566,9 @@ fn pod_cells(o: &Value) -> Vec<Value> {
                     Some(s) if s != 0 => format!("Signal:{s}"),
                     _ => format!("ExitCode:{}", int(c, "/state/terminated/exitCode")),
                 };
-            } else if get(c, "/ready").as_bool() == Some(true) && get(c, "/state/running").is_object() {
+            } else if get(c, "/ready").as_bool() == Some(true)
+                && get(c, "/state/running").is_object()
+            {
                 has_running = true;
                 ready += 1;
             }
@@ -568,15 +591,24 @@ fn pod_cells(o: &Value) -> Vec<Value> {
     }
     let restarts_str = match last_restart {
         Some(t) if restarts > 0 => {
-            format!("{restarts} ({} ago)", human_duration(chrono::Utc::now() - t))
+            format!(
+                "{restarts} ({} ago)",
+                human_duration(chrono::Utc::now() - t)
+            )
         }
         _ => restarts.to_string(),
     };
-    let gates = get(o, "/spec/readinessGates").as_array().cloned().unwrap_or_default();
+    let gates = get(o, "/spec/readinessGates")
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let gates_str = if gates.is_empty() {
         "<none>".to_string()
     } else {
-        let conds = get(o, "/status/conditions").as_array().cloned().unwrap_or_default();
+        let conds = get(o, "/status/conditions")
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         let true_gates = gates
             .iter()
             .filter(|g| {
@@ -600,14 +632,18 @@ fn pod_cells(o: &Value) -> Vec<Value> {
 }
 
 fn has_condition(o: &Value, typ: &str) -> bool {
-    get(o, "/status/conditions")
-        .as_array()
-        .is_some_and(|cs| cs.iter().any(|c| text(c, "/type") == typ && text(c, "/status") == "True"))
+    get(o, "/status/conditions").as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| text(c, "/type") == typ && text(c, "/status") == "True")
+    })
 }
 
 fn job_cells(o: &Value) -> Vec<Value> {
     let succeeded = int(o, "/status/succeeded");
-    let completions = match (get(o, "/spec/completions").as_i64(), get(o, "/spec/parallelism").as_i64()) {
+    let completions = match (
+        get(o, "/spec/completions").as_i64(),
+        get(o, "/spec/parallelism").as_i64(),
+    ) {
         (Some(c), _) => format!("{succeeded}/{c}"),
         (None, Some(p)) if p > 1 => format!("{succeeded}/1 of {p}"),
         _ => format!("{succeeded}/1"),
@@ -737,7 +773,13 @@ fn event_cells(o: &Value) -> Vec<Value> {
         "" => kind,
         n => format!("{kind}/{n}"),
     };
-    let first_non_empty = |a: &str, b: &str| if a.is_empty() { b.to_string() } else { a.to_string() };
+    let first_non_empty = |a: &str, b: &str| {
+        if a.is_empty() {
+            b.to_string()
+        } else {
+            a.to_string()
+        }
+    };
     let component = first_non_empty(text(o, "/source/component"), text(o, "/reportingComponent"));
     let instance = first_non_empty(text(o, "/source/host"), text(o, "/reportingInstance"));
     let source = if component.is_empty() {
@@ -861,7 +903,11 @@ fn builtin_cells(kind: &str, o: &Value) -> Vec<Value> {
         ]),
         "PersistentVolumeClaim" => {
             let bound = text(o, "/status/phase") == "Bound";
-            let capacity = if bound { text(o, "/status/capacity/storage") } else { "" };
+            let capacity = if bound {
+                text(o, "/status/capacity/storage")
+            } else {
+                ""
+            };
             let modes: Vec<&str> = if bound {
                 get(o, "/status/accessModes")
                     .as_array()
@@ -1035,7 +1081,9 @@ mod tests {
         );
         assert_eq!(wanted("application/json"), None);
         assert_eq!(
-            wanted("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"),
+            wanted(
+                "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json"
+            ),
             None
         );
         assert_eq!(wanted("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io"), Some("meta.k8s.io/v1"));

@@ -88,28 +88,84 @@ fn get_prints_the_columns_of_the_server_printers() {
     c.ok(&["create", "namespace", &ns]);
     let out = c.apply_stdin(&["apply", "-f", "-"], &workloads(&ns));
     assert!(out.status.success(), "{}", stderr(&out));
-    c.ok(&["-n", &ns, "wait", "--for=condition=Available", "deployment/web", "--timeout=180s"]);
-    c.ok(&["-n", &ns, "wait", "--for=condition=Ready", "pod/solo", "--timeout=180s"]);
+    c.ok(&[
+        "-n",
+        &ns,
+        "wait",
+        "--for=condition=Available",
+        "deployment/web",
+        "--timeout=180s",
+    ]);
+    c.ok(&[
+        "-n",
+        &ns,
+        "wait",
+        "--for=condition=Ready",
+        "pod/solo",
+        "--timeout=180s",
+    ]);
 
     let out = c.ok(&["-n", &ns, "get", "deployment", "web"]);
-    assert_eq!(header(&out), ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]);
+    assert_eq!(
+        header(&out),
+        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
+    );
     let r = row(&out, "web");
-    assert_eq!((r["READY"].as_str(), r["UP-TO-DATE"].as_str(), r["AVAILABLE"].as_str()), ("2/2", "2", "2"));
+    assert_eq!(
+        (
+            r["READY"].as_str(),
+            r["UP-TO-DATE"].as_str(),
+            r["AVAILABLE"].as_str()
+        ),
+        ("2/2", "2", "2")
+    );
     let out = c.ok(&["-n", &ns, "get", "deployments", "-o", "wide"]);
     assert_eq!(
         header(&out),
-        ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE", "CONTAINERS", "IMAGES", "SELECTOR"]
+        [
+            "NAME",
+            "READY",
+            "UP-TO-DATE",
+            "AVAILABLE",
+            "AGE",
+            "CONTAINERS",
+            "IMAGES",
+            "SELECTOR"
+        ]
     );
     let r = row(&out, "web");
-    assert_eq!((r["CONTAINERS"].as_str(), r["IMAGES"].as_str(), r["SELECTOR"].as_str()), ("pause", PAUSE, "app=web"));
+    assert_eq!(
+        (
+            r["CONTAINERS"].as_str(),
+            r["IMAGES"].as_str(),
+            r["SELECTOR"].as_str()
+        ),
+        ("pause", PAUSE, "app=web")
+    );
 
     let out = c.ok(&["-n", &ns, "get", "service", "web", "-o", "wide"]);
     assert_eq!(
         header(&out),
-        ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"]
+        [
+            "NAME",
+            "TYPE",
+            "CLUSTER-IP",
+            "EXTERNAL-IP",
+            "PORT(S)",
+            "AGE",
+            "SELECTOR"
+        ]
     );
     let r = row(&out, "web");
-    let ip = c.ok(&["-n", &ns, "get", "service", "web", "-o", "jsonpath={.spec.clusterIP}"]);
+    let ip = c.ok(&[
+        "-n",
+        &ns,
+        "get",
+        "service",
+        "web",
+        "-o",
+        "jsonpath={.spec.clusterIP}",
+    ]);
     assert_eq!(r["TYPE"], "ClusterIP");
     assert_eq!(r["CLUSTER-IP"], ip);
     assert_eq!(r["EXTERNAL-IP"], "<none>");
@@ -131,19 +187,43 @@ fn get_prints_the_columns_of_the_server_printers() {
     let out = c.ok(&["-n", &ns, "get", "pod", "solo"]);
     assert_eq!(header(&out), ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]);
     let r = row(&out, "solo");
-    assert_eq!((r["READY"].as_str(), r["STATUS"].as_str(), r["RESTARTS"].as_str()), ("1/1", "Running", "0"));
+    assert_eq!(
+        (
+            r["READY"].as_str(),
+            r["STATUS"].as_str(),
+            r["RESTARTS"].as_str()
+        ),
+        ("1/1", "Running", "0")
+    );
     let out = c.ok(&["-n", &ns, "get", "pod", "solo", "-o", "wide"]);
     let h = header(&out);
-    assert_eq!(h[..7], ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"]);
-    let ip = c.ok(&["-n", &ns, "get", "pod", "solo", "-o", "jsonpath={.status.podIP}"]);
+    assert_eq!(
+        h[..7],
+        ["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"]
+    );
+    let ip = c.ok(&[
+        "-n",
+        &ns,
+        "get",
+        "pod",
+        "solo",
+        "-o",
+        "jsonpath={.status.podIP}",
+    ]);
     assert_eq!(row(&out, "solo")["IP"], ip);
 
     // A list across namespaces gets kubectl's NAMESPACE column from the rows' objects.
     let out = c.ok(&["get", "configmaps", "-A"]);
     assert_eq!(header(&out), ["NAMESPACE", "NAME", "DATA", "AGE"]);
-    assert!(out.lines().any(|l| l.starts_with(&ns) && l.contains("settings")), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(&ns) && l.contains("settings")),
+        "{out}"
+    );
     // Other output formats are unaffected.
-    assert!(c.ok(&["-n", &ns, "get", "deployments", "-o", "name"]).contains("deployment.apps/web"));
+    assert!(c
+        .ok(&["-n", &ns, "get", "deployments", "-o", "name"])
+        .contains("deployment.apps/web"));
     c.ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
@@ -157,14 +237,30 @@ fn jobs_print_status_and_completions() {
     );
     let out = c.apply_stdin(&["apply", "-f", "-"], &job);
     assert!(out.status.success(), "{}", stderr(&out));
-    c.ok(&["-n", &ns, "wait", "--for=condition=Complete", "job/once", "--timeout=180s"]);
+    c.ok(&[
+        "-n",
+        &ns,
+        "wait",
+        "--for=condition=Complete",
+        "job/once",
+        "--timeout=180s",
+    ]);
     let out = c.ok(&["-n", &ns, "get", "job", "once"]);
-    assert_eq!(header(&out), ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]);
+    assert_eq!(
+        header(&out),
+        ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]
+    );
     let r = row(&out, "once");
-    assert_eq!((r["STATUS"].as_str(), r["COMPLETIONS"].as_str()), ("Complete", "1/1"));
+    assert_eq!(
+        (r["STATUS"].as_str(), r["COMPLETIONS"].as_str()),
+        ("Complete", "1/1")
+    );
     let out = c.ok(&["-n", &ns, "get", "job", "once", "-o", "wide"]);
     let r = row(&out, "once");
-    assert_eq!((r["CONTAINERS"].as_str(), r["IMAGES"].as_str()), ("c", "busybox:1.36"));
+    assert_eq!(
+        (r["CONTAINERS"].as_str(), r["IMAGES"].as_str()),
+        ("c", "busybox:1.36")
+    );
     c.ok(&["delete", "namespace", &ns, "--wait=false"]);
 }
 
@@ -206,7 +302,12 @@ fn custom_resources_print_their_printer_columns() {
     for (group, cols) in [(&with, columns), (&without, "")] {
         let out = c.apply_stdin(&["apply", "-f", "-"], &crd(group, cols));
         assert!(out.status.success(), "{}", stderr(&out));
-        c.ok(&["wait", "--for=condition=Established", &format!("crd/gadgets.{group}"), "--timeout=30s"]);
+        c.ok(&[
+            "wait",
+            "--for=condition=Established",
+            &format!("crd/gadgets.{group}"),
+            "--timeout=30s",
+        ]);
     }
     let ns = unique("print-cr");
     c.ok(&["create", "namespace", &ns]);
@@ -219,15 +320,30 @@ fn custom_resources_print_their_printer_columns() {
     }
 
     let out = c.ok(&["-n", &ns, "get", &format!("gadgets.{with}")]);
-    assert_eq!(header(&out), ["NAME", "MODE", "SIZE", "READY", "ENABLED", "AGE"]);
+    assert_eq!(
+        header(&out),
+        ["NAME", "MODE", "SIZE", "READY", "ENABLED", "AGE"]
+    );
     let r = row(&out, "g1");
     assert_eq!(
-        (r["MODE"].as_str(), r["SIZE"].as_str(), r["READY"].as_str(), r["ENABLED"].as_str()),
+        (
+            r["MODE"].as_str(),
+            r["SIZE"].as_str(),
+            r["READY"].as_str(),
+            r["ENABLED"].as_str()
+        ),
         ("managed", "3", "True", "true")
     );
-    assert!(r["AGE"].ends_with('s') || r["AGE"].ends_with('m'), "an age, not a timestamp: {}", r["AGE"]);
+    assert!(
+        r["AGE"].ends_with('s') || r["AGE"].ends_with('m'),
+        "an age, not a timestamp: {}",
+        r["AGE"]
+    );
     let out = c.ok(&["-n", &ns, "get", &format!("gadgets.{with}"), "-o", "wide"]);
-    assert_eq!(header(&out), ["NAME", "MODE", "SIZE", "READY", "ENABLED", "OWNER", "AGE"]);
+    assert_eq!(
+        header(&out),
+        ["NAME", "MODE", "SIZE", "READY", "ENABLED", "OWNER", "AGE"]
+    );
     assert_eq!(row(&out, "g1")["OWNER"], "team-a");
 
     // No columns declared: the server's default Age.
@@ -238,7 +354,13 @@ fn custom_resources_print_their_printer_columns() {
     // CustomResourceDefinitions themselves: NAME and CREATED AT, a timestamp.
     let out = c.ok(&["get", "crd", &format!("gadgets.{with}")]);
     assert_eq!(header(&out), ["NAME", "CREATED AT"]);
-    let created = c.ok(&["get", "crd", &format!("gadgets.{with}"), "-o", "jsonpath={.metadata.creationTimestamp}"]);
+    let created = c.ok(&[
+        "get",
+        "crd",
+        &format!("gadgets.{with}"),
+        "-o",
+        "jsonpath={.metadata.creationTimestamp}",
+    ]);
     assert_eq!(row(&out, &format!("gadgets.{with}"))["CREATED AT"], created);
 
     for group in [&with, &without] {
@@ -256,7 +378,14 @@ fn events_of_either_group_are_one_store() {
     let c = cluster();
     let ns = unique("print-ev");
     c.ok(&["create", "namespace", &ns]);
-    c.ok(&["-n", &ns, "create", "configmap", "watched", "--from-literal=a=1"]);
+    c.ok(&[
+        "-n",
+        &ns,
+        "create",
+        "configmap",
+        "watched",
+        "--from-literal=a=1",
+    ]);
     let cm_uid = uid(&c, &ns, "configmap/watched");
     let now = chrono_now();
 
@@ -284,45 +413,137 @@ fn events_of_either_group_are_one_store() {
 
     // core v1, as kubectl reads them.
     let out = c.ok(&["get", "events", "-A"]);
-    assert_eq!(header(&out), ["NAMESPACE", "LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]);
+    assert_eq!(
+        header(&out),
+        [
+            "NAMESPACE",
+            "LAST SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "MESSAGE"
+        ]
+    );
     let mine: Vec<&str> = out.lines().filter(|l| l.starts_with(&ns)).collect();
     assert!(
-        mine.iter().any(|l| l.contains("Normal") && l.contains("Configured") && l.contains("configmap/watched") && l.contains("configured by the new API")),
+        mine.iter().any(|l| l.contains("Normal")
+            && l.contains("Configured")
+            && l.contains("configmap/watched")
+            && l.contains("configured by the new API")),
         "{out}"
     );
-    assert!(mine.iter().any(|l| l.contains("Warning") && l.contains("Checked")), "{out}");
+    assert!(
+        mine.iter()
+            .any(|l| l.contains("Warning") && l.contains("Checked")),
+        "{out}"
+    );
     let out = c.ok(&["-n", &ns, "get", "events", "-o", "wide"]);
     assert_eq!(
         header(&out),
-        ["LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE", "FIRST SEEN", "COUNT", "NAME"]
+        [
+            "LAST SEEN",
+            "TYPE",
+            "REASON",
+            "OBJECT",
+            "SUBOBJECT",
+            "SOURCE",
+            "MESSAGE",
+            "FIRST SEEN",
+            "COUNT",
+            "NAME"
+        ]
     );
     // SUBOBJECT is empty: the cells are found in the line, not by position.
     let cells = |name: &str| -> Vec<String> {
-        let line = out.lines().find(|l| l.ends_with(name)).unwrap_or_else(|| panic!("{out}"));
+        let line = out
+            .lines()
+            .find(|l| l.ends_with(name))
+            .unwrap_or_else(|| panic!("{out}"));
         table(line).remove(0)
     };
     let new = cells("watched.new");
-    assert_eq!(new[new.len() - 5..], ["navique.dev/test, test-1", "configured by the new API", &new[0], "1", "watched.new"]);
+    assert_eq!(
+        new[new.len() - 5..],
+        [
+            "navique.dev/test, test-1",
+            "configured by the new API",
+            &new[0],
+            "1",
+            "watched.new"
+        ]
+    );
     let old = cells("watched.old");
-    assert_eq!(old[old.len() - 5..], ["old-recorder", "checked by the old API", &old[0], "2", "watched.old"]);
-    let core = c.ok(&["-n", &ns, "get", "event", "watched.new", "-o", "jsonpath={.message}|{.involvedObject.uid}|{.reportingComponent}"]);
-    assert_eq!(core, format!("configured by the new API|{cm_uid}|navique.dev/test"));
+    assert_eq!(
+        old[old.len() - 5..],
+        [
+            "old-recorder",
+            "checked by the old API",
+            &old[0],
+            "2",
+            "watched.old"
+        ]
+    );
+    let core = c.ok(&[
+        "-n",
+        &ns,
+        "get",
+        "event",
+        "watched.new",
+        "-o",
+        "jsonpath={.message}|{.involvedObject.uid}|{.reportingComponent}",
+    ]);
+    assert_eq!(
+        core,
+        format!("configured by the new API|{cm_uid}|navique.dev/test")
+    );
 
     // events.k8s.io, the other way round.
-    let new = c.ok(&["-n", &ns, "get", "events.v1.events.k8s.io", "watched.old", "-o", "jsonpath={.note}|{.regarding.name}|{.deprecatedSource.component}|{.deprecatedCount}"]);
+    let new = c.ok(&[
+        "-n",
+        &ns,
+        "get",
+        "events.v1.events.k8s.io",
+        "watched.old",
+        "-o",
+        "jsonpath={.note}|{.regarding.name}|{.deprecatedSource.component}|{.deprecatedCount}",
+    ]);
     assert_eq!(new, "checked by the old API|watched|old-recorder|2");
 
     // Field selectors, in each group's own field names.
-    let out = c.ok(&["-n", &ns, "get", "events", "--field-selector", &format!("involvedObject.uid={cm_uid},involvedObject.kind=ConfigMap,type=Warning"), "-o", "name"]);
+    let out = c.ok(&[
+        "-n",
+        &ns,
+        "get",
+        "events",
+        "--field-selector",
+        &format!("involvedObject.uid={cm_uid},involvedObject.kind=ConfigMap,type=Warning"),
+        "-o",
+        "name",
+    ]);
     assert_eq!(out.trim(), "event/watched.old");
-    let out = c.ok(&["-n", &ns, "get", "events.v1.events.k8s.io", "--field-selector", "regarding.name=watched,reason=Configured", "-o", "name"]);
+    let out = c.ok(&[
+        "-n",
+        &ns,
+        "get",
+        "events.v1.events.k8s.io",
+        "--field-selector",
+        "regarding.name=watched,reason=Configured",
+        "-o",
+        "name",
+    ]);
     assert_eq!(out.trim(), "event.events.k8s.io/watched.new");
 
     // describe finds both by the object's uid.
     let out = c.ok(&["-n", &ns, "describe", "configmap", "watched"]);
     let events = out.split("Events:").nth(1).unwrap_or_default();
-    assert!(events.contains("Configured") && events.contains("configured by the new API"), "{out}");
-    assert!(events.contains("Checked") && events.contains("old-recorder"), "{out}");
+    assert!(
+        events.contains("Configured") && events.contains("configured by the new API"),
+        "{out}"
+    );
+    assert!(
+        events.contains("Checked") && events.contains("old-recorder"),
+        "{out}"
+    );
 
     // A watch through either group sees what the other wrote.
     let watched = c.ok(&[
@@ -330,16 +551,28 @@ fn events_of_either_group_are_one_store() {
         "--raw",
         &format!("/apis/events.k8s.io/v1/namespaces/{ns}/events?watch=true&timeoutSeconds=2&fieldSelector=regarding.name%3Dwatched"),
     ]);
-    assert!(watched.contains("\"note\":\"checked by the old API\""), "{watched}");
+    assert!(
+        watched.contains("\"note\":\"checked by the old API\""),
+        "{watched}"
+    );
     let watched = c.ok(&[
         "get",
         "--raw",
         &format!("/api/v1/namespaces/{ns}/events?watch=true&timeoutSeconds=2&fieldSelector=involvedObject.name%3Dwatched"),
     ]);
-    assert!(watched.contains("\"message\":\"configured by the new API\""), "{watched}");
+    assert!(
+        watched.contains("\"message\":\"configured by the new API\""),
+        "{watched}"
+    );
 
     // Deleted through one group, gone from the other.
-    c.ok(&["-n", &ns, "delete", "events.v1.events.k8s.io", "watched.old"]);
+    c.ok(&[
+        "-n",
+        &ns,
+        "delete",
+        "events.v1.events.k8s.io",
+        "watched.old",
+    ]);
     let out = c.kubectl(&["-n", &ns, "get", "event", "watched.old"]);
     assert!(!out.status.success(), "{}", stdout(&out));
     c.ok(&["delete", "namespace", &ns, "--wait=false"]);
@@ -347,5 +580,7 @@ fn events_of_either_group_are_one_store() {
 
 /// Now as a MicroTime (RFC 3339 with microseconds).
 fn chrono_now() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()
+    chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string()
 }
