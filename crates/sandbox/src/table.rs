@@ -174,6 +174,8 @@ fn printer(st: &State, t: &ResourceType, version: &str) -> Printer {
         ("", "ServiceAccount") => "ServiceAccount",
         ("", "PersistentVolumeClaim") => "PersistentVolumeClaim",
         ("", "Event") | ("events.k8s.io", "Event") => "Event",
+        ("", "Node") => "Node",
+        ("networking.k8s.io", "Ingress") => "Ingress",
         _ => return Printer::Default,
     };
     Printer::Builtin(key)
@@ -328,6 +330,26 @@ fn columns(p: &Printer) -> Vec<Col> {
                     c.format = "name".into();
                     c
                 },
+            ],
+            "Node" => vec![
+                name(),
+                col("Status", "string", 0, "The status of the node"),
+                col("Roles", "string", 0, "The roles of the node"),
+                age(),
+                col("Version", "string", 0, "Kubelet Version reported by the node."),
+                col("Internal-IP", "string", 1, "List of addresses reachable to the node."),
+                col("External-IP", "string", 1, "List of addresses reachable to the node."),
+                col("OS-Image", "string", 1, "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."),
+                col("Kernel-Version", "string", 1, "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."),
+                col("Container-Runtime", "string", 1, "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2)."),
+            ],
+            "Ingress" => vec![
+                name(),
+                col("Class", "string", 0, "The name of the IngressClass cluster resource."),
+                col("Hosts", "string", 0, "Hosts that incoming requests are matched against before the ingress rule"),
+                col("Address", "string", 0, "Address is a list containing ingress points for the load-balancer"),
+                col("Ports", "string", 0, "Ports of TLS configurations that open"),
+                age(),
             ],
             _ => vec![name(), age()],
         },
@@ -931,9 +953,120 @@ fn builtin_cells(kind: &str, o: &Value) -> Vec<Value> {
             ]);
         }
         "Event" => cells.extend(event_cells(o)),
+        "Node" => cells.extend(node_cells(o)),
+        "Ingress" => cells.extend(ingress_cells(o)),
         _ => cells.push(json!(age(o))),
     }
     cells
+}
+
+fn node_cells(o: &Value) -> Vec<Value> {
+    let conds = get(o, "/status/conditions")
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut status: Vec<&str> = conds
+        .iter()
+        .filter(|c| text(c, "/type") == "Ready")
+        .map(|c| match text(c, "/status") {
+            "True" => "Ready",
+            _ => "NotReady",
+        })
+        .collect();
+    if status.is_empty() {
+        status.push("Unknown");
+    }
+    if get(o, "/spec/unschedulable").as_bool() == Some(true) {
+        status.push("SchedulingDisabled");
+    }
+    let mut roles: Vec<String> = get(o, "/metadata/labels")
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| {
+                    if let Some(r) = k.strip_prefix("node-role.kubernetes.io/") {
+                        Some(r.to_string())
+                    } else if k == "kubernetes.io/role" {
+                        v.as_str().map(str::to_string)
+                    } else {
+                        None
+                    }
+                })
+                .filter(|r| !r.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    roles.sort();
+    roles.dedup();
+    let address = |typ: &str| {
+        get(o, "/status/addresses")
+            .as_array()
+            .and_then(|a| a.iter().find(|x| text(x, "/type") == typ))
+            .map(|x| text(x, "/address").to_string())
+            .unwrap_or_else(|| "<none>".into())
+    };
+    let unknown = |s: &str| {
+        if s.is_empty() {
+            "<unknown>".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    vec![
+        json!(status.join(",")),
+        json!(or_none(&roles.join(","))),
+        json!(age(o)),
+        json!(text(o, "/status/nodeInfo/kubeletVersion")),
+        json!(address("InternalIP")),
+        json!(address("ExternalIP")),
+        json!(unknown(text(o, "/status/nodeInfo/osImage"))),
+        json!(unknown(text(o, "/status/nodeInfo/kernelVersion"))),
+        json!(unknown(text(o, "/status/nodeInfo/containerRuntimeVersion"))),
+    ]
+}
+
+fn ingress_cells(o: &Value) -> Vec<Value> {
+    let rules = get(o, "/spec/rules")
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut hosts: Vec<&str> = Vec::new();
+    let mut more = false;
+    for r in &rules {
+        if hosts.len() == 3 {
+            more = true;
+        }
+        if !more && !text(r, "/host").is_empty() {
+            hosts.push(text(r, "/host"));
+        }
+    }
+    let hosts = match (hosts.is_empty(), more) {
+        (true, _) => "*".to_string(),
+        (false, false) => hosts.join(","),
+        (false, true) => format!("{} + {} more...", hosts.join(","), rules.len() - 3),
+    };
+    let address: Vec<&str> = get(o, "/status/loadBalancer/ingress")
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|i| match text(i, "/ip") {
+                    "" => text(i, "/hostname"),
+                    ip => ip,
+                })
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let tls = get(o, "/spec/tls")
+        .as_array()
+        .is_some_and(|t| !t.is_empty());
+    vec![
+        json!(or_none(text(o, "/spec/ingressClassName"))),
+        json!(hosts),
+        json!(address.join(",")),
+        json!(if tls { "80, 443" } else { "80" }),
+        json!(age(o)),
+    ]
 }
 
 fn or_unset(s: &str) -> &str {
@@ -1012,12 +1145,17 @@ fn cells(p: &Printer, o: &Value) -> Vec<Value> {
     }
 }
 
-fn row_object(o: &Value, presented: &dyn Fn(&Value) -> Value, include: Include) -> Option<Value> {
+fn row_object(
+    o: &Value,
+    presented: &dyn Fn(&Value) -> Value,
+    include: Include,
+    table_version: &str,
+) -> Option<Value> {
     match include {
         Include::None => None,
         Include::Metadata => Some(json!({
             "kind": "PartialObjectMetadata",
-            "apiVersion": "meta.k8s.io/v1",
+            "apiVersion": table_version,
             "metadata": o.get("metadata").cloned().unwrap_or_else(|| json!({})),
         })),
         Include::Object => Some(presented(o)),
@@ -1052,7 +1190,7 @@ pub fn table(
         .iter()
         .map(|o| {
             let mut row = json!({"cells": cells(&p, o)});
-            if let Some(obj) = row_object(o, presented, req.include) {
+            if let Some(obj) = row_object(o, presented, req.include, req.table_version) {
                 row["object"] = obj;
             }
             row
@@ -1125,6 +1263,29 @@ mod tests {
         assert_eq!(c[3], "80:30080/TCP,53/UDP");
         let lb = json!({"spec": {"type": "LoadBalancer", "clusterIP": "10.0.0.2", "ports": [{"port": 443}]}});
         assert_eq!(service_cells(&lb)[2], "<pending>");
+    }
+
+    #[test]
+    fn nodes_and_ingresses() {
+        let node = json!({"metadata": {"labels": {"node-role.kubernetes.io/control-plane": ""}},
+            "spec": {"unschedulable": true},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                "addresses": [{"type": "InternalIP", "address": "10.0.0.5"}],
+                "nodeInfo": {"kubeletVersion": "v1.33.1"}}});
+        let c = node_cells(&node);
+        assert_eq!(c[0], "Ready,SchedulingDisabled");
+        assert_eq!(c[1], "control-plane");
+        assert_eq!(c[3], "v1.33.1");
+        assert_eq!(c[4], "10.0.0.5");
+        assert_eq!(c[5], "<none>");
+        assert_eq!(c[6], "<unknown>");
+        let ing = json!({"spec": {"rules": [{"host": "a"}, {"host": "b"}, {"host": "c"}, {"host": "d"}],
+            "tls": [{"hosts": ["a"]}]}, "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}});
+        let c = ingress_cells(&ing);
+        assert_eq!(c[0], "<none>");
+        assert_eq!(c[1], "a,b,c + 1 more...");
+        assert_eq!(c[2], "1.2.3.4");
+        assert_eq!(c[3], "80, 443");
     }
 
     #[test]
