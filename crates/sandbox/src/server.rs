@@ -523,7 +523,12 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                 ));
             } else {
                 let current = st.get(t, &ns, &name)?;
-                let mut obj = present_value(&current, &target);
+                // An events.k8s.io patch applies to the object as that group shows it.
+                let mut obj = if target.events_v1 {
+                    crate::events::from_core(&current)
+                } else {
+                    (*current).clone()
+                };
                 match content_type.as_str() {
                     "application/merge-patch+json" => crate::patch::merge_patch(&mut obj, &patch),
                     "application/json-patch+json" => crate::patch::json_patch(&mut obj, &patch)

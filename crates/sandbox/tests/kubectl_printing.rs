@@ -509,6 +509,32 @@ fn events_of_either_group_are_one_store() {
     ]);
     assert_eq!(new, "checked by the old API|watched|old-recorder|2");
 
+    // A merge patch through events.k8s.io, as kube-rs' Recorder counts a repeat.
+    let series = format!(
+        r#"{{"series": {{"count": 3, "lastObservedTime": "{}"}}}}"#,
+        chrono_now()
+    );
+    c.ok(&[
+        "-n",
+        &ns,
+        "patch",
+        "events.v1.events.k8s.io",
+        "watched.new",
+        "--type=merge",
+        "-p",
+        &series,
+    ]);
+    let core = c.ok(&[
+        "-n",
+        &ns,
+        "get",
+        "event",
+        "watched.new",
+        "-o",
+        "jsonpath={.series.count}|{.message}",
+    ]);
+    assert_eq!(core, "3|configured by the new API");
+
     // Field selectors, in each group's own field names.
     let out = c.ok(&[
         "-n",
