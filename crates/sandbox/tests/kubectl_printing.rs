@@ -220,6 +220,12 @@ fn get_prints_the_columns_of_the_server_printers() {
             .any(|l| l.starts_with(&ns) && l.contains("settings")),
         "{out}"
     );
+    // The category `all`, one table per resource.
+    let out = c.ok(&["-n", &ns, "get", "all"]);
+    assert!(
+        out.contains("deployment.apps/web") && out.contains("service/web"),
+        "{out}"
+    );
     // Other output formats are unaffected.
     assert!(c
         .ok(&["-n", &ns, "get", "deployments", "-o", "name"])
