@@ -318,10 +318,16 @@ pub fn run(a: &Args) -> Result<(), String> {
         rt.block_on(walk_through(kubeconfig.clone(), dirs, store, keep))
     };
     if keep && result.is_ok() {
-        println!(
-            "\nThe server keeps running: kubectl --kubeconfig {} get navique,capabilities -A",
-            kubeconfig.display()
-        );
+        let k = kubeconfig.display();
+        println!("\nThe server keeps running, and kubectl sees it as a cluster (kubeconfig {k}):");
+        println!("   $ kubectl --kubeconfig {k} get capabilities");
+        if a.flag("--platform") {
+            println!("   $ kubectl --kubeconfig {k} describe capability cloudnative-pg   # with its Events");
+        } else {
+            println!("   $ kubectl --kubeconfig {k} describe postgrescluster -n team-a app-db   # with its Events");
+        }
+        println!("   $ kubectl --kubeconfig {k} get events -A");
+        println!("   $ kubectl --kubeconfig {k} get deployments -A -o wide");
         println!("Press Ctrl-C to stop.");
         let _ = rt.block_on(tokio::signal::ctrl_c());
     }
@@ -333,7 +339,7 @@ async fn walk_through(
     kubeconfig: PathBuf,
     dirs: Vec<PathBuf>,
     store: ChartStore,
-    _keep: bool,
+    keep: bool,
 ) -> Result<(), String> {
     let client = crate::apply::client::connect(Some(&kubeconfig), None).await?;
     let catalog = crate::operator::catalog::Catalog::built_in();
@@ -473,6 +479,28 @@ async fn walk_through(
     println!("   else's: adopted, never upgraded to the bundled version, never uninstalled:");
     helm_list(&client).await?;
     capabilities_table(&client).await?;
+    if keep {
+        println!();
+        println!("7. (--keep) The team asks for its database again; it stays, with the operator, for you to look at:");
+        println!("   $ kubectl apply -f postgrescluster.yaml");
+        pg_api
+            .patch("app-db", &PatchParams::apply("kubectl"), &Patch::Apply(&pg))
+            .await
+            .map_err(|e| e.to_string())?;
+        live.start = Instant::now();
+        // What was seen of the deleted one is no news about this one.
+        live.last.remove("PostgresCluster team-a/app-db");
+        live.until(ns, Duration::from_secs(120), |s| {
+            s.get("PostgresCluster team-a/app-db")
+                .is_some_and(|p| p.starts_with("Ready"))
+        })
+        .await?;
+        // The operator task runs on as long as the runtime does (until Ctrl-C):
+        // its stop channel stays open and its handle is let go.
+        std::mem::forget(stop_tx);
+        drop(operator);
+        return Ok(());
+    }
     let _ = stop_tx.send(true);
     let _ = operator.await;
     Ok(())

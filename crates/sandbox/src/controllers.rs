@@ -341,7 +341,8 @@ pub fn ready_status(res: &str, obj: &Value) -> Option<Value> {
             ],
             "hostIP": "127.0.0.1",
             "podIP": "10.244.0.10",
-            "startTime": obj.pointer("/status/startTime").cloned().unwrap_or_else(|| json!(now())),
+            "startTime": started_at(obj),
+            "containerStatuses": running_containers(obj, &started_at(obj)),
         })),
         "/services" => {
             if obj.pointer("/spec/type").and_then(Value::as_str) == Some("LoadBalancer") {
@@ -352,4 +353,26 @@ pub fn ready_status(res: &str, obj: &Value) -> Option<Value> {
         }
         _ => None,
     }
+}
+
+/// What a kubelet reports for a Pod whose containers all run and are ready
+/// (kubectl's READY column counts them).
+fn running_containers(pod: &Value, started: &Value) -> Value {
+    let containers = pod.pointer("/spec/containers").and_then(Value::as_array);
+    Value::Array(
+        containers
+            .into_iter()
+            .flatten()
+            .map(|c| {
+                json!({"name": c["name"], "image": c["image"], "imageID": "", "ready": true,
+                    "started": true, "restartCount": 0, "state": {"running": {"startedAt": started}}})
+            })
+            .collect(),
+    )
+}
+
+fn started_at(pod: &Value) -> Value {
+    pod.pointer("/status/startTime")
+        .cloned()
+        .unwrap_or_else(|| json!(now()))
 }

@@ -13,7 +13,9 @@ pub mod crd_cel;
 pub mod crd_schema;
 pub mod discovery;
 pub mod error;
+pub mod events;
 pub mod faults;
+pub mod jsonpath;
 pub mod lists;
 pub mod patch;
 pub mod proto;
@@ -22,6 +24,7 @@ pub mod select;
 pub mod server;
 pub mod ssa;
 pub mod store;
+pub mod table;
 pub mod tally;
 pub mod tls;
 

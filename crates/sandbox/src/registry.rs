@@ -294,6 +294,19 @@ const BUILTINS: &[Builtin] = &[
     ),
 ];
 
+/// The built-in resources of the category `all` (`kubectl get all`).
+const ALL: &[&str] = &[
+    "pods",
+    "services",
+    "daemonsets",
+    "deployments",
+    "replicasets",
+    "statefulsets",
+    "horizontalpodautoscalers",
+    "jobs",
+    "cronjobs",
+];
+
 /// Every resource type, by storage key.
 #[derive(Clone, Default)]
 pub struct Registry {
@@ -324,7 +337,11 @@ impl Registry {
                 singular: bi.kind.to_lowercase(),
                 namespaced: bi.namespaced,
                 short_names: bi.short.iter().map(|s| s.to_string()).collect(),
-                categories: Vec::new(),
+                categories: if ALL.contains(&bi.plural) {
+                    vec!["all".into()]
+                } else {
+                    Vec::new()
+                },
                 status_subresource: bi.status,
                 scale: (group == "apps"
                     && matches!(bi.kind, "Deployment" | "ReplicaSet" | "StatefulSet"))

@@ -144,6 +144,7 @@ fn yaml_to_json(y: yaml_rust2::Yaml) -> Value {
     }
 }
 
+#[derive(Clone)]
 struct Target {
     t: ResourceType,
     version: String,
@@ -151,11 +152,32 @@ struct Target {
     name: Option<String>,
     status: bool,
     scale: bool,
+    /// An events.k8s.io/v1 request, served from the core v1 Event store
+    /// (`t` is the core type) through `crate::events`.
+    events_v1: bool,
 }
 
 impl Target {
+    /// The apiVersion the client sees.
     fn api_version(&self) -> String {
+        if self.events_v1 {
+            return "events.k8s.io/v1".into();
+        }
         self.t.api_version(&self.version)
+    }
+
+    /// The apiVersion of what is stored and written.
+    fn storage_api_version(&self) -> String {
+        self.t.api_version(&self.version)
+    }
+
+    /// A request body in the shape stored.
+    fn to_storage(&self, v: Value) -> Value {
+        if self.events_v1 {
+            crate::events::to_core(v)
+        } else {
+            v
+        }
     }
 }
 
@@ -348,6 +370,18 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         let st = shared.state.lock().expect("lock");
         resolve(&st, group, version, rest)?
     };
+    let mut q = q;
+    if target.t.kind == "Event" && target.t.group.is_empty() {
+        if let Some(fs) = q.get_mut("fieldSelector") {
+            *fs = crate::events::field_selector(fs, target.events_v1);
+        }
+    }
+    // Server-side printing: kubectl asks for a meta.k8s.io Table.
+    let table_version = req
+        .headers()
+        .get("accept")
+        .and_then(|h| h.to_str().ok())
+        .and_then(crate::table::wanted);
     let watch = legacy_watch || matches!(q.get("watch").map(String::as_str), Some("true" | "1"));
     let verb = match (&method, target.name.is_some()) {
         (&Method::GET, false) if watch => "watch",
@@ -442,7 +476,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         manager,
         dry_run,
         status: target.status,
-        api_version: target.api_version(),
+        api_version: target.storage_api_version(),
     };
     let ns = target.ns.clone().unwrap_or_default();
     let t = &target.t;
@@ -462,11 +496,15 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         return Ok(json_response(200, &out));
     }
     match (method, target.name.clone()) {
-        (Method::GET, None) if watch => start_watch(shared, &target, &q, watch_faults),
-        (Method::GET, None) => list(shared, &target, &q, metadata_only),
+        (Method::GET, None) if watch => start_watch(shared, &target, &q, watch_faults, table_version),
+        (Method::GET, None) => list(shared, &target, &q, metadata_only, table_version),
         (Method::GET, Some(name)) => {
             let st = shared.state.lock().expect("lock");
             let obj = st.get(t, &ns, &name)?;
+            if let Some(tv) = table_version {
+                let meta = json!({"resourceVersion": obj.pointer("/metadata/resourceVersion")});
+                return Ok(json_response(200, &table_of(&st, &target, &q, tv, true, &[&obj], meta)?));
+            }
             if metadata_only {
                 return Ok(json_response(200, &metadata_of(&obj)));
             }
@@ -475,6 +513,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         (Method::POST, None) => {
             let obj = parse_body(&body)?;
             let warnings = fields(&obj, crd_schema::Verb::CreateOrUpdate)?;
+            let obj = target.to_storage(obj);
             let out = {
                 let mut st = shared.state.lock().expect("lock");
                 st.create(t, &ns, obj, &opts)?
@@ -485,6 +524,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         (Method::PUT, Some(name)) => {
             let obj = parse_body(&body)?;
             let warnings = fields(&obj, crd_schema::Verb::CreateOrUpdate)?;
+            let obj = target.to_storage(obj);
             let out = {
                 let mut st = shared.state.lock().expect("lock");
                 st.update(t, &ns, &name, obj, &opts)?
@@ -504,6 +544,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                 }
                 fields(&patch, crd_schema::Verb::Apply { ns: &ns, name: &name })?;
                 let existed = st.get(t, &ns, &name).is_ok();
+                let patch = target.to_storage(patch);
                 let out = st.apply(t, &ns, &name, patch, force, &opts)?;
                 drop(st);
                 shared.wake_controllers.notify_one();
@@ -513,7 +554,12 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                 ));
             } else {
                 let current = st.get(t, &ns, &name)?;
-                let mut obj = (*current).clone();
+                // An events.k8s.io patch applies to the object as that group shows it.
+                let mut obj = if target.events_v1 {
+                    crate::events::from_core(&current)
+                } else {
+                    (*current).clone()
+                };
                 match content_type.as_str() {
                     "application/merge-patch+json" => crate::patch::merge_patch(&mut obj, &patch),
                     "application/json-patch+json" => crate::patch::json_patch(&mut obj, &patch)
@@ -540,6 +586,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
                         current["metadata"]["resourceVersion"].clone();
                 }
                 let warnings = fields(&obj, crd_schema::Verb::Patch)?;
+                let obj = target.to_storage(obj);
                 (st.update(t, &ns, &name, obj, &opts)?, warnings)
             };
             drop(st);
@@ -781,6 +828,13 @@ fn resolve(st: &State, group: &str, version: &str, rest: &[&str]) -> Result<Targ
         )
     };
     let reg = &st.registry;
+    // events.k8s.io/v1 Events are the core v1 Events, converted.
+    let (group, version, events_v1) = match (group, rest) {
+        ("events.k8s.io", ["namespaces", _, "events", ..] | ["events", ..]) if version == "v1" => {
+            ("", "v1", true)
+        }
+        _ => (group, version, false),
+    };
     let (ns, plural, name, sub) = if rest[0] == "namespaces"
         && rest.len() >= 3
         && reg
@@ -815,12 +869,20 @@ fn resolve(st: &State, group: &str, version: &str, rest: &[&str]) -> Result<Targ
         name: name.map(|s| s.to_string()),
         status,
         scale,
+        events_v1,
     })
 }
 
 /// The object as the requested version presents it (all versions share storage).
 fn present(obj: &Obj, target: &Target) -> Value {
-    let mut v = (**obj).clone();
+    present_value(obj, target)
+}
+
+fn present_value(obj: &Value, target: &Target) -> Value {
+    if target.events_v1 {
+        return crate::events::from_core(obj);
+    }
+    let mut v = obj.clone();
     if v.is_object() {
         v["apiVersion"] = json!(target.api_version());
         v["kind"] = json!(target.t.kind);
@@ -846,6 +908,30 @@ fn write_object(out: &mut Vec<u8>, obj: &Value, api_version: &str) {
         v["apiVersion"] = json!(api_version);
         serde_json::to_writer(&mut *out, &v).expect("json");
     }
+}
+
+/// A `meta.k8s.io` Table of stored objects (`crate::table`).
+fn table_of(
+    st: &State,
+    target: &Target,
+    q: &HashMap<String, String>,
+    table_version: &str,
+    headers: bool,
+    objects: &[&Value],
+    meta: Value,
+) -> Result<Value, ApiError> {
+    let include = crate::table::Include::parse(q.get("includeObject").map(String::as_str))
+        .map_err(ApiError::bad_request)?;
+    let req = crate::table::Request {
+        t: &target.t,
+        version: &target.version,
+        table_version,
+        include,
+        headers,
+    };
+    Ok(crate::table::table(st, &req, objects, meta, &|o| {
+        present_value(o, target)
+    }))
 }
 
 fn metadata_of(obj: &Value) -> Value {
@@ -893,6 +979,8 @@ fn list_response(
         }
         if metadata_only {
             serde_json::to_writer(&mut out, &metadata_of(o)).expect("json");
+        } else if target.events_v1 {
+            serde_json::to_writer(&mut out, &crate::events::from_core(o)).expect("json");
         } else {
             write_object(&mut out, o, &api_version);
         }
@@ -910,6 +998,7 @@ fn list(
     target: &Target,
     q: &HashMap<String, String>,
     metadata_only: bool,
+    table_version: Option<&str>,
 ) -> Result<Response<Body>, ApiError> {
     use base64::Engine;
     let (labels, fields) = selectors(q)?;
@@ -941,6 +1030,18 @@ fn list(
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{ns}\0{name}"))
     });
     let rv = st.rv;
+    if let Some(tv) = table_version {
+        let mut meta = json!({"resourceVersion": rv.to_string()});
+        if let Some(c) = &cont {
+            meta["continue"] = json!(c);
+            meta["remainingItemCount"] = json!(remaining);
+        }
+        let objs: Vec<&Value> = items.iter().map(|o| &**o).collect();
+        return Ok(json_response(
+            200,
+            &table_of(&st, target, q, tv, true, &objs, meta)?,
+        ));
+    }
     drop(st);
     Ok(list_response(
         target,
@@ -1009,14 +1110,64 @@ fn event_line_as(etype: &str, object: &Value, api_version: Option<&str>) -> Byte
     Bytes::from(out)
 }
 
+/// How a watch writes its objects: as stored, converted to events.k8s.io, or
+/// as one-row Tables for kubectl (column definitions in the first only).
+struct WatchShape {
+    target: Target,
+    q: HashMap<String, String>,
+    table: Option<&'static str>,
+    headers_sent: bool,
+}
+
+impl WatchShape {
+    fn line(&mut self, st: &State, etype: &str, json: &Bytes) -> Bytes {
+        if !self.target.events_v1 && self.table.is_none() {
+            return event_line_json(etype, json, &self.target.api_version());
+        }
+        let v: Value = serde_json::from_slice(json).expect("stored JSON");
+        self.line_value(st, etype, &v)
+    }
+
+    fn line_unlocked(&mut self, shared: &Shared, etype: &str, json: &Bytes) -> Bytes {
+        if !self.target.events_v1 && self.table.is_none() {
+            return event_line_json(etype, json, &self.target.api_version());
+        }
+        let st = shared.state.lock().expect("lock");
+        self.line(&st, etype, json)
+    }
+
+    fn line_value(&mut self, st: &State, etype: &str, v: &Value) -> Bytes {
+        if let Some(tv) = self.table {
+            let headers = !self.headers_sent;
+            self.headers_sent = true;
+            let meta = json!({"resourceVersion": v.pointer("/metadata/resourceVersion")});
+            return match table_of(st, &self.target, &self.q, tv, headers, &[v], meta) {
+                Ok(t) => event_line(etype, &t),
+                Err(e) => event_line("ERROR", &e.status()),
+            };
+        }
+        if self.target.events_v1 {
+            return event_line(etype, &present_value(v, &self.target));
+        }
+        event_line_as(etype, v, Some(&self.target.api_version()))
+    }
+}
+
 /// `faults`: (cut the stream after a few events, answer a resume with 410).
 fn start_watch(
     shared: &Arc<Shared>,
     target: &Target,
     q: &HashMap<String, String>,
     faults: (bool, bool),
+    table_version: Option<&'static str>,
 ) -> Result<Response<Body>, ApiError> {
     let (labels, fields) = selectors(q)?;
+    let mut shape = WatchShape {
+        target: target.clone(),
+        q: q.clone(),
+        table: table_version,
+        headers_sent: false,
+    };
     let (tx, mut events) = mpsc::unbounded_channel::<WatchMsg>();
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Bytes>();
     let bookmarks = q.get("allowWatchBookmarks").is_some_and(|b| b == "true");
@@ -1049,7 +1200,7 @@ fn start_watch(
                 0,
             );
             for o in items {
-                initial.push(event_line_as("ADDED", &o, Some(&target.api_version())));
+                initial.push(shape.line_value(&st, "ADDED", &o));
             }
             if initial_events {
                 initial.push(event_line(
@@ -1065,7 +1216,7 @@ fn start_watch(
             match st.events_since(rv, &watcher).filter(|_| !faults.1) {
                 Some(evs) => {
                     for (et, json) in evs {
-                        initial.push(event_line_json(et.as_str(), &json, &target.api_version()));
+                        initial.push(shape.line(&st, et.as_str(), &json));
                     }
                 }
                 None => {
@@ -1093,7 +1244,6 @@ fn start_watch(
     let kind = target.t.kind.clone();
     let api_version = target.api_version();
     let interval = shared.bookmark_interval;
-    let target_version = target.api_version();
     let shared2 = shared.clone();
     let mut cut_after = faults.0.then_some(1 + (current_rv % 3) as usize);
     tokio::spawn(async move {
@@ -1106,7 +1256,8 @@ fn start_watch(
             tokio::select! {
                 msg = events.recv() => match msg {
                     Some(WatchMsg::Event(et, o)) => {
-                        if out_tx.send(event_line_json(et.as_str(), &o, &target_version)).is_err() { break; }
+                        let line = shape.line_unlocked(&shared2, et.as_str(), &o);
+                        if out_tx.send(line).is_err() { break; }
                         if let Some(n) = cut_after.as_mut() {
                             *n -= 1;
                             if *n == 0 { break; }
@@ -1124,7 +1275,8 @@ fn start_watch(
                     let mut closed = false;
                     while let Ok(msg) = events.try_recv() {
                         if let WatchMsg::Event(et, o) = msg {
-                            if out_tx.send(event_line_json(et.as_str(), &o, &target_version)).is_err() { closed = true; break; }
+                            let line = shape.line_unlocked(&shared2, et.as_str(), &o);
+                            if out_tx.send(line).is_err() { closed = true; break; }
                         }
                     }
                     if closed { break; }

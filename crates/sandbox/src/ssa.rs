@@ -114,17 +114,18 @@ fn walk(field: &str, v: &Value, path: Path, builtin: Lists, in_meta: bool, out: 
 /// Map-keyed list items with the same key, as structured-merge-diff reports
 /// them when it types an applied object: `.spec.containers[name="c"].env:
 /// duplicate entries for key [name="A"]`.
-pub fn duplicate_keys(obj: &Value, builtin: bool) -> Vec<String> {
-    fn go(field: &str, v: &Value, path: &str, builtin: bool, in_meta: bool, out: &mut Vec<String>) {
+/// `lists`: `true` for built-in kinds, or a custom resource's [`Lists`].
+pub fn duplicate_keys<'a>(obj: &Value, lists: impl Into<Lists<'a>>) -> Vec<String> {
+    fn go(field: &str, v: &Value, path: &str, lists: Lists, in_meta: bool, out: &mut Vec<String>) {
         match v {
             Value::Object(m) => {
                 for (k, child) in m {
                     let meta = in_meta || (path.is_empty() && k == "metadata");
-                    go(k, child, &format!("{path}.{k}"), builtin, meta, out);
+                    go(k, child, &format!("{path}.{k}"), lists.child(k), meta, out);
                 }
             }
             Value::Array(items) => {
-                if let ListType::Map(keys) = list_type(field, items, builtin, in_meta) {
+                if let ListType::Map(keys) = lists.list_shape(field, items, in_meta) {
                     let mut seen = BTreeSet::new();
                     for item in items {
                         let key = item_key(item, keys);
@@ -141,7 +142,7 @@ pub fn duplicate_keys(obj: &Value, builtin: bool) -> Vec<String> {
                             field,
                             item,
                             &format!("{path}{shown}"),
-                            builtin,
+                            lists.items(),
                             in_meta,
                             out,
                         );
@@ -152,7 +153,7 @@ pub fn duplicate_keys(obj: &Value, builtin: bool) -> Vec<String> {
         }
     }
     let mut out = Vec::new();
-    go("", obj, "", builtin, false, &mut out);
+    go("", obj, "", lists.into(), false, &mut out);
     out
 }
 

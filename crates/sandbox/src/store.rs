@@ -588,7 +588,10 @@ impl State {
         self.default_keys(t, &mut applied);
         // structured-merge-diff refuses to type an applied object whose keyed
         // lists repeat a key; the handler answers with a plain error (500).
-        let duplicates = ssa::duplicate_keys(&applied, t.crd.is_none());
+        let duplicates = ssa::duplicate_keys(
+            &applied,
+            crate::crd_schema::Lists::of(t, &api_version_of(t, &applied)),
+        );
         if !duplicates.is_empty() {
             let (group, version) = api_version_of(t, &applied)
                 .rsplit_once('/')
