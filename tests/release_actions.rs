@@ -33,7 +33,10 @@ const TEST_LABEL: &str = "navique.test/created";
 
 #[path = "support/kubectl.rs"]
 mod support_kubectl;
+#[path = "support/registry.rs"]
+mod support_registry;
 use support_kubectl::kubectl;
+use support_registry::shared_charts;
 
 fn crd_names(kubeconfig: &Path) -> Vec<String> {
     kubectl(kubeconfig, &["get", "crd", "-o", "name"])
@@ -800,13 +803,22 @@ data: {}
     ),
 ];
 
-/// The kinds whose creations and deletions the hook comparison records.
-const RECORDED_KINDS: &[(&str, &str, &str)] = &[
-    ("", "v1", "ServiceAccount"),
-    ("", "v1", "ConfigMap"),
-    ("rbac.authorization.k8s.io", "v1", "Role"),
-    ("rbac.authorization.k8s.io", "v1", "RoleBinding"),
-    ("batch", "v1", "Job"),
+/// The kinds whose creations and deletions the hook comparison records:
+/// (group, version, kind, namespaced).
+const RECORDED_KINDS: &[(&str, &str, &str, bool)] = &[
+    ("", "v1", "ServiceAccount", true),
+    ("", "v1", "ConfigMap", true),
+    ("", "v1", "Secret", true),
+    ("rbac.authorization.k8s.io", "v1", "Role", true),
+    ("rbac.authorization.k8s.io", "v1", "RoleBinding", true),
+    ("batch", "v1", "Job", true),
+    ("rbac.authorization.k8s.io", "v1", "ClusterRole", false),
+    (
+        "rbac.authorization.k8s.io",
+        "v1",
+        "ClusterRoleBinding",
+        false,
+    ),
 ];
 
 /// Creations and deletions in a namespace, in the order the API server
@@ -818,14 +830,21 @@ struct Recorder {
 }
 
 impl Recorder {
-    async fn start(client: &kube::Client, ns: &str) -> Recorder {
+    /// Records in `ns`, and of cluster-scoped kinds the objects whose name
+    /// holds `release` (a shared cluster holds others').
+    async fn start(client: &kube::Client, ns: &str, release: &str) -> Recorder {
         use futures::StreamExt;
         use kube::api::{ApiResource, DynamicObject, GroupVersionKind, WatchEvent, WatchParams};
         let events = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut watches = Vec::new();
-        for (group, version, kind) in RECORDED_KINDS {
+        for (group, version, kind, namespaced) in RECORDED_KINDS {
             let ar = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
-            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
+            let api: Api<DynamicObject> = if *namespaced {
+                Api::namespaced_with(client.clone(), ns, &ar)
+            } else {
+                Api::all_with(client.clone(), &ar)
+            };
+            let release = (!namespaced).then(|| release.to_string());
             let from = api
                 .list_metadata(&ListParams::default())
                 .await
@@ -848,6 +867,12 @@ impl Recorder {
                     };
                     let rv = o.metadata.resource_version.clone().unwrap_or_default();
                     let name = o.metadata.name.clone().unwrap_or_default();
+                    // Helm's release records are not hooks.
+                    if name.starts_with("sh.helm.release.")
+                        || release.as_ref().is_some_and(|r| !name.contains(r.as_str()))
+                    {
+                        continue;
+                    }
                     events
                         .lock()
                         .unwrap()
@@ -930,10 +955,10 @@ async fn hook_creates_deletes_and_records_equal_real_helms() {
     ];
     for (step, our_args, helm_args) in steps {
         let client = e.client().await;
-        let recorder = Recorder::start(&client, &ours).await;
+        let recorder = Recorder::start(&client, &ours, "h").await;
         e.ok(&ours, our_args);
         let our_sequence = recorder.finish().await;
-        let recorder = Recorder::start(&client, &theirs).await;
+        let recorder = Recorder::start(&client, &theirs, "h").await;
         helm(&theirs, helm_args);
         let helm_sequence = recorder.finish().await;
         assert_eq!(
@@ -966,5 +991,73 @@ async fn hook_creates_deletes_and_records_equal_real_helms() {
                 "{step}: the release's hook records"
             );
         }
+    }
+}
+
+/// The corpus charts whose hooks make chains (ingress-nginx's admission
+/// webhook Jobs run as hook ServiceAccounts with cluster-scoped RBAC hooks;
+/// cert-manager's startupapicheck): installed and uninstalled by us, then
+/// by real Helm, one after the other under one release name, the creates
+/// and deletes of each equal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_sequences_of_corpus_charts_equal_real_helms() {
+    let Some(charts) = shared_charts() else {
+        return;
+    };
+    if !helm_available() {
+        return;
+    }
+    let e = env();
+    let helm_client =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
+    for (file, values) in [
+        ("ingress-nginx-4.15.1.tgz", json!({})),
+        ("cert-manager-v1.21.1.tgz", json!({})),
+    ] {
+        let chart = charts.join(file).to_string_lossy().into_owned();
+        let release = unique("hk");
+        let client = e.client().await;
+        let ours = e.namespace("hooks-ours").await;
+        let recorder = Recorder::start(&client, &ours, &release).await;
+        let mut args = vec!["install", &release, &chart, "--wait", "--timeout", "120s"];
+        let set = values.to_string();
+        if values != json!({}) {
+            args.extend(["--set-json", &set]);
+        }
+        e.ok(&ours, &args);
+        e.ok(
+            &ours,
+            &["uninstall", &release, "--wait", "--timeout", "120s"],
+        );
+        let our_sequence = recorder.finish().await;
+
+        let theirs = e.namespace("hooks-helm").await;
+        let recorder = Recorder::start(&client, &theirs, &release).await;
+        for args in [
+            vec!["install", &release, &chart, &set],
+            vec!["uninstall", &release],
+        ] {
+            let out = Command::new("python3")
+                .arg(&helm_client)
+                .arg(&e.kubeconfig)
+                .arg(&theirs)
+                .args(&args)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "real Helm {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let helm_sequence = recorder.finish().await;
+        assert!(
+            our_sequence.iter().any(|s| s.starts_with("delete Job ")),
+            "{file}: no hook Job ran: {our_sequence:?}"
+        );
+        assert_eq!(
+            our_sequence, helm_sequence,
+            "{file}: creates and deletes, ours then real Helm's"
+        );
     }
 }
