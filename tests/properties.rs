@@ -990,7 +990,10 @@ mod python;
 /// and (where no key is involved) value, in order; and whether its key
 /// identifiers are Go's (SKI = first 160 bits of SHA-256 of the key's
 /// bits; AKI = the issuer's SKI).
-fn cert_shape(cert: &x509_cert::Certificate, issuer: Option<&x509_cert::Certificate>) -> Vec<String> {
+fn cert_shape(
+    cert: &x509_cert::Certificate,
+    issuer: Option<&x509_cert::Certificate>,
+) -> Vec<String> {
     use sha2::Digest;
     use x509_cert::der::Encode;
     let tbs = &cert.tbs_certificate;
@@ -1000,11 +1003,22 @@ fn cert_shape(cert: &x509_cert::Certificate, issuer: Option<&x509_cert::Certific
         format!("subject {}", tbs.subject),
         format!("signature {}", tbs.signature.oid),
         format!("key {}", tbs.subject_public_key_info.algorithm.oid),
-        format!("serial bytes <= 17: {}", tbs.serial_number.as_bytes().len() <= 17),
+        format!(
+            "serial bytes <= 17: {}",
+            tbs.serial_number.as_bytes().len() <= 17
+        ),
     ];
-    let own_id = sha2::Sha256::digest(tbs.subject_public_key_info.subject_public_key.raw_bytes())[..20].to_vec();
+    let own_id = sha2::Sha256::digest(tbs.subject_public_key_info.subject_public_key.raw_bytes())
+        [..20]
+        .to_vec();
     let issuer_id = issuer.map(|i| {
-        sha2::Sha256::digest(i.tbs_certificate.subject_public_key_info.subject_public_key.raw_bytes())[..20].to_vec()
+        sha2::Sha256::digest(
+            i.tbs_certificate
+                .subject_public_key_info
+                .subject_public_key
+                .raw_bytes(),
+        )[..20]
+            .to_vec()
     });
     for e in tbs.extensions.iter().flatten() {
         let value = e.extn_value.as_bytes();
@@ -1013,11 +1027,17 @@ fn cert_shape(cert: &x509_cert::Certificate, issuer: Option<&x509_cert::Certific
                 format!("own key id: {}", value[2..] == own_id[..])
             }
             x509_cert::der::oid::db::rfc5280::ID_CE_AUTHORITY_KEY_IDENTIFIER => {
-                format!("issuer's key id: {}", Some(value[4..].to_vec()) == issuer_id)
+                format!(
+                    "issuer's key id: {}",
+                    Some(value[4..].to_vec()) == issuer_id
+                )
             }
             _ => format!("{:02x?}", value),
         };
-        out.push(format!("ext {} critical={} {}", e.extn_id, e.critical, what));
+        out.push(format!(
+            "ext {} critical={} {}",
+            e.extn_id, e.critical, what
+        ));
     }
     let _ = cert.to_der().unwrap();
     out
@@ -1036,13 +1056,18 @@ open(os.path.join(d, "Chart.yaml"), "w").write("apiVersion: v2\nname: c\nversion
 open(os.path.join(d, "templates", "t.yaml"), "w").write(sys.stdin.read())
 print(json.dumps(list(helm_python.Chart.load(d).render(name="r", namespace="ns").values())[0]))
 "#;
-    let probe = std::process::Command::new("python3").args(["-c", "import helm_python"]).output();
-    if !matches!(probe, Ok(ref o) if o.status.success()) && std::env::var("CI").as_deref() != Ok("true") {
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import helm_python"])
+        .output();
+    if !matches!(probe, Ok(ref o) if o.status.success())
+        && std::env::var("CI").as_deref() != Ok("true")
+    {
         eprintln!("skipping: helm-python-sdk is not installed");
         return;
     }
     let helm = python::json(script, tpl);
-    let helm: Vec<x509_cert::Certificate> = helm.as_str().unwrap().split('|').map(pem_cert).collect();
+    let helm: Vec<x509_cert::Certificate> =
+        helm.as_str().unwrap().split('|').map(pem_cert).collect();
     let ours: Vec<x509_cert::Certificate> = render_data(tpl).split('|').map(pem_cert).collect();
     let shapes = |c: &[x509_cert::Certificate]| {
         vec![

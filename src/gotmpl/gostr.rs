@@ -62,7 +62,9 @@ fn marker(b: u8) -> char {
 /// The raw byte a char stands for, if it is a marker.
 pub fn raw_byte(c: char) -> Option<u8> {
     let c = c as u32;
-    (0x10FF80..=0x10FFFF).contains(&c).then(|| (c - 0x10FF00) as u8)
+    (0x10FF80..=0x10FFFF)
+        .contains(&c)
+        .then(|| (c - 0x10FF00) as u8)
 }
 
 /// Whether the string carries any raw byte.
@@ -155,7 +157,9 @@ pub fn yaml_reader_error(b: &[u8]) -> Option<&'static str> {
             }
             v = (v << 6) + (t & 0x3F) as u32;
         }
-        if !((width == 2 && v >= 0x80) || (width == 3 && v >= 0x800) || (width == 4 && v >= 0x10000))
+        if !((width == 2 && v >= 0x80)
+            || (width == 3 && v >= 0x800)
+            || (width == 4 && v >= 0x10000))
         {
             return Some("invalid length of a UTF-8 sequence");
         }
@@ -178,8 +182,13 @@ pub fn yaml_reader_error(b: &[u8]) -> Option<&'static str> {
 /// (a control character, U+FFFE/U+FFFF, or a raw-byte marker): a fast
 /// filter before `yaml_reader_error`.
 pub fn may_upset_yaml_reader(s: &str) -> bool {
-    s.bytes()
-        .any(|b| (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r') || b == 0x7F || b == 0xC2 || b == 0xEF || b == LEAD)
+    s.bytes().any(|b| {
+        (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r')
+            || b == 0x7F
+            || b == 0xC2
+            || b == 0xEF
+            || b == LEAD
+    })
 }
 
 #[cfg(test)]
@@ -206,11 +215,26 @@ mod tests {
 
     #[test]
     fn yaml_reader_problems() {
-        assert_eq!(yaml_reader_error(b"a: \xff"), Some("invalid leading UTF-8 octet"));
-        assert_eq!(yaml_reader_error(b"a: \xe2\x82"), Some("incomplete UTF-8 octet sequence"));
-        assert_eq!(yaml_reader_error(b"a: \xe2\x82\"\n"), Some("invalid trailing UTF-8 octet"));
-        assert_eq!(yaml_reader_error(b"a: \x01"), Some("control characters are not allowed"));
-        assert_eq!(yaml_reader_error(b"a: \xc0\x80"), Some("invalid length of a UTF-8 sequence"));
+        assert_eq!(
+            yaml_reader_error(b"a: \xff"),
+            Some("invalid leading UTF-8 octet")
+        );
+        assert_eq!(
+            yaml_reader_error(b"a: \xe2\x82"),
+            Some("incomplete UTF-8 octet sequence")
+        );
+        assert_eq!(
+            yaml_reader_error(b"a: \xe2\x82\"\n"),
+            Some("invalid trailing UTF-8 octet")
+        );
+        assert_eq!(
+            yaml_reader_error(b"a: \x01"),
+            Some("control characters are not allowed")
+        );
+        assert_eq!(
+            yaml_reader_error(b"a: \xc0\x80"),
+            Some("invalid length of a UTF-8 sequence")
+        );
         assert_eq!(yaml_reader_error("a: ü\t\r\n".as_bytes()), None);
     }
 }

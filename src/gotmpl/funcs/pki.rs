@@ -155,11 +155,7 @@ fn subject_key_id(cert: &x509_cert::Certificate) -> Option<Vec<u8>> {
         .map(|s| s.0.as_bytes().to_vec())
 }
 
-fn cert_pem(
-    t: &Template,
-    subject_key: &Key,
-    issuer: Option<Issuer>,
-) -> Result<String, FuncError> {
+fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<Issuer>) -> Result<String, FuncError> {
     use x509_cert::builder::{Builder, CertificateBuilder, Profile};
     use x509_cert::der::asn1::{Ia5String, OctetString};
     use x509_cert::der::EncodePem;

@@ -238,11 +238,15 @@ pub fn register(r: &mut Registry) {
     });
     r.add("sha256sum", &[Str], None, |_, a| {
         use sha2::Digest;
-        s(hex(&sha2::Sha256::digest(&*gostr::to_bytes(arg_str(&a[0])))))
+        s(hex(&sha2::Sha256::digest(&*gostr::to_bytes(arg_str(
+            &a[0],
+        )))))
     });
     r.add("sha512sum", &[Str], None, |_, a| {
         use sha2::Digest;
-        s(hex(&sha2::Sha512::digest(&*gostr::to_bytes(arg_str(&a[0])))))
+        s(hex(&sha2::Sha512::digest(&*gostr::to_bytes(arg_str(
+            &a[0],
+        )))))
     });
     r.add("adler32sum", &[Str], None, |_, a| {
         s(adler32(&gostr::to_bytes(arg_str(&a[0]))).to_string())
