@@ -1263,3 +1263,22 @@ many("fmtfidelity", "quote", [
     '{{ printf "%q" .Values.s }}|{{ quote .Values.s }}|{{ squote .Values.s }}|{{ .Values.s | toJson }}',
     '{{ quote "\\u00e9\\u200b" }}|{{ printf "%q|%+q" "\\u200b\\ufeff" "\\u200b" }}|{{ quote "\\x7f" }}|{{ printf "%#q" "\\ufeff" }}',
 ], values="s: \"a\\x01b\\tc\\u2028d\"\n")
+
+# ---------------------------------------------------------------- valuesdocs
+# values.yaml with several YAML documents: Helm v4's LoadValues reads them
+# with Kubernetes' YAMLReader (a `---` line may only be followed by a
+# comment) and merges them; each document parses on its own.
+for i, v in enumerate([
+    "a: {b: 1}\n---\na: {c: 2}\n--- # comment\nd: 3\n",
+    "a: 1\n---\nb: [\n",
+    "a: 1\n---x\nb: 2\n",
+    "a: 1\n---\n- x\n",
+    "---\n---\na: 1\n---\n",
+    "a: 1\n--- \nb: 2\n---\t# c\nc: 3\n",
+    "a: [1, 2]\n---\na: [3]\nb: null\n---\nb: {x: 1}\n",
+    "a: 1\n----\nb: 2\n",
+    "a: |\n  text\n  --- not a separator\nb: 2\n",
+    "a: 1\n---\nb: 2\n  c: 3\n",
+    "x: 1\n...\n---\ny: 2\n",
+]):
+    c("valuesdocs", f"docs-{i:03d}", "{{ toJson .Values }}", values=v)
