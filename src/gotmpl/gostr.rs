@@ -208,8 +208,9 @@ mod tests {
         assert!(matches!(ok, Cow::Borrowed(_)));
         assert!(!has_raw("\u{10FF7F} \u{100000}"));
         for b in 0x80..=0xFFu8 {
-            let s = from_bytes(&[b'a', b, b'z']);
-            assert_eq!(&*to_bytes(&s), &[b'a', b, b'z']);
+            let raw = [b'a', b, b'z'];
+            let s = from_bytes(&raw);
+            assert_eq!(&*to_bytes(&s), &raw);
         }
     }
 
