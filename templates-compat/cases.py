@@ -1219,6 +1219,8 @@ for i, t in enumerate([
     '{{ regexFind "caf." (.Files.Get "files/latin1.txt") | b64enc }}|{{ splitList " " (.Files.Get "files/latin1.txt") | len }}|{{ .Files.Get "files/latin1.txt" | contains "na" }}',
 ]):
     c(B, f"files-{i:03d}", t, binfiles=BIN)
+c(B, "rune-functions", '{{ $r := .Files.Get "files/raw.bin" }}{{ swapcase $r | b64enc }}|{{ untitle $r | b64enc }}|{{ shuffle $r | len }}|{{ abbrev 6 $r | b64enc }}|{{ wrap 4 $r | b64enc }}', binfiles=BIN)
+c(B, "rune-functions-2", '{{ $r := .Files.Get "files/raw.bin" }}{{ camelcase $r | b64enc }}|{{ snakecase $r | b64enc }}|{{ kebabcase $r | b64enc }}|{{ initials $r | b64enc }}', binfiles=BIN)
 c(B, "template-text", "{{ .Release.Name }}\n", binfiles={"templates/b.yaml": b"a: \xff\xfe{{ \"x\" | b64enc }}\xe9\n"})
 c(B, "secret-data", 'data:\n{{- range $p, $_ := .Files.Glob "files/*.{gz,bz2}" }}\n  {{ base $p }}: {{ $.Files.Get $p | b64enc | quote }}\n{{- end }}\n', binfiles=BIN)
 

@@ -54,7 +54,9 @@ pub fn register(r: &mut Registry) {
     r.add("title", &[Str], None, |_, a| {
         s(title(&gostr::lossy(arg_str(&a[0]))))
     });
-    r.add("untitle", &[Str], None, |_, a| s(untitle(arg_str(&a[0]))));
+    r.add("untitle", &[Str], None, |_, a| {
+        s(untitle(&gostr::lossy(arg_str(&a[0]))))
+    });
     r.add("repeat", &[Int, Str], None, |_, a| {
         let n = arg_int(&a[0]);
         if n < 0 {
@@ -172,10 +174,11 @@ pub fn register(r: &mut Registry) {
         s(to_lower_words(arg_str(&a[0]), '-'))
     });
     r.add("camelcase", &[Str], None, |_, a| {
-        s(camelcase(arg_str(&a[0])))
+        s(camelcase(&gostr::lossy(arg_str(&a[0]))))
     });
+    // Rune by rune, as Go's range writes U+FFFD for bytes that are not UTF-8.
     r.add("swapcase", &[Str], None, |_, a| {
-        s(arg_str(&a[0])
+        s(gostr::lossy(arg_str(&a[0]))
             .chars()
             .flat_map(|c| {
                 if c.is_uppercase() {
@@ -190,7 +193,7 @@ pub fn register(r: &mut Registry) {
     });
     r.add("shuffle", &[Str], None, |_, a| {
         use rand::seq::SliceRandom;
-        let mut c: Vec<char> = arg_str(&a[0]).chars().collect();
+        let mut c: Vec<char> = gostr::lossy(arg_str(&a[0])).chars().collect();
         c.shuffle(&mut rand::thread_rng());
         s(c.into_iter().collect())
     });
