@@ -3,15 +3,18 @@ through regenerate.py and live in expected/<area>.json.
 
 Each case renders templates/t.yaml of a chart named `mychart` (release `rel`,
 namespace `ns`) with the given values.yaml text, optional user values (given to
-Helm as JSON, so numbers are float64) and optional extra files.
+Helm as JSON, so numbers are float64), optional extra files and optional extra
+binary files (bytes, stored base64 in expected/ under "binfiles").
 """
+import base64
 
 CASES = []
 
 
-def c(area, name, template, values="", user=None, files=None, tz=None):
+def c(area, name, template, values="", user=None, files=None, tz=None, binfiles=None):
     CASES.append({"area": area, "name": name, "template": template, "values": values, "user": user, "files": files,
-                  "tz": tz})
+                  "tz": tz,
+                  "binfiles": {k: base64.b64encode(v).decode() for k, v in binfiles.items()} if binfiles else None})
 
 
 def many(area, prefix, templates, values=""):
@@ -921,6 +924,10 @@ STRVALS = [
     ("string", "a=1,b=true,c=null"), ("string", "a={1,2}"), ("string", "a.b=007"),
     ("json", "a={\"b\":[1,2]}"), ("json", "a=1,b=\"x\""), ("json", "a=[1,{\"c\":null}]"), ("json", "a=bad"), ("json", "a.b=true"),
     ("literal", "a=b,c=d"), ("literal", "a.b=x=y"), ("literal", "a"),
+    # Expressions that end inside an index or a list.
+    ("set", "a[0"), ("set", "a["), ("set", "a[1]"), ("set", "a[1]."), ("set", "a[0]=1,b["), ("set", "a[x"),
+    ("set", "a[0]b=1"), ("set", "a[0]="), ("set", "a[0].b"), ("set", "a[0][1"), ("set", "a={b"), ("set", "a[01]=2"),
+    ("string", "a[0"), ("string", "a[1]"), ("json", "a[0"), ("json", "a[0]={\"b\":1}"), ("literal", "a[0"), ("literal", "a[1]=x"),
 ]
 
 # ------------------------------------------------------- Helm objects as Go values
@@ -1172,3 +1179,108 @@ many(FM, "numbers", [
     '{{ len (seq 3) }}|{{ seq 1 0.5 2 }}|{{ until 3 }}|{{ untilStep 0 10 3 }}|{{ untilStep 5 0 -2 }}',
     '{{ toJson .Values.big }}|{{ toJson .Values.exp }}|{{ toJson .Values.negzero }}|{{ toYaml .Values.big }}|{{ toJson 1e21 }}',
 ], values="big: 12345678901234567890\nexp: 1.5e3\nnegzero: -0.0\noct: 0o17\nhex: 0x1F\nunder: 1_000\nn: 7\nf: 2.5\n")
+
+# ---------------------------------------------------------------- bytes
+# Go strings hold arbitrary bytes: files that are not UTF-8 (compressed
+# dashboards, keystores) must reach b64enc, the checksums and len intact.
+import bz2 as _bz2, gzip as _gzip  # noqa: E402
+
+_DASH = ("{\"title\": \"dashboard\", \"panels\": [" + ", ".join("{\"id\": %d}" % i for i in range(40)) + "]}\n").encode()
+BIN = {
+    "files/dash.json.bz2": _bz2.compress(_DASH, 9),
+    "files/dash.json.gz": _gzip.compress(_DASH, 9, mtime=0),
+    "files/raw.bin": b"BZh\xff\xe2\x82A\xc3\xa9\x00\x80\xfe\n\xf0\x9f\x98\x80\xed\xa0\x80end\n",
+    "files/latin1.txt": "caf\xe9 cr\xe8me\nna\xefve\n".encode("latin-1"),
+}
+B = "bytes"
+for i, t in enumerate([
+    '{{ .Files.Get "files/dash.json.bz2" | b64enc }}',
+    '{{ .Files.Get "files/dash.json.gz" | b64enc }}',
+    '{{ .Files.Get "files/dash.json.gz" | sha256sum }}|{{ .Files.Get "files/dash.json.gz" | sha1sum }}|{{ .Files.Get "files/dash.json.gz" | adler32sum }}',
+    '{{ .Files.Get "files/raw.bin" | len }}|{{ .Files.Get "files/dash.json.bz2" | len }}|{{ .Files.GetBytes "files/raw.bin" | len }}',
+    '{{ .Files.Get "files/raw.bin" | b64enc }}|{{ .Files.Get "files/raw.bin" | b32enc }}|{{ .Files.Get "files/raw.bin" | sha512sum }}',
+    '{{ .Files.GetBytes "files/raw.bin" | toString | b64enc }}|{{ printf "%s" (.Files.GetBytes "files/raw.bin") | b64enc }}',
+    '{{ (.Files.Glob "files/*").AsSecrets }}',
+    '{{ (.Files.Glob "files/*.txt").AsConfig }}',
+    '{{ .Files.Get "files/raw.bin" | quote }}|{{ .Files.Get "files/raw.bin" | squote }}',
+    '{{ printf "%q|%+q|%#q|%x|% X|%.3q|%10.2q" (.Files.Get "files/raw.bin") (.Files.Get "files/raw.bin") (.Files.Get "files/latin1.txt") (.Files.Get "files/raw.bin") (.Files.Get "files/latin1.txt") (.Files.Get "files/raw.bin") (.Files.Get "files/latin1.txt") }}',
+    '{{ .Files.Get "files/raw.bin" | toJson }}|{{ dict "k" (.Files.Get "files/latin1.txt") | toJson }}|{{ .Files.Get "files/latin1.txt" | toRawJson }}',
+    '{{ dict "k" (.Files.Get "files/latin1.txt") | toYaml }}',
+    'raw: {{ .Files.Get "files/raw.bin" }}',
+    'latin: {{ .Files.Get "files/latin1.txt" | indent 2 }}',
+    '{{ range .Files.Lines "files/latin1.txt" }}[{{ . | b64enc }}:{{ len . }}]{{ end }}',
+    '{{ $b := .Files.Get "files/raw.bin" | b64enc }}{{ $b | b64dec | b64enc }}|{{ $b | b64dec | len }}|{{ "/w==" | b64dec | len }}|{{ "/w==" | b64dec | sha256sum }}',
+    '{{ substr 0 4 (.Files.Get "files/raw.bin") | b64enc }}|{{ trunc 5 (.Files.Get "files/raw.bin") | b64enc }}|{{ trunc -3 (.Files.Get "files/latin1.txt") | b64enc }}',
+    '{{ typeOf (.Files.Get "files/raw.bin") }}|{{ kindOf (.Files.Get "files/raw.bin") }}|{{ eq (.Files.Get "files/raw.bin") (.Files.Get "files/latin1.txt") }}|{{ eq (.Files.Get "files/raw.bin") (.Files.Get "files/raw.bin") }}|{{ empty (.Files.Get "files/raw.bin") }}',
+    '{{ define "raw" }}{{ .Files.Get "files/raw.bin" }}{{ end }}{{ include "raw" . | b64enc }}|{{ include "raw" . | len }}',
+    '{{ cat (.Files.Get "files/latin1.txt") "x" | b64enc }}|{{ print (.Files.Get "files/raw.bin") 1 | b64enc }}|{{ list (.Files.Get "files/raw.bin") | toJson }}',
+    '{{ .Files.Get "files/raw.bin" | upper | b64enc }}|{{ .Files.Get "files/latin1.txt" | replace "\\n" "," | b64enc }}|{{ .Files.Get "files/latin1.txt" | trim | b64enc }}',
+    '{{ index (.Files.Get "files/raw.bin") 3 }}|{{ printf "%v" (.Files.GetBytes "files/latin1.txt") }}|{{ .Files.Get "files/latin1.txt" | nospace | b64enc }}',
+    '{{ regexFind "caf." (.Files.Get "files/latin1.txt") | b64enc }}|{{ splitList " " (.Files.Get "files/latin1.txt") | len }}|{{ .Files.Get "files/latin1.txt" | contains "na" }}',
+]):
+    c(B, f"files-{i:03d}", t, binfiles=BIN)
+c(B, "rune-functions", '{{ $r := .Files.Get "files/raw.bin" }}{{ swapcase $r | b64enc }}|{{ untitle $r | b64enc }}|{{ shuffle $r | len }}|{{ abbrev 6 $r | b64enc }}|{{ wrap 4 $r | b64enc }}', binfiles=BIN)
+c(B, "rune-functions-2", '{{ $r := .Files.Get "files/raw.bin" }}{{ camelcase $r | b64enc }}|{{ snakecase $r | b64enc }}|{{ kebabcase $r | b64enc }}|{{ initials $r | b64enc }}', binfiles=BIN)
+c(B, "template-text", "{{ .Release.Name }}\n", binfiles={"templates/b.yaml": b"a: \xff\xfe{{ \"x\" | b64enc }}\xe9\n"})
+c(B, "secret-data", 'data:\n{{- range $p, $_ := .Files.Glob "files/*.{gz,bz2}" }}\n  {{ base $p }}: {{ $.Files.Get $p | b64enc | quote }}\n{{- end }}\n', binfiles=BIN)
+
+# ---------------------------------------------------------------- fmtfidelity
+# fmt details found out of sample: precision on %q, explicit argument
+# indexes, nil inside lists, negative zero, toToml of a non-map, Sprig's
+# regex functions with no match (nil slices), invalid UTF-8 under %q.
+many("fmtfidelity", "q", [
+    '{{ printf "%.3q|%.0q|%10.2q|%-8.1q|%.2+q|%#.2q" "abcdef" "abc" "hello" "xyz" "é€x" "a`b" }}',
+    '{{ printf "%q|%+q|%#q|%#q|%#+q" "tab\\there" "é" "back`tick" "plain" "ü" }}',
+    '{{ printf "%.2s|%.1v|%5.1s|%x|%X|% x|%#x|% #x|%.2x" "héllo" "xyz" "abc" "hi" "hi" "hi" "hi" "hi" "hello" }}',
+    '{{ printf "%q" (list "a" 1 nil) }}|{{ printf "%.1q" (list "ab" "cd") }}|{{ printf "%x" "" }}|{{ printf "%5x|" "" }}',
+])
+many("fmtfidelity", "index", [
+    '{{ printf "%[2]d %[1]d" 1 2 }}|{{ printf "%[3]v %v" 1 2 3 }}|{{ printf "%[1]s %[1]q" "x" }}',
+    '{{ printf "%[5]d" 1 2 }}|{{ printf "%[0]d" 1 }}|{{ printf "%[x]d" 1 }}|{{ printf "%[2]*[1]d|" 12 5 }}|{{ printf "%[1]d %d %d" 1 2 3 }}',
+    '{{ printf "%[2]s" "a" }}|{{ printf "%.[2]f" 3.14159 2 }}|{{ printf "%[1]d %[1]d %[1]d" 7 }}|{{ printf "%[-1]d" 1 }}',
+])
+many("fmtfidelity", "nil", [
+    '{{ printf "%s" (list nil 1 "a") }}|{{ printf "%d" (list nil 1 "a") }}|{{ printf "%v" (list nil) }}|{{ printf "%q" (list nil) }}',
+    '{{ printf "%s" (dict "a" nil) }}|{{ printf "%d" (dict "a" nil "b" 2) }}|{{ printf "%x" (list nil 255) }}|{{ printf "%5s|" (list nil) }}',
+    '{{ printf "%s|%d|%v|%q|%x|%t" nil nil nil nil nil nil }}|{{ print nil }}|{{ println nil nil }}',
+    '{{ printf "%s" .Values.l }}|{{ printf "%d" .Values.l }}|{{ printf "%v" .Values.m }}|{{ printf "%s" .Values.m }}',
+], values="l: [null, 1, x, ~]\nm: {a: null, b: [null]}\n")
+many("fmtfidelity", "negzero", [
+    '{{ .Values.z }}|{{ .Values.z | toString }}|{{ .Values.z | toJson }}|{{ .Values.z | toYaml }}|{{ printf "%v|%g|%f|%e|%.1f|%+v" .Values.z .Values.z .Values.z .Values.z .Values.z .Values.z }}',
+    '{{ .Values.z | int }}|{{ .Values.z | int64 }}|{{ .Values.z | float64 }}|{{ mulf .Values.z 1 }}|{{ addf .Values.z 0 }}|{{ .Values.z | quote }}|{{ max .Values.z 0 }}',
+    '{{ .Values.zl }}|{{ toJson .Values.zl }}|{{ .Values.zs }}|{{ typeOf .Values.zs }}|{{ eq .Values.z 0.0 }}|{{ toString .Values.zi }}',
+], values="z: -0.0\nzl: [-0.0, -0, 0.0]\nzs: '-0'\nzi: -0\n")
+many("fmtfidelity", "toml", [
+    '{{ toToml "x" }}|{{ toToml 1 }}|{{ toToml (list 1 2) }}|{{ toToml true }}|{{ toToml (list (dict "a" 1)) }}',
+    '{{ toToml nil }}',
+    '{{ toToml (dict) }}|{{ toToml (dict "a" nil) }}|{{ toToml (dict "a" (list 1 "x")) }}|{{ toToml .Values }}',
+], values="a: 1\nb: {c: [1, 2]}\n")
+many("fmtfidelity", "regex", [
+    '{{ regexFindAll "z" "abc" -1 | toJson }}|{{ regexFindAll "b" "abc" 0 | toJson }}|{{ regexFindAll "b" "abcb" 1 | toJson }}|{{ mustRegexFindAll "z" "abc" -1 | toJson }}',
+    '{{ regexSplit "z" "abc" -1 | toJson }}|{{ regexSplit "b" "abc" 0 | toJson }}|{{ regexSplit "" "abc" -1 | toJson }}|{{ mustRegexSplit "z" "" -1 | toJson }}',
+    '{{ regexFind "z" "abc" | toJson }}|{{ regexReplaceAll "z" "abc" "x" }}|{{ regexFindAll "z" "abc" -1 | len }}|{{ regexFindAll "z" "abc" -1 | typeOf }}|{{ regexFindAll "z" "abc" -1 | toYaml }}',
+    '{{ splitList "," "" | toJson }}|{{ split "," "" | toJson }}|{{ regexFindAll "a*" "baaab" -1 | toJson }}|{{ empty (regexFindAll "z" "abc" -1) }}',
+])
+many("fmtfidelity", "quote", [
+    '{{ printf "%q" .Values.s }}|{{ quote .Values.s }}|{{ squote .Values.s }}|{{ .Values.s | toJson }}',
+    '{{ quote "\\u00e9\\u200b" }}|{{ printf "%q|%+q" "\\u200b\\ufeff" "\\u200b" }}|{{ quote "\\x7f" }}|{{ printf "%#q" "\\ufeff" }}',
+], values="s: \"a\\x01b\\tc\\u2028d\"\n")
+
+# ---------------------------------------------------------------- valuesdocs
+# values.yaml with several YAML documents: Helm v4's LoadValues reads them
+# with Kubernetes' YAMLReader (a `---` line may only be followed by a
+# comment) and merges them; each document parses on its own.
+for i, v in enumerate([
+    "a: {b: 1}\n---\na: {c: 2}\n--- # comment\nd: 3\n",
+    "a: 1\n---\nb: [\n",
+    "a: 1\n---x\nb: 2\n",
+    "a: 1\n---\n- x\n",
+    "---\n---\na: 1\n---\n",
+    "a: 1\n--- \nb: 2\n---\t# c\nc: 3\n",
+    "a: [1, 2]\n---\na: [3]\nb: null\n---\nb: {x: 1}\n",
+    "a: 1\n----\nb: 2\n",
+    "a: |\n  text\n  --- not a separator\nb: 2\n",
+    "a: 1\n---\nb: 2\n  c: 3\n",
+    "x: 1\n...\n---\ny: 2\n",
+]):
+    c("valuesdocs", f"docs-{i:03d}", "{{ toJson .Values }}", values=v)

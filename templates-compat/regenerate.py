@@ -7,7 +7,7 @@ Reads the case definitions in cases.py, renders each one as a tiny chart with
 Helm v4.2.3 (PyPI package helm-python-sdk, `import helm_python`) and writes
 expected/<area>.json. Never edit those files by hand: change cases.py and rerun.
 """
-import argparse, json, os, shutil, subprocess, sys, tempfile
+import argparse, base64, json, os, shutil, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -38,6 +38,11 @@ def render_case(case):
             os.makedirs(os.path.dirname(p), exist_ok=True)
             with open(p, "w") as f:
                 f.write(text)
+        for name, b64 in (case.get("binfiles") or {}).items():
+            p = os.path.join(d, name)
+            os.makedirs(os.path.dirname(p), exist_ok=True)
+            with open(p, "wb") as f:
+                f.write(base64.b64decode(b64))
         try:
             chart = helm_python.Chart.load(d)
         except helm_python.HelmError as e:
@@ -74,7 +79,7 @@ def main():
                 raise SystemExit(f"duplicate case name {area}/{c['name']}")
             seen.add(c["name"])
             rec = {k: c[k] for k in ("name", "template") }
-            for k in ("values", "user", "files"):
+            for k in ("values", "user", "files", "binfiles"):
                 if c.get(k):
                     rec[k] = c[k]
             if c.get("tz") is not None:

@@ -147,12 +147,13 @@ fn capability_and_release_flags() {
         c.to_str().unwrap(),
         "--kube-version",
         "1.30",
-        "--api-versions",
+        "-a",
         "example.com/v1",
         "--is-upgrade",
     ]);
+    // Helm v4 keeps the version as given, with a v in front.
     assert!(
-        out.contains("kube: v1.30.0")
+        out.contains("kube: v1.30\n")
             && out.contains("extra: \"true\"")
             && out.contains("upgrade: \"true\""),
         "{out}"
@@ -240,7 +241,16 @@ fn errors_go_to_stderr_with_helm_wording_and_fail() {
         let cut = d.join("cut.tgz");
         std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
         let (ok, _, err) = run(&["template", "rel", cut.to_str().unwrap()]);
-        assert!(!ok && err.contains("gzip: unexpected EOF"), "{err}");
+        // Go's gzip and tar readers say io.ErrUnexpectedEOF, unprefixed.
+        assert!(!ok && err.trim_end() == "Error: unexpected EOF", "{err}");
+        let plain = d.join("plain.tgz");
+        std::fs::write(&plain, "plain\n").unwrap();
+        let (ok, _, err) = run(&["template", "rel", plain.to_str().unwrap()]);
+        assert_eq!(
+            err.trim_end(),
+            format!("Error: file '{}' does not appear to be a gzipped archive; got 'application/octet-stream'", plain.display()),
+            "{ok}"
+        );
     }
 }
 
@@ -395,4 +405,123 @@ fn the_platform_demo_brings_every_kind_up_once_and_takes_it_all_down() {
     let after = down.split_once("5. ").expect("step 5").1;
     assert!(!after.contains("deployed"), "releases left:\n{after}");
     assert!(down.contains("Capability cert-manager: absent"));
+}
+
+/// `--show-only` as Helm's template command does it: the whole output is
+/// split into documents again, a document is named by its first
+/// `# Source:` line without the chart's name and matched with
+/// filepath.Match, and each match printed as `---\n<document>\n` (the last
+/// document keeps the newline it ended with).
+#[test]
+fn show_only_splits_the_output_again() {
+    let d = tmp("showonly");
+    let c = chart(&d);
+    // A CRD file is printed whole: its second document has no Source line
+    // of its own once the output is split again, and Helm drops it.
+    std::fs::write(
+        c.join("crds/two.yaml"),
+        "kind: CustomResourceDefinition\nmetadata:\n  name: a\n---\nkind: CustomResourceDefinition\nmetadata:\n  name: b\n",
+    )
+    .unwrap();
+    let (ok, out, err) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--include-crds",
+        "--show-only",
+        "crds/two.yaml",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(
+        out,
+        "---\n# Source: mini/crds/two.yaml\nkind: CustomResourceDefinition\nmetadata:\n  name: a\n"
+    );
+    let (ok, out, _) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "-s",
+        "templates/sa.yaml",
+        "-s",
+        "templates/hook.yaml",
+    ]);
+    assert!(ok);
+    assert_eq!(
+        out,
+        "---\n# Source: mini/templates/sa.yaml\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n---\n# Source: mini/templates/hook.yaml\napiVersion: v1\nkind: Pod\nmetadata:\n  name: hook\n  annotations:\n    helm.sh/hook: test\n\n\n"
+    );
+    // The chart's own name is not part of the name matched.
+    let (ok, _, err) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "-s",
+        "mini/templates/sa.yaml",
+    ]);
+    assert!(
+        !ok && err.contains("could not find template mini/templates/sa.yaml in chart"),
+        "{err}"
+    );
+    let (ok, out, _) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "-s",
+        "templates/*.yaml",
+    ]);
+    assert!(ok && out.matches("# Source:").count() == 3, "{out}");
+}
+
+#[test]
+fn set_json_object_release_names_and_missing_dependencies() {
+    let d = tmp("setjson");
+    let c = chart(&d);
+    let (ok, out, err) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--set-json",
+        r#"{"name":"fromjson","list":["x"]}"#,
+    ]);
+    assert!(
+        ok && out.contains("name: fromjson") && out.contains(r#"list: "[\"x\"]""#),
+        "{err}{out}"
+    );
+    let (ok, _, err) = run(&["template", "rel", c.to_str().unwrap(), "--set-json", "{bad"]);
+    assert!(
+        !ok && err.trim_end() == "Error: failed parsing --set-json data JSON: {bad",
+        "{err}"
+    );
+    let (ok, _, err) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--set-json",
+        "a=bad",
+    ]);
+    assert!(
+        !ok && err.trim_end() == "Error: failed parsing --set-json data a=bad",
+        "{err}"
+    );
+    let (ok, _, err) = run(&["template", "Bad_Name", c.to_str().unwrap()]);
+    assert!(!ok && err.starts_with("Error: release name check failed: release name \"Bad_Name\": invalid release name, must match regex"), "{err}");
+    let (ok, _, err) = run(&[
+        "template",
+        "rel",
+        c.to_str().unwrap(),
+        "--kube-version",
+        "x1",
+    ]);
+    assert!(
+        !ok && err.trim_end()
+            == "Error: invalid kube version 'x1': could not parse \"x1\" as version",
+        "{err}"
+    );
+    std::fs::write(
+        c.join("Chart.yaml"),
+        "apiVersion: v2\nname: mini\nversion: 1.2.3\ndependencies:\n- name: gone\n  version: 1.0.0\n  condition: gone.enabled\n",
+    )
+    .unwrap();
+    let (ok, _, err) = run(&["template", "rel", c.to_str().unwrap()]);
+    assert!(!ok && err.trim_end() == "Error: an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: gone", "{err}");
 }

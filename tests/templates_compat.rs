@@ -5,6 +5,7 @@
 use navique_ai_core_operator::chart::load::load_files;
 use navique_ai_core_operator::chart::render::{render_chart, ReleaseOptions, RenderOptions};
 use navique_ai_core_operator::chart::File;
+use navique_ai_core_operator::gotmpl::gostr;
 use navique_ai_core_operator::gotmpl::value::{Map, Value};
 use navique_ai_core_operator::goyaml::json;
 use std::collections::BTreeMap;
@@ -39,13 +40,27 @@ fn run_case(case: &Map) -> Result<(), String> {
         "templates/t.yaml".into(),
         s(&get(case, "template").unwrap()),
     );
-    let list = files
+    let mut list: Vec<File> = files
         .into_iter()
         .map(|(name, text)| File {
             name,
             data: text.into_bytes().into(),
         })
         .collect();
+    // Files that are not text (a gzip or bzip2 file in the chart), base64.
+    if let Some(Value::Map(bin, _)) = get(case, "binfiles") {
+        use base64::Engine as _;
+        for (k, v) in bin.borrow().iter() {
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(s(v))
+                .expect("binfiles are base64");
+            list.retain(|f| f.name != *k);
+            list.push(File {
+                name: k.clone(),
+                data: data.into(),
+            });
+        }
+    }
     let user: Map = match get(case, "user") {
         Some(Value::Map(m, _)) => m.borrow().clone(),
         _ => Map::new(),
@@ -64,8 +79,18 @@ fn run_case(case: &Map) -> Result<(), String> {
             // Cases Helm rendered in a process with TZ set (area localzone).
             let tz = get(case, "tz").map(|v| s(&v));
             navique_ai_core_operator::gotmpl::funcs::set_local_zone(tz.as_deref());
+            // Helm's output reaches the oracle through encoding/json, which
+            // shows each byte that is not UTF-8 as U+FFFD.
             let out = render_chart(&chart, &user, &opts)
-                .map(|r| r.files)
+                .map(|r| {
+                    r.files
+                        .into_iter()
+                        .map(|(k, v)| {
+                            let v = gostr::lossy(&v).into_owned();
+                            (k, v)
+                        })
+                        .collect()
+                })
                 .map_err(|e| (false, e.0));
             navique_ai_core_operator::gotmpl::funcs::set_local_zone(None);
             out

@@ -69,6 +69,8 @@ pub async fn install(
     chart: &Chart,
     values: &Map,
 ) -> Result<Release, ActionError> {
+    crate::chart::check_dependencies(chart)
+        .map_err(|e| ActionError::Invalid(crate::cli::template::dependency_error(e)))?;
     validate_name(name)?;
     let history = ctx.storage.history(name).await?;
     if history

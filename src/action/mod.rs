@@ -204,22 +204,14 @@ pub fn now_text() -> String {
     crate::release::gojson::time_text(&chrono::Utc::now())
 }
 
-/// Helm's release name rule (DNS-1123 subdomain, at most 53 characters).
+/// Helm's release name rule, checked as install does it (availableName).
 pub fn validate_name(name: &str) -> Result<(), ActionError> {
-    let ok = !name.is_empty()
-        && name.len() <= 53
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    if ok {
-        Ok(())
-    } else {
-        Err(ActionError::Invalid(format!(
-            "release name {name:?}: invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53"
-        )))
-    }
+    crate::chart::validate_release_name(name).map_err(|e| {
+        ActionError::Invalid(format!(
+            "release name check failed: release name {}: {e}",
+            crate::gotmpl::format::quote_go(name)
+        ))
+    })
 }
 
 /// Marks a release failed after an error, keeping the error as description.

@@ -15,7 +15,14 @@ pub async fn upgrade(
     values: &Map,
     install: bool,
 ) -> Result<Release, ActionError> {
-    super::validate_name(name)?;
+    // Helm's Upgrade.prepareUpgrade words it differently from install.
+    if crate::chart::validate_release_name(name).is_err() {
+        return Err(ActionError::Invalid(format!(
+            "release name is invalid: {name}"
+        )));
+    }
+    crate::chart::check_dependencies(chart)
+        .map_err(|e| ActionError::Invalid(crate::cli::template::dependency_error(e)))?;
     let mut history = ctx.storage.history(name).await?;
     if history.is_empty() || history.iter().all(|r| r.info.status == Status::Uninstalled) {
         if install {

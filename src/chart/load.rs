@@ -38,8 +38,43 @@ pub fn load_chart(path: &Path) -> Result<Chart, LoadError> {
     } else {
         let data = std::fs::read(path)
             .map_err(|e| LoadError(format!("{}: {}", path.display(), io_msg(&e))))?;
+        ensure_archive(&path.display().to_string(), &data)?;
         load_archive(&data)
     }
+}
+
+/// Helm's archive.EnsureArchive: a file that does not start like a gzip
+/// stream is refused by name, with what http.DetectContentType makes of its
+/// first 512 bytes (zero-padded).
+fn ensure_archive(name: &str, data: &[u8]) -> Result<(), LoadError> {
+    if data.len() >= 3 && data[..3] == [0x1f, 0x8b, 0x08] {
+        return Ok(());
+    }
+    if name.ends_with(".yml") || name.ends_with(".yaml") {
+        return err(format!(
+            "file '{name}' seems to be a YAML file, but expected a gzipped archive"
+        ));
+    }
+    let mut buf = [0u8; 512];
+    let n = data.len().min(512);
+    buf[..n].copy_from_slice(&data[..n]);
+    let binary = |b: u8| matches!(b, 0x00..=0x08 | 0x0B | 0x0E..=0x1A | 0x1C..=0x1F);
+    let content_type = if buf.starts_with(b"PK\x03\x04") {
+        "application/zip"
+    } else if buf.starts_with(b"%PDF-") {
+        "application/pdf"
+    } else if buf.starts_with(b"\x89PNG\x0D\x0A\x1A\x0A") {
+        "image/png"
+    } else if buf.starts_with(b"BZh") {
+        "application/x-bzip2"
+    } else if !buf.iter().any(|b| binary(*b)) {
+        "text/plain; charset=utf-8"
+    } else {
+        "application/octet-stream"
+    };
+    err(format!(
+        "file '{name}' does not appear to be a gzipped archive; got '{content_type}'"
+    ))
 }
 
 fn io_msg(e: &std::io::Error) -> String {
@@ -355,7 +390,7 @@ impl<'a> Iterator for TarEntries<'a> {
                 if self.pos >= self.raw.len() {
                     return None;
                 }
-                return Some(err("archive/tar: unexpected EOF"));
+                return Some(err("unexpected EOF"));
             };
             if h.iter().all(|&b| b == 0) {
                 self.done = true;
@@ -369,7 +404,7 @@ impl<'a> Iterator for TarEntries<'a> {
             let start = self.pos + 512;
             let Some(data) = self.raw.get(start..start + size as usize) else {
                 self.done = true;
-                return Some(err("archive/tar: unexpected EOF"));
+                return Some(err("unexpected EOF"));
             };
             self.pos = start + (size as usize).div_ceil(512) * 512;
             let mut name = cstr(&h[0..100]).to_vec();
@@ -507,7 +542,7 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
                     && d.total_out() == before_out
                     && out.len() < out.capacity()
                 {
-                    return err("gzip: unexpected EOF");
+                    return err("unexpected EOF");
                 }
             }
         }
@@ -515,7 +550,7 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
     let end = i + d.total_in() as usize;
     let trailer = data
         .get(end..end + 8)
-        .ok_or_else(|| LoadError("gzip: unexpected EOF".into()))?;
+        .ok_or_else(|| LoadError("unexpected EOF".into()))?;
     let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     let mut h = crc32fast::Hasher::new();
     h.update(&out);
@@ -566,12 +601,8 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
             }
         } else if name == "values.yaml" {
             let text = utf8_text(&f.data);
-            chart.values = crate::goyaml::parse_values(&text).map_err(|e| {
-                LoadError(format!(
-                    "cannot load values.yaml: cannot unmarshal yaml document: {}",
-                    e.msg
-                ))
-            })?;
+            chart.values = crate::goyaml::load_values(&text)
+                .map_err(|e| LoadError(format!("cannot load values.yaml: {e}")))?;
         } else if name == "values.schema.json" {
             chart.schema = Some(f.data);
         } else if name == "Chart.lock" {

@@ -259,7 +259,12 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
         match s {
             Scalar::Str(x) | Scalar::Timestamp(x) => Ok(x),
             Scalar::Null => Ok(String::new()),
-            Scalar::Float(f) if !f.is_finite() => Err(wrap(format!("error converting YAML to JSON: json: unsupported value: {}", crate::gotmpl::format::format_float_g(f)))),
+            // sigs.k8s.io/yaml turns a scalar meant for a string field into
+            // its text before JSON sees it.
+            Scalar::Bool(b) => Ok(b.to_string()),
+            Scalar::Int(i) => Ok(i.to_string()),
+            Scalar::Uint(u) => Ok(u.to_string()),
+            Scalar::Float(f) => Ok(go_float_text(f)),
             other => Err(wrap(format!(
                 "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {} of type string",
                 kind_name(&other),
@@ -307,9 +312,10 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
                     };
                     match (mk.as_str(), classify(next()?)) {
                         (_, Step::Alias) => return Ok(None),
-                        ("name", Step::Value(s)) => h.name = field(s, "SimpleHead.metadata.name")?,
+                        ("name", Step::Value(s)) => h.name = field(s, ".metadata.name")?,
+                        // Helm 4's SimpleHead has no namespace: any value goes.
                         ("namespace", Step::Value(s)) => {
-                            h.namespace = field(s, "SimpleHead.metadata.namespace")?
+                            h.namespace = field(s, ".metadata.namespace").unwrap_or_default()
                         }
                         ("annotations", Step::Map) => loop {
                             let ak = match classify(next()?) {
@@ -319,12 +325,13 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
                             };
                             match classify(next()?) {
                                 Step::Value(s) => {
-                                    let v = field(s, "SimpleHead.metadata.annotations")?;
+                                    let v = field(s, ".metadata.annotations")?;
                                     h.annotations.insert(ak, v);
                                 }
                                 _ => return Ok(None),
                             }
                         },
+                        ("namespace", Step::Map | Step::Seq) => skip(&mut next)?,
                         ("name" | "namespace" | "annotations", _) => return Ok(None),
                         (_, Step::Map | Step::Seq) => skip(&mut next)?,
                         _ => {}
@@ -354,6 +361,22 @@ fn head_of(doc: &str, path: &str) -> Result<Head, String> {
     head_full(doc, path)
 }
 
+/// strconv.FormatFloat(f, 'g', -1, 64), as sigs.k8s.io/yaml writes a float
+/// bound for a string field.
+fn go_float_text(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 {
+            "+Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    crate::gotmpl::format::format_float_g(f)
+}
+
 fn head_full(doc: &str, path: &str) -> Result<Head, String> {
     let wrap = |m: String| format!("YAML parse error on {path}: {m}");
     let docs = parse_documents(doc)
@@ -371,6 +394,12 @@ fn head_full(doc: &str, path: &str) -> Result<Head, String> {
                 match v {
                     None | Some(Value::Nil) => Ok(String::new()),
                     Some(Value::Str(s)) => Ok(s.to_string()),
+                    // sigs.k8s.io/yaml: a scalar meant for a string field
+                    // becomes its text.
+                    Some(Value::Bool(b)) => Ok(b.to_string()),
+                    Some(Value::Int(i) | Value::Int64(i)) => Ok(i.to_string()),
+                    Some(Value::Uint64(u)) => Ok(u.to_string()),
+                    Some(Value::Float(f)) => Ok(go_float_text(*f)),
                     Some(other) => Err(wrap(format!(
                         "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {} of type string",
                         crate::goyaml::parse::json_kind(other),
@@ -384,13 +413,13 @@ fn head_full(doc: &str, path: &str) -> Result<Head, String> {
                 None | Some(Value::Nil) => {}
                 Some(Value::Map(md, _)) => {
                     let md = md.borrow();
-                    h.name = field_str(md.get("name"), "SimpleHead.metadata.name")?;
-                    h.namespace = field_str(md.get("namespace"), "SimpleHead.metadata.namespace")?;
+                    h.name = field_str(md.get("name"), ".metadata.name")?;
+                    h.namespace = field_str(md.get("namespace"), ".metadata.namespace").unwrap_or_default();
                     match md.get("annotations") {
                         None | Some(Value::Nil) => {}
                         Some(Value::Map(an, _)) => {
                             for (k, v) in an.borrow().iter() {
-                                h.annotations.insert(k.clone(), field_str(Some(v), "SimpleHead.metadata.annotations")?);
+                                h.annotations.insert(k.clone(), field_str(Some(v), ".metadata.annotations")?);
                             }
                         }
                         Some(other) => {
@@ -411,7 +440,7 @@ fn head_full(doc: &str, path: &str) -> Result<Head, String> {
         }
         other => {
             return Err(wrap(format!(
-                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type releaseutil.SimpleHead",
+                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type util.SimpleHead",
                 crate::goyaml::parse::json_kind(other)
             )))
         }
@@ -451,7 +480,7 @@ pub fn sort_manifests(files: BTreeMap<String, String>, root_chart: &str) -> Resu
     for (path, content) in files {
         if path.ends_with("NOTES.txt") {
             if path == root_notes {
-                notes = content;
+                notes = crate::gotmpl::gostr::lossy(&content).into_owned();
             }
             continue;
         }
@@ -472,6 +501,18 @@ pub fn sort_manifests(files: BTreeMap<String, String>, root_chart: &str) -> Resu
     }
     let heads = heads_of(&docs);
     for ((path, doc), head) in docs.into_iter().zip(heads) {
+        // A template that printed bytes that are not UTF-8 (a binary file's
+        // contents) or a control character fails go-yaml's reader before
+        // any parsing.
+        if crate::gotmpl::gostr::may_upset_yaml_reader(&doc) {
+            if let Some(p) =
+                crate::gotmpl::gostr::yaml_reader_error(&crate::gotmpl::gostr::to_bytes(&doc))
+            {
+                return Err(format!(
+                    "YAML parse error on {path}: error converting YAML to JSON: yaml: {p}"
+                ));
+            }
+        }
         let head = head?;
         let path = &path;
         let Some(hook_types) = head.annotations.get("helm.sh/hook").cloned() else {

@@ -212,14 +212,25 @@ impl Metadata {
         if self.name.is_empty() {
             return Err("validation: chart.metadata.name is required".into());
         }
-        if self.name.contains('/')
-            || self.name.contains('\\')
-            || self.name == "."
-            || self.name == ".."
-        {
+        if self.name == "." || self.name == ".." {
             return Err(format!(
-                "validation: chart.metadata.name {:?} is invalid",
-                self.name
+                "validation: chart.metadata.name {} is not allowed",
+                crate::gotmpl::format::quote_go(&self.name)
+            ));
+        }
+        // name != filepath.Base(name): on Linux only '/' separates.
+        let base = {
+            let t = self.name.trim_end_matches('/');
+            if t.is_empty() {
+                "/"
+            } else {
+                t.rsplit('/').next().unwrap_or(t)
+            }
+        };
+        if base != self.name {
+            return Err(format!(
+                "validation: chart.metadata.name {} is invalid",
+                crate::gotmpl::format::quote_go(&self.name)
             ));
         }
         if self.version.is_empty() {

@@ -49,6 +49,44 @@ pub struct Chart {
     pub lock: Option<Vec<u8>>,
 }
 
+/// Helm's chartutil.ValidateReleaseName: at most 53 bytes matching
+/// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`;
+/// the error is Helm's text.
+pub fn validate_release_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("no name provided".into());
+    }
+    let label_ok = |l: &str| {
+        let b = l.as_bytes();
+        let an = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+        !b.is_empty() && an(&b[0]) && an(&b[b.len() - 1]) && b.iter().all(|c| an(c) || *c == b'-')
+    };
+    if name.len() > 53 || !name.split('.').all(label_ok) {
+        return Err("invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53".into());
+    }
+    Ok(())
+}
+
+/// Helm's action.CheckDependencies, which `helm template`, `install` and
+/// `upgrade` run before rendering: every dependency Chart.yaml names (by
+/// name, whatever its alias, condition or tags) must be a chart under charts/.
+pub fn check_dependencies(c: &Chart) -> Result<(), String> {
+    let missing: Vec<&str> = c
+        .metadata
+        .dependencies
+        .iter()
+        .filter(|d| !c.dependencies.iter().any(|s| s.name() == d.name))
+        .map(|d| d.name.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "found in Chart.yaml, but missing in charts/ directory: {}",
+        missing.join(", ")
+    ))
+}
+
 impl Chart {
     pub fn name(&self) -> &str {
         &self.metadata.name

@@ -72,29 +72,88 @@ pub const DEFAULT_API_VERSIONS: &[&str] = &[
 
 #[derive(Debug, Clone)]
 pub struct KubeVersion {
+    /// As given, with a `v` in front when it had none (`1.29` -> `v1.29`).
     pub version: String,
+    /// `v` and the numeric components only: what String() returns and
+    /// what a chart's kubeVersion constraint is checked against.
+    pub normalized: String,
     pub major: String,
     pub minor: String,
 }
 
 impl KubeVersion {
-    /// Parse `1.30`, `v1.30.2` and the like; normalises to `vX.Y.Z`.
+    /// Helm's common.ParseKubeVersion, on Kubernetes' version.ParseGeneric:
+    /// `^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)*$`, at least two components, the
+    /// first without a leading zero, anything after the numbers ignored.
     pub fn parse(s: &str) -> Result<KubeVersion, String> {
-        let v = crate::gotmpl::funcs::semver::Version::parse(s)
-            .map_err(|e| format!("invalid kube version {s:?}: {e}"))?;
-        let mut version = format!("v{}.{}.{}", v.major, v.minor, v.patch);
-        if !v.pre.is_empty() {
-            version.push('-');
-            version.push_str(&v.pre);
+        let wrap = |e: String| format!("invalid kube version '{s}': {e}");
+        let t = s.trim_start_matches(|c: char| matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' '));
+        let t = t.strip_prefix('v').unwrap_or(t);
+        let bytes = t.as_bytes();
+        let mut end = 0;
+        // ([0-9]+(?:\.[0-9]+)*): a dot only counts when digits follow it.
+        while end < bytes.len() && bytes[end].is_ascii_digit() {
+            end += 1;
         }
-        if !v.metadata.is_empty() {
-            version.push('+');
-            version.push_str(&v.metadata);
+        if end == 0 {
+            return Err(wrap(format!(
+                "could not parse {} as version",
+                crate::gotmpl::format::quote_go(s)
+            )));
         }
+        loop {
+            if end + 1 < bytes.len() && bytes[end] == b'.' && bytes[end + 1].is_ascii_digit() {
+                end += 1;
+                while end < bytes.len() && bytes[end].is_ascii_digit() {
+                    end += 1;
+                }
+            } else {
+                break;
+            }
+        }
+        // `(.*)*$` without (?s): the rest may not hold a newline.
+        if t[end..].contains('\n') {
+            return Err(wrap(format!(
+                "could not parse {} as version",
+                crate::gotmpl::format::quote_go(s)
+            )));
+        }
+        let comps: Vec<&str> = t[..end].split('.').collect();
+        if comps.len() < 2 {
+            return Err(wrap(format!(
+                "illegal version string {}",
+                crate::gotmpl::format::quote_go(s)
+            )));
+        }
+        let mut nums = Vec::new();
+        for (i, c) in comps.iter().enumerate() {
+            if i == 0 && c.starts_with('0') && *c != "0" {
+                return Err(wrap(format!(
+                    "illegal zero-prefixed version component {} in {}",
+                    crate::gotmpl::format::quote_go(c),
+                    crate::gotmpl::format::quote_go(s)
+                )));
+            }
+            let n: u64 = c.parse().map_err(|_| {
+                wrap(format!(
+                    "illegal non-numeric version component {} in {}: strconv.ParseUint: parsing {}: value out of range",
+                    crate::gotmpl::format::quote_go(c),
+                    crate::gotmpl::format::quote_go(s),
+                    crate::gotmpl::format::quote_go(c)
+                ))
+            })?;
+            nums.push(n.to_string());
+        }
+        let version = if s.starts_with('v') {
+            s.to_string()
+        } else {
+            format!("v{s}")
+        };
         Ok(KubeVersion {
             version,
-            major: v.major.to_string(),
-            minor: v.minor.to_string(),
+            normalized: format!("v{}", nums.join(".")),
+            major: nums[0].clone(),
+            minor: nums[1].clone(),
         })
     }
 }
@@ -103,6 +162,7 @@ impl Default for KubeVersion {
     fn default() -> Self {
         KubeVersion {
             version: "v1.36.0".into(),
+            normalized: "v1.36.0".into(),
             major: "1".into(),
             minor: "36".into(),
         }
@@ -133,14 +193,18 @@ impl Object for KubeVersion {
     )> {
         Some((&[], None))
     }
-    fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, String> {
+    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
         if !args.is_empty() {
             return Err(format!("wrong number of args: want 0 got {}", args.len()));
         }
-        Ok(Value::str(&self.version))
+        Ok(Value::str(if name == "String" {
+            &self.normalized
+        } else {
+            &self.version
+        }))
     }
     fn format(&self) -> String {
-        self.version.clone()
+        self.normalized.clone()
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -316,7 +380,14 @@ impl Default for ReleaseOptions {
 }
 
 #[derive(Debug)]
-pub struct RenderError(pub String);
+pub struct RenderError(
+    pub String,
+    /// Whether Helm fails this while rendering resources (templates, the
+    /// chart's kubeVersion), after the release exists: `helm template` then
+    /// adds its hint about --debug. Values, dependency and schema errors
+    /// come before.
+    pub bool,
+);
 
 impl std::fmt::Display for RenderError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -325,7 +396,10 @@ impl std::fmt::Display for RenderError {
 }
 
 /// The outcome of rendering: template path to text, plus the processed
-/// chart tree and final values.
+/// chart tree and final values. A text is a Go string: bytes a template
+/// printed that are not UTF-8 are carried as gotmpl::gostr markers
+/// (`gostr::to_bytes` gives the exact bytes, `gostr::lossy` what Go's
+/// encoders would show).
 pub struct Rendered {
     pub files: BTreeMap<String, String>,
     pub chart: Chart,
@@ -407,10 +481,11 @@ fn collect(
 }
 
 /// A template's text: the file's own bytes when they are UTF-8 (a chart's
-/// templates are most of its size), a lossy copy otherwise.
+/// templates are most of its size), otherwise a copy keeping the bytes
+/// that are not UTF-8 as gostr markers (Go copies text bytes as they are).
 fn utf8(b: &bytes::Bytes) -> Source {
     Source::from_utf8(b.clone())
-        .unwrap_or_else(|b| Source::from(String::from_utf8_lossy(&b).into_owned()))
+        .unwrap_or_else(|b| Source::from(crate::gotmpl::gostr::from_vec(b.to_vec())))
 }
 
 /// Helm's sortTemplates: deeper paths first, then reverse lexical order.
@@ -451,19 +526,23 @@ pub fn render_chart(
 ) -> Result<Rendered, RenderError> {
     if !chart.metadata.kube_version.is_empty() {
         let c = crate::gotmpl::funcs::semver::Constraint::parse(&chart.metadata.kube_version)
-            .map_err(RenderError)?;
-        let kv =
-            crate::gotmpl::funcs::semver::Version::parse(&opts.capabilities.kube_version.version)
-                .map_err(RenderError)?;
-        if !c.check(&kv) {
-            return Err(RenderError(format!(
-                "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
-                chart.metadata.kube_version, opts.capabilities.kube_version.version
-            )));
+            .map_err(|e| RenderError(e, true))?;
+        let kv = crate::gotmpl::funcs::semver::Version::parse(
+            &opts.capabilities.kube_version.normalized,
+        );
+        // IsCompatibleRange: a version semver cannot parse is incompatible.
+        if !kv.map(|kv| c.check(&kv)).unwrap_or(false) {
+            return Err(RenderError(
+                format!(
+                    "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
+                    chart.metadata.kube_version, opts.capabilities.kube_version.version
+                ),
+                true,
+            ));
         }
     }
-    let processed = process_dependencies(chart, user).map_err(RenderError)?;
-    let values = coalesce_values_for(&processed, user).map_err(RenderError)?;
+    let processed = process_dependencies(chart, user).map_err(|e| RenderError(e, false))?;
+    let values = coalesce_values_for(&processed, user).map_err(|e| RenderError(e, false))?;
     // Schema checks run beside template execution (after parsing, so they
     // do not compete with the parser's two threads); their error comes
     // first, as in Helm, which validates before rendering.
@@ -528,11 +607,11 @@ fn render_checked(
     let run_checks = move || pending.map(|p| p.run());
     let (checked, rendered) = crate::par::beside(run_checks, || {
         parsed
-            .map_err(|e| RenderError(e.helm_message()))
+            .map_err(|e| RenderError(e.helm_message(), true))
             .and_then(|_| execute(&set, &order, &tpls, opts))
     });
     if let Some(check) = checked {
-        check.map_err(RenderError)?;
+        check.map_err(|e| RenderError(e, false))?;
     }
     rendered
 }
@@ -567,7 +646,7 @@ fn execute(
         // Most of a template's text usually reaches its output.
         let mut buf = String::with_capacity(r.text.len() + 256);
         exec.exec_named(name, Slot::concrete(r.vals.clone()), &mut buf)
-            .map_err(|e| RenderError(crate::gotmpl::Error::Exec(e).helm_message()))?;
+            .map_err(|e| RenderError(crate::gotmpl::Error::Exec(e).helm_message(), true))?;
         // Helm erases every "<no value>"; most outputs have none to erase.
         if memchr::memmem::find(buf.as_bytes(), b"<no value>").is_some() {
             buf = buf.replace("<no value>", "");
@@ -596,7 +675,7 @@ mod tests {
 
         let bad = Bytes::from_static(b"a\xffb");
         let text = utf8(&bad);
-        assert_eq!(&*text, "a\u{fffd}b");
+        assert_eq!(&*text, "a\u{10ffff}b");
         assert_ne!(text.as_ptr(), bad.as_ptr());
     }
 }

@@ -82,6 +82,9 @@ struct Parser {
 enum KeyResult {
     Eof,
     Done,
+    /// Input ended before a key: Go's key returns io.EOF (an error its
+    /// callers see, which parse then takes as the end).
+    Empty,
 }
 
 fn as_map(v: Option<&Value>, key: &str) -> Result<Map, String> {
@@ -156,7 +159,7 @@ impl Parser {
         match last {
             Stop::Eof => {
                 if k.is_empty() {
-                    return Ok(KeyResult::Eof);
+                    return Ok(KeyResult::Empty);
                 }
                 Err(format!("key {:?} has no value", k))
             }
@@ -172,11 +175,12 @@ impl Parser {
                         ))
                     }
                 };
-                let (list, r) = self.list_item(list, i, level)?;
+                // Helm stores the list even when the item fails.
+                let (list, r) = self.list_item(list, i, level);
                 if !k.is_empty() {
                     data.insert(k, Value::list(list));
                 }
-                Ok(r)
+                r
             }
             Stop::At('=') => {
                 let (v, eof) = self.read_value()?;
@@ -198,7 +202,7 @@ impl Parser {
                 }
                 let mut inner = as_map(data.get(&k), &k)?;
                 let r = self.key(&mut inner, level);
-                if r.is_ok() && inner.is_empty() {
+                if matches!(r, Ok(KeyResult::Done | KeyResult::Eof)) && inner.is_empty() {
                     return Err(format!("key map {:?} has no value", k));
                 }
                 if !inner.is_empty() && !k.is_empty() {
@@ -226,41 +230,74 @@ impl Parser {
         Ok(i as usize)
     }
 
+    /// Helm's listItem: the list comes back whatever happens (the caller
+    /// stores it), with the item's outcome.
     fn list_item(
         &mut self,
         mut list: Vec<Value>,
         i: usize,
         level: usize,
-    ) -> Result<(Vec<Value>, KeyResult), String> {
+    ) -> (Vec<Value>, Result<KeyResult, String>) {
         let (k, last) = self.sc.until(&['[', '.', '=']);
         if !k.is_empty() {
-            return Err(format!("unexpected data at end of array index: {:?}", k));
+            // Go's %q of a []rune: each rune quoted.
+            let runes: Vec<String> = k
+                .chars()
+                .map(|c| crate::gotmpl::format::quote_with(&c.to_string(), '\'', false))
+                .collect();
+            return (
+                list,
+                Err(format!(
+                    "unexpected data at end of array index: [{}]",
+                    runes.join(" ")
+                )),
+            );
         }
         match last {
-            Stop::Eof => Err("EOF".into()),
+            Stop::Eof => (list, Err("EOF".into())),
             Stop::At('=') => {
-                let (v, eof) = self.read_value()?;
-                set_index(&mut list, i, v)?;
-                Ok((list, if eof { KeyResult::Eof } else { KeyResult::Done }))
+                let (v, eof) = match self.read_value() {
+                    Ok(x) => x,
+                    Err(e) => return (list, Err(e)),
+                };
+                if let Err(e) = set_index(&mut list, i, v) {
+                    return (list, Err(e));
+                }
+                (list, Ok(if eof { KeyResult::Eof } else { KeyResult::Done }))
             }
             Stop::At('[') => {
-                let next = self.key_index()?;
+                let next = match self.key_index() {
+                    Ok(n) => n,
+                    Err(e) => return (list, Err(e)),
+                };
                 let cur = match list.get(i) {
                     Some(Value::List(l, _)) => l.as_ref().clone(),
                     _ => Vec::new(),
                 };
-                let (l2, r) = self.list_item(cur, next, level)?;
-                set_index(&mut list, i, Value::list(l2))?;
-                Ok((list, r))
+                let (l2, r) = self.list_item(cur, next, level);
+                let r = match r {
+                    Ok(r) => r,
+                    Err(e) => return (list, Err(e)),
+                };
+                if let Err(e) = set_index(&mut list, i, Value::list(l2)) {
+                    return (list, Err(e));
+                }
+                (list, Ok(r))
             }
             Stop::At(_) => {
                 let mut inner = match list.get(i) {
                     Some(Value::Map(m, _)) => m.borrow().clone(),
                     _ => Map::new(),
                 };
-                let r = self.key(&mut inner, level)?;
-                set_index(&mut list, i, Value::map(inner))?;
-                Ok((list, r))
+                let r = match self.key(&mut inner, level) {
+                    Ok(KeyResult::Empty) => return (list, Err("EOF".into())),
+                    Ok(r) => r,
+                    Err(e) => return (list, Err(e)),
+                };
+                if let Err(e) = set_index(&mut list, i, Value::map(inner)) {
+                    return (list, Err(e));
+                }
+                (list, Ok(r))
             }
         }
     }
@@ -321,8 +358,10 @@ pub fn parse_into(s: &str, dest: &mut Map, mode: Mode) -> Result<(), String> {
     };
     loop {
         match p.key(dest, 0) {
-            Ok(KeyResult::Eof) => return Ok(()),
+            Ok(KeyResult::Eof | KeyResult::Empty) => return Ok(()),
             Ok(KeyResult::Done) => {}
+            // parse stops without error on io.EOF, wrapped or not.
+            Err(e) if e == "EOF" || e == "error parsing index: EOF" => return Ok(()),
             Err(e) => return Err(e),
         }
         if p.sc.i >= p.sc.r.len() {

@@ -42,6 +42,12 @@ const SWITCHES: &[&str] = &[
 
 impl Args {
     pub fn parse(raw: &[String]) -> Result<Args, String> {
+        Args::parse_with(raw, &[])
+    }
+
+    /// `parse` for a command where some short switches of other commands
+    /// take a value (`template -a` is `--api-versions`, `list -a` is `--all`).
+    pub fn parse_with(raw: &[String], valued: &[&str]) -> Result<Args, String> {
         let mut a = Args {
             positional: Vec::new(),
             pairs: Vec::new(),
@@ -56,14 +62,14 @@ impl Args {
             }
             if s.starts_with('-') && s.len() > 1 {
                 if let Some((k, v)) = s.split_once('=') {
-                    if SWITCHES.contains(&k) {
+                    if SWITCHES.contains(&k) && !valued.contains(&k) {
                         if v != "false" {
                             a.switches.push(k.to_string());
                         }
                     } else {
                         a.pairs.push((k.to_string(), v.to_string()));
                     }
-                } else if SWITCHES.contains(&s.as_str()) {
+                } else if SWITCHES.contains(&s.as_str()) && !valued.contains(&s.as_str()) {
                     a.switches.push(s.clone());
                 } else {
                     let v = raw

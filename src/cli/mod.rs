@@ -55,7 +55,7 @@ pub fn main(argv: Vec<String>) -> i32 {
     };
     let rest = &argv[1..];
     let result = match cmd.as_str() {
-        "template" => args::Args::parse(rest).and_then(|a| template::run(&a)),
+        "template" => args::Args::parse_with(rest, &["-a"]).and_then(|a| template::run(&a)),
         "demo" => args::Args::parse(rest).and_then(|a| demo::run(&a)),
         "demo-releases" => demo_releases::run(),
         "install" => args::Args::parse(rest).and_then(|a| release::install(&a)),

@@ -32,13 +32,25 @@ pub fn user_values(a: &Args) -> Result<Map, String> {
                 )
             })?
         };
-        let m = crate::goyaml::parse_values(&text)
-            .map_err(|e| format!("failed to parse {f}: {}", e.msg))?;
+        let m =
+            crate::goyaml::load_values(&text).map_err(|e| format!("failed to parse {f}: {e}"))?;
         merge_maps(&mut base, m);
     }
     for s in a.all(&["--set-json"]) {
-        parse_into(&s, &mut base, Mode::Json)
-            .map_err(|e| format!("failed parsing --set-json data {s}: {e}"))?;
+        // Helm v4: a value that is a JSON object is merged whole; anything
+        // else is key=json. Neither error says more than the value.
+        if s.trim().starts_with('{') {
+            match crate::goyaml::json::decode(s.trim()) {
+                Ok(Value::Map(m, _)) => {
+                    let m = m.borrow().clone();
+                    merge_maps(&mut base, m);
+                }
+                _ => return Err(format!("failed parsing --set-json data JSON: {s}")),
+            }
+        } else {
+            parse_into(&s, &mut base, Mode::Json)
+                .map_err(|_| format!("failed parsing --set-json data {s}"))?;
+        }
     }
     for s in a.all(&["--set"]) {
         parse_into(&s, &mut base, Mode::Typed)
@@ -83,6 +95,11 @@ fn set_leaf(m: &mut Map, v: Value) {
     }
 }
 
+/// How `helm template`, `install` and `upgrade` report missing dependencies.
+pub fn dependency_error(e: String) -> String {
+    format!("an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: {e}")
+}
+
 pub fn run(a: &Args) -> Result<(), String> {
     crate::par::one_shot();
     let pos = &a.positional;
@@ -102,11 +119,24 @@ pub fn run(a: &Args) -> Result<(), String> {
     let namespace = a
         .one(&["-n", "--namespace"])
         .unwrap_or_else(|| "default".into());
+    // Helm's runInstall: locate the chart, merge the values, load, check
+    // that it is installable and that its dependencies are present; the
+    // release name is checked after all that (Install.availableName).
+    if !Path::new(&chart_path).exists() {
+        crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.0)?;
+    }
+    let user = user_values(a)?;
     let chart = crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.0)?;
     if chart.is_library() {
         return Err("library charts are not installable".into());
     }
-    let user = user_values(a)?;
+    crate::chart::check_dependencies(&chart).map_err(dependency_error)?;
+    crate::chart::validate_release_name(&name).map_err(|e| {
+        format!(
+            "release name check failed: release name {}: {e}",
+            crate::gotmpl::format::quote_go(&name)
+        )
+    })?;
     let mut caps = Capabilities::default();
     if let Some(kv) = a.one(&["--kube-version"]) {
         caps.kube_version = KubeVersion::parse(&kv)?;
@@ -133,8 +163,18 @@ pub fn run(a: &Args) -> Result<(), String> {
         strict: false,
         skip_schema_validation: a.flag("--skip-schema-validation"),
     };
-    let mut rendered = render_chart(&chart, &user, &opts).map_err(|e| e.0)?;
-    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())?;
+    // Errors rendering resources come with a release holding what was
+    // rendered: Helm's template command then points at --debug.
+    const DEBUG_HINT: &str = "\n\nUse --debug flag to render out invalid YAML";
+    let mut rendered = render_chart(&chart, &user, &opts).map_err(|e| {
+        if e.1 {
+            format!("{}{DEBUG_HINT}", e.0)
+        } else {
+            e.0
+        }
+    })?;
+    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())
+        .map_err(|e| format!("{e}{DEBUG_HINT}"))?;
     let crds: Vec<(String, String)> = if a.flag("--include-crds") && !a.flag("--skip-crds") {
         crd_objects(&rendered.chart, None)
             .into_iter()
@@ -231,26 +271,55 @@ fn split_sources(out: &str) -> Vec<(String, String)> {
     docs
 }
 
-fn filter_show_only(out: &str, show: &[String]) -> Result<String, String> {
-    let docs = split_sources(out);
-    let mut res = String::new();
-    for s in show {
-        let s = s.replace('\\', "/");
-        let mut found = false;
-        for (src, text) in &docs {
-            let rel = src.splitn(2, '/').nth(1).unwrap_or(src);
-            if src == &s
-                || rel == s
-                || crate::chart::load::glob_match(&s, src)
-                || crate::chart::load::glob_match(&s, rel)
-            {
-                res.push_str(text);
-                found = true;
+/// What `# Source: [^/]+/(.+)` captures in a document (Go's leftmost
+/// match: `[^/]+` crosses newlines, `.+` does not and needs a character).
+fn show_only_name(doc: &str) -> Option<&str> {
+    let mut from = 0;
+    while let Some(i) = doc[from..].find("# Source: ") {
+        let start = from + i + "# Source: ".len();
+        if let Some(slash) = doc[start..].find('/') {
+            if slash > 0 {
+                let rest = &doc[start + slash + 1..];
+                let line = rest.split('\n').next().unwrap_or("");
+                if !line.is_empty() {
+                    return Some(line);
+                }
             }
         }
-        if !found {
-            return Err(format!("could not find template {s} in chart"));
+        from = from + i + 1;
+    }
+    None
+}
+
+/// `--show-only`, as Helm's template command does it: the whole output is
+/// split into documents again (SplitManifests: a `---` inside a document
+/// splits it too), each document named by its first `# Source:` line
+/// without the chart's name is matched with filepath.Match against each
+/// pattern in turn, and every match is printed as `---\n<document>\n`.
+fn filter_show_only(out: &str, show: &[String]) -> Result<String, String> {
+    let docs = crate::chart::manifest::split_documents(out);
+    let mut res = String::new();
+    let mut chosen: Vec<&str> = Vec::new();
+    for f in show {
+        let mut missing = true;
+        for d in &docs {
+            let Some(name) = show_only_name(d) else {
+                continue;
+            };
+            if !crate::chart::load::glob_match(f, name) {
+                continue;
+            }
+            chosen.push(d);
+            missing = false;
         }
+        if missing {
+            return Err(format!("could not find template {f} in chart"));
+        }
+    }
+    for d in chosen {
+        res.push_str("---\n");
+        res.push_str(d);
+        res.push('\n');
     }
     Ok(res)
 }

@@ -181,6 +181,15 @@ pub fn quote_bytes_go(b: &[u8]) -> String {
     out
 }
 
+/// strconv.CanBackquote.
+fn can_backquote(s: &str) -> bool {
+    s.chars().all(|c| {
+        c != '\u{FEFF}'
+            && super::gostr::raw_byte(c).is_none()
+            && !((c < ' ' && c != '\t') || c == '`' || c == '\u{7F}')
+    })
+}
+
 pub fn quote_with(s: &str, q: char, ascii_only: bool) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push(q);
@@ -192,6 +201,10 @@ pub fn quote_with(s: &str, q: char, ascii_only: bool) -> String {
 }
 
 fn escape_rune(out: &mut String, c: char, q: char, ascii_only: bool) {
+    if let Some(b) = super::gostr::raw_byte(c) {
+        out.push_str(&format!("\\x{:02x}", b));
+        return;
+    }
     if c == q || c == '\\' {
         out.push('\\');
         out.push(c);
@@ -314,6 +327,11 @@ fn pad(out: &mut String, s: &str, f: &Flags) {
 }
 
 fn bad_verb(out: &mut String, verb: char, v: &Value) {
+    bad_verb_flags(out, verb, v, &Flags::default())
+}
+
+/// fmt's badVerb: the operand printed with %v and the flags in effect.
+fn bad_verb_flags(out: &mut String, verb: char, v: &Value, f: &Flags) {
     out.push_str("%!");
     out.push(verb);
     out.push('(');
@@ -322,7 +340,11 @@ fn bad_verb(out: &mut String, verb: char, v: &Value) {
         _ => {
             out.push_str(&v.type_name());
             out.push('=');
-            write_v(out, v, false);
+            if f.prec.is_some() || f.width.is_some() {
+                fmt_arg(out, v, 'v', f);
+            } else {
+                write_v(out, v, false);
+            }
         }
     }
     out.push(')');
@@ -442,102 +464,184 @@ fn format_g_prec(x: f64, p: usize) -> String {
 
 /// Go `fmt.Sprintf`.
 pub fn sprintf(format: &str, args: &[Value]) -> String {
-    let mut out = String::new();
-    let mut argi = 0;
-    let chars: Vec<char> = format.chars().collect();
-    let mut i = 0;
-    let mut reordered = false;
-    while i < chars.len() {
-        let c = chars[i];
-        if c != '%' {
-            out.push(c);
+    // Go's fmt.(*pp).doPrintf, explicit argument indexes included.
+    const TOO_LARGE: usize = 1_000_000;
+    fn parsenum(c: &[char], start: usize, end: usize) -> (usize, bool, usize) {
+        if start >= end {
+            return (0, false, end);
+        }
+        let (mut num, mut isnum, mut i) = (0usize, false, start);
+        while i < end && c[i].is_ascii_digit() {
+            if num > TOO_LARGE {
+                return (0, false, end);
+            }
+            num = num * 10 + (c[i] as usize - '0' as usize);
+            isnum = true;
             i += 1;
-            continue;
+        }
+        (num, isnum, i)
+    }
+    // parseArgNumber: `[n]` at i; (index, width consumed, ok).
+    fn parse_arg_number(c: &[char], i: usize) -> (isize, usize, bool) {
+        if c.len() - i < 3 {
+            return (0, 1, false);
+        }
+        for j in i + 1..c.len() {
+            if c[j] == ']' {
+                let (w, ok, newi) = parsenum(c, i + 1, j);
+                if !ok || newi != j {
+                    return (0, j - i + 1, false);
+                }
+                return (w as isize - 1, j - i + 1, true);
+            }
+        }
+        (0, 1, false)
+    }
+    fn int_from_arg(args: &[Value], n: usize) -> (i64, bool, usize) {
+        if n >= args.len() {
+            return (0, false, n);
+        }
+        let v = match &args[n] {
+            Value::Int(x) | Value::Int64(x) => Some(*x),
+            Value::Uint8(x) => Some(*x as i64),
+            Value::Uint32(x) => Some(*x as i64),
+            Value::Uint64(x) if *x <= i64::MAX as u64 => Some(*x as i64),
+            _ => None,
+        };
+        match v {
+            Some(x) if x.unsigned_abs() <= TOO_LARGE as u64 => (x, true, n + 1),
+            _ => (0, false, n + 1),
+        }
+    }
+    let mut out = String::new();
+    let c: Vec<char> = format.chars().collect();
+    let end = c.len();
+    let mut arg_num = 0usize;
+    let mut reordered = false;
+    let mut i = 0;
+    while i < end {
+        let mut good = true;
+        let last = i;
+        while i < end && c[i] != '%' {
+            i += 1;
+        }
+        if i > last {
+            out.extend(&c[last..i]);
+        }
+        if i >= end {
+            break;
         }
         i += 1;
         let mut f = Flags::default();
-        while i < chars.len() {
-            match chars[i] {
+        while i < end {
+            match c[i] {
+                '#' => f.sharp = true,
+                '0' => f.zero = !f.minus,
+                '+' => f.plus = true,
                 '-' => {
                     f.minus = true;
                     f.zero = false
                 }
-                '+' => f.plus = true,
-                '#' => f.sharp = true,
                 ' ' => f.space = true,
-                '0' => f.zero = !f.minus,
                 _ => break,
             }
             i += 1;
         }
-        // width
-        if i < chars.len() && chars[i] == '*' {
+        let mut after_index;
+        // argNumber
+        let mut arg_number = |i: &mut usize, arg_num: &mut usize, good: &mut bool| -> bool {
+            if *i >= end || c[*i] != '[' {
+                return false;
+            }
+            reordered = true;
+            let (index, wid, ok) = parse_arg_number(&c, *i);
+            *i += wid;
+            if ok && index >= 0 && (index as usize) < args.len() {
+                *arg_num = index as usize;
+                return true;
+            }
+            *good = false;
+            ok
+        };
+        after_index = arg_number(&mut i, &mut arg_num, &mut good);
+        if i < end && c[i] == '*' {
             i += 1;
-            match args.get(argi) {
-                Some(Value::Int(n)) | Some(Value::Int64(n)) => {
-                    let n = *n;
-                    if n < 0 {
-                        f.minus = true;
-                        f.width = Some((-n) as usize);
-                    } else {
-                        f.width = Some(n as usize);
-                    }
-                }
-                _ => out.push_str("%!(BADWIDTH)"),
-            }
-            argi += 1;
-        } else {
-            let st = i;
-            while i < chars.len() && chars[i].is_ascii_digit() {
-                i += 1;
-            }
-            if i > st {
-                f.width = chars[st..i].iter().collect::<String>().parse().ok();
-            }
-        }
-        if i < chars.len() && chars[i] == '.' {
-            i += 1;
-            if i < chars.len() && chars[i] == '*' {
-                i += 1;
-                match args.get(argi) {
-                    Some(Value::Int(n)) | Some(Value::Int64(n)) if *n >= 0 => {
-                        f.prec = Some(*n as usize)
-                    }
-                    _ => out.push_str("%!(BADPREC)"),
-                }
-                argi += 1;
+            let (w, ok, n) = int_from_arg(args, arg_num);
+            arg_num = n;
+            if !ok {
+                out.push_str("%!(BADWIDTH)");
+            } else if w < 0 {
+                f.minus = true;
+                f.zero = false;
+                f.width = Some(w.unsigned_abs() as usize);
             } else {
-                let st = i;
-                while i < chars.len() && chars[i].is_ascii_digit() {
-                    i += 1;
+                f.width = Some(w as usize);
+            }
+            after_index = false;
+        } else {
+            let (w, present, ni) = parsenum(&c, i, end);
+            i = ni;
+            if present {
+                f.width = Some(w);
+                if after_index {
+                    good = false;
                 }
-                f.prec = Some(chars[st..i].iter().collect::<String>().parse().unwrap_or(0));
             }
         }
-        if i >= chars.len() {
+        if i + 1 < end && c[i] == '.' {
+            i += 1;
+            if after_index {
+                good = false;
+            }
+            after_index = arg_number(&mut i, &mut arg_num, &mut good);
+            if i < end && c[i] == '*' {
+                i += 1;
+                let (p, ok, n) = int_from_arg(args, arg_num);
+                arg_num = n;
+                if ok && p >= 0 {
+                    f.prec = Some(p as usize);
+                } else {
+                    out.push_str("%!(BADPREC)");
+                    f.prec = None;
+                }
+                after_index = false;
+            } else {
+                let (p, present, ni) = parsenum(&c, i, end);
+                i = ni;
+                f.prec = Some(if present { p } else { 0 });
+            }
+        }
+        if !after_index {
+            arg_number(&mut i, &mut arg_num, &mut good);
+        }
+        if i >= end {
             out.push_str("%!(NOVERB)");
             break;
         }
-        let verb = chars[i];
+        let verb = c[i];
         i += 1;
         if verb == '%' {
             out.push('%');
             continue;
         }
+        if !good {
+            out.push_str(&format!("%!{verb}(BADINDEX)"));
+            continue;
+        }
+        let Some(arg) = args.get(arg_num) else {
+            out.push_str(&format!("%!{verb}(MISSING)"));
+            continue;
+        };
         if verb == 'v' {
             // %+v only changes struct printing; it is not a sign flag.
             f.plus = false;
         }
-        let Some(arg) = args.get(argi) else {
-            out.push_str(&format!("%!{verb}(MISSING)"));
-            continue;
-        };
-        argi += 1;
+        arg_num += 1;
         fmt_arg(&mut out, arg, verb, &f);
     }
-    if !reordered && argi < args.len() {
+    if !reordered && arg_num < args.len() {
         out.push_str("%!(EXTRA ");
-        for (k, a) in args[argi..].iter().enumerate() {
+        for (k, a) in args[arg_num..].iter().enumerate() {
             if k > 0 {
                 out.push_str(", ");
             }
@@ -552,8 +656,6 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
         }
         out.push(')');
     }
-    reordered = false;
-    let _ = reordered;
     out
 }
 
@@ -705,7 +807,7 @@ fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
             'b' => bad_verb(out, verb, arg),
             _ => bad_verb(out, verb, arg),
         },
-        Value::Str(s) => fmt_string(out, s.as_bytes(), verb, f, arg),
+        Value::Str(s) => fmt_string(out, &super::gostr::to_bytes(s), verb, f, arg),
         Value::Bytes(b) => match verb {
             's' | 'q' | 'x' | 'X' => fmt_string(out, b, verb, f, arg),
             _ => {
@@ -736,6 +838,11 @@ fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
                 if i > 0 {
                     s.push(' ');
                 }
+                // printValue: a nil interface inside a slice is <nil> for every verb.
+                if x.is_nil() {
+                    s.push_str("<nil>");
+                    continue;
+                }
                 fmt_arg(&mut s, x, verb, &Flags { width: None, ..*f });
             }
             s.push(']');
@@ -749,6 +856,10 @@ fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
                 }
                 fmt_arg(&mut s, &Value::str(k), verb, &Flags { width: None, ..*f });
                 s.push(':');
+                if x.is_nil() {
+                    s.push_str("<nil>");
+                    continue;
+                }
                 fmt_arg(&mut s, x, verb, &Flags { width: None, ..*f });
             }
             s.push(']');
@@ -796,7 +907,7 @@ fn fmt_integer(out: &mut String, arg: &Value, neg: bool, mag: u128, verb: char, 
 }
 
 fn fmt_string(out: &mut String, b: &[u8], verb: char, f: &Flags, arg: &Value) {
-    let s = String::from_utf8_lossy(b);
+    let s = super::gostr::from_bytes(b);
     match verb {
         'v' | 's' => {
             let s: String = match f.prec {
@@ -806,19 +917,34 @@ fn fmt_string(out: &mut String, b: &[u8], verb: char, f: &Flags, arg: &Value) {
             pad(out, &s, f)
         }
         'q' => {
-            if f.sharp && !s.contains('`') {
+            // fmtQ: truncate to the precision (in runes) first.
+            let s: std::borrow::Cow<str> = match f.prec {
+                Some(p) => s.chars().take(p).collect::<String>().into(),
+                None => s,
+            };
+            if f.sharp && can_backquote(&s) {
                 pad(out, &format!("`{s}`"), f)
-            } else if f.plus {
-                pad(out, &quote_with(&s, '"', true), f)
             } else {
-                pad(out, &quote_bytes_go(b), f)
+                pad(out, &quote_with(&s, '"', f.plus), f)
             }
         }
         'x' | 'X' => {
+            // fmtSbx: at most `prec` bytes; `#` adds 0x, before each byte under ` `.
+            let n = f.prec.map_or(b.len(), |p| p.min(b.len()));
+            if n == 0 {
+                return pad(out, "", f);
+            }
+            let prefix = if verb == 'x' { "0x" } else { "0X" };
             let mut h = String::new();
-            for (i, byte) in b.iter().enumerate() {
+            if f.sharp {
+                h.push_str(prefix);
+            }
+            for (i, byte) in b[..n].iter().enumerate() {
                 if f.space && i > 0 {
                     h.push(' ');
+                    if f.sharp {
+                        h.push_str(prefix);
+                    }
                 }
                 if verb == 'x' {
                     h.push_str(&format!("{:02x}", byte));
@@ -828,7 +954,7 @@ fn fmt_string(out: &mut String, b: &[u8], verb: char, f: &Flags, arg: &Value) {
             }
             pad(out, &h, f)
         }
-        _ => bad_verb(out, verb, arg),
+        _ => bad_verb_flags(out, verb, arg, f),
     }
 }
 

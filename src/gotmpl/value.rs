@@ -18,6 +18,9 @@ pub enum ListKind {
     Any,
     /// `[]string`
     Str,
+    /// A nil `[]string` (what Go's regexp returns for no match): empty, but
+    /// `null` to JSON and YAML.
+    NilStr,
     /// `[]int`
     Int,
 }
@@ -177,7 +180,7 @@ impl Value {
             Value::Str(_) => "string".into(),
             Value::Bytes(_) => "[]uint8".into(),
             Value::List(_, ListKind::Any) => "[]interface {}".into(),
-            Value::List(_, ListKind::Str) => "[]string".into(),
+            Value::List(_, ListKind::Str | ListKind::NilStr) => "[]string".into(),
             Value::List(_, ListKind::Int) => "[]int".into(),
             Value::Map(_, MapKind::Any) => "map[string]interface {}".into(),
             Value::Map(_, MapKind::Values) => "common.Values".into(),

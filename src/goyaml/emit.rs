@@ -51,6 +51,7 @@ fn to_y_mode(v: &Value, pretty: bool) -> Result<Y, JsonError> {
             use base64::Engine as _;
             Y::Str(base64::engine::general_purpose::STANDARD.encode(&b[..]))
         }
+        Value::List(_, crate::gotmpl::value::ListKind::NilStr) => Y::Null,
         Value::List(l, _) => Y::Seq(
             l.iter()
                 .map(|x| to_y_mode(x, pretty))
@@ -434,6 +435,10 @@ impl Emitter {
     }
 
     fn emit_scalar(&mut self, s: &str, mut style: Style, simple_key: bool) {
+        // Helm's YAML goes through encoding/json: bytes that are not UTF-8
+        // arrive as U+FFFD.
+        let lossy = crate::gotmpl::gostr::lossy(s);
+        let s = &*lossy;
         let a = analyze(s);
         if simple_key && a.multiline {
             style = Style::Double;

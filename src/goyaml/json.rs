@@ -71,6 +71,7 @@ fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), Stri
             out.push_str(&base64::engine::general_purpose::STANDARD.encode(&b[..]));
             out.push('"');
         }
+        Value::List(_, crate::gotmpl::value::ListKind::NilStr) => out.push_str("null"),
         Value::List(l, _) => {
             out.push('[');
             for (i, x) in l.iter().enumerate() {
@@ -132,6 +133,8 @@ pub fn write_string(out: &mut String, s: &str, escape_html: bool) {
     out.push('"');
     for c in s.chars() {
         match c {
+            // encoding/json writes each byte that is not UTF-8 as \ufffd.
+            c if crate::gotmpl::gostr::raw_byte(c).is_some() => out.push_str("\\ufffd"),
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),

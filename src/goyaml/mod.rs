@@ -9,4 +9,4 @@ pub mod parse;
 pub mod resolve;
 
 pub use emit::to_yaml;
-pub use parse::{parse_values, YamlError};
+pub use parse::{load_values, parse_values, YamlError};

@@ -440,6 +440,41 @@ fn merge_docs(dst: &mut Map, src: Map) {
     }
 }
 
+/// Helm v4's loader.LoadValues, for values.yaml and `-f` files: the text is
+/// cut into documents by Kubernetes' YAMLReader (a line starting with `---`
+/// ends a document and may only be followed by spaces or a comment), each
+/// non-empty document is parsed on its own as a map and merged over the
+/// ones before. The error is LoadValues' text.
+pub fn load_values(text: &str) -> Result<Map, String> {
+    let mut out = Map::new();
+    let mut doc = String::new();
+    let flush = |doc: &mut String, out: &mut Map| -> Result<(), String> {
+        if doc.is_empty() {
+            return Ok(());
+        }
+        let m =
+            parse_values(doc).map_err(|e| format!("cannot unmarshal yaml document: {}", e.msg))?;
+        merge_docs(out, m);
+        doc.clear();
+        Ok(())
+    };
+    for line in text.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("---") {
+            let trimmed = rest.trim_matches(|c: char| c.is_whitespace());
+            if !trimmed.is_empty() && !trimmed.starts_with('#') {
+                return Err(format!(
+                    "error reading yaml document: invalid Yaml document separator: {trimmed}"
+                ));
+            }
+            flush(&mut doc, &mut out)?;
+            continue;
+        }
+        doc.push_str(line);
+    }
+    flush(&mut doc, &mut out)?;
+    Ok(out)
+}
+
 /// Parse a values file (values.yaml, `-f`): a map, numbers as float64.
 /// Several documents are merged in order; an empty file is an empty map.
 pub fn parse_values(text: &str) -> Result<Map, YamlError> {

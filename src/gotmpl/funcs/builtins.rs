@@ -86,7 +86,7 @@ fn len(x: &mut Exec, a: Vec<Value>) -> FResult {
             Value::Map(m, _) => Ok(Value::Int(m.borrow().len() as i64)),
             _ => Err(format!("len of type {}", o.type_name()).into()),
         },
-        Value::Str(s) => Ok(Value::Int(s.len() as i64)),
+        Value::Str(s) => Ok(Value::Int(crate::gotmpl::gostr::byte_len(s) as i64)),
         Value::Bytes(b) => Ok(Value::Int(b.len() as i64)),
         Value::List(l, _) => Ok(Value::Int(l.len() as i64)),
         Value::Map(m, _) => Ok(Value::Int(m.borrow().len() as i64)),
@@ -133,10 +133,11 @@ fn index(x: &mut Exec, a: Vec<Value>) -> FResult {
             }
             Value::Str(s) => {
                 let i = index_value(idx)?;
-                if i < 0 || i as usize >= s.len() {
+                let b = crate::gotmpl::gostr::to_bytes(s);
+                if i < 0 || i as usize >= b.len() {
                     return Err(format!("index out of range: {i}").into());
                 }
-                Value::Uint8(s.as_bytes()[i as usize])
+                Value::Uint8(b[i as usize])
             }
             Value::Map(m, kind) => {
                 let key = match idx {

@@ -141,6 +141,12 @@ pub fn register(r: &mut Registry) {
         json::decode(arg_str(&a[0])).map_err(FuncError::Msg)
     });
     r.add("toToml", &[Any], None, |_, a| {
+        if a[0].is_nil() {
+            // Sprig's toTOML panics in the encoder on a nil interface.
+            return Err(FuncError::Msg(
+                "reflect: call of reflect.Value.Type on zero Value".into(),
+            ));
+        }
         Ok(Value::string(to_toml(&a[0]).unwrap_or_else(|e| e)))
     });
     r.add("mustToToml", &[Any], None, |_, a| {
@@ -196,8 +202,17 @@ fn error_map(msg: String) -> Value {
 
 /// BurntSushi/toml's encoder for the map shapes templates produce.
 fn to_toml(v: &Value) -> Result<String, String> {
+    const NO_KEY: &str = "toml: top-level values must be Go maps or structs";
     let Value::Map(m, _) = v else {
-        return Err(format!("toml: top-level values must be Go maps or structs"));
+        // BurntSushi's encode: a value that is not a table is written bare
+        // (writeKeyValue with no key); an array of tables needs a key.
+        if table_array(v).is_some() {
+            return Err(NO_KEY.into());
+        }
+        return match v {
+            Value::Nil => Err("reflect: call of reflect.Value.Type on zero Value".into()),
+            _ => toml_inline(v)?.ok_or_else(|| NO_KEY.to_string()),
+        };
     };
     let mut out = String::new();
     toml_table(&mut out, &m.borrow(), &[])?;

@@ -190,7 +190,7 @@ pub fn arg_map(v: &Value) -> Option<std::rc::Rc<std::cell::RefCell<Map>>> {
 pub fn strval(v: &Value) -> String {
     match v {
         Value::Str(s) => s.to_string(),
-        Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Bytes(b) => super::gostr::from_bytes(b).into_owned(),
         other => super::format::format_v(other),
     }
 }

@@ -138,11 +138,24 @@ struct Template {
     is_ca: bool,
 }
 
-fn cert_pem(
-    t: &Template,
-    subject_key: &Key,
-    issuer: Option<(&x509_cert::name::Name, &Key)>,
-) -> Result<String, FuncError> {
+/// The issuer of a certificate being made: its subject name, its key and
+/// its Subject Key Identifier, if it has one.
+type Issuer<'a> = (&'a x509_cert::name::Name, &'a Key, Option<Vec<u8>>);
+
+/// A certificate's Subject Key Identifier extension value.
+fn subject_key_id(cert: &x509_cert::Certificate) -> Option<Vec<u8>> {
+    use x509_cert::der::Decode;
+    use x509_cert::ext::pkix::SubjectKeyIdentifier;
+    cert.tbs_certificate
+        .extensions
+        .as_ref()?
+        .iter()
+        .find(|e| e.extn_id == x509_cert::der::oid::db::rfc5280::ID_CE_SUBJECT_KEY_IDENTIFIER)
+        .and_then(|e| SubjectKeyIdentifier::from_der(e.extn_value.as_bytes()).ok())
+        .map(|s| s.0.as_bytes().to_vec())
+}
+
+fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<Issuer>) -> Result<String, FuncError> {
     use x509_cert::builder::{Builder, CertificateBuilder, Profile};
     use x509_cert::der::asn1::{Ia5String, OctetString};
     use x509_cert::der::EncodePem;
@@ -178,10 +191,22 @@ fn cert_pem(
         Key::Rsa(k) => SubjectPublicKeyInfoOwned::from_key(k.to_public_key()).map_err(msg)?,
         Key::Ec(k) => SubjectPublicKeyInfoOwned::from_key(*k.verifying_key()).map_err(msg)?,
     };
-    let profile = Profile::Manual {
-        issuer: issuer.map(|(n, _)| n.clone()),
+    // Go's x509.CreateCertificate: a CA gets a Subject Key Identifier, the
+    // first 160 bits of the SHA-256 of its public key's bits; a certificate
+    // whose issuer is another certificate with one gets it as its
+    // Authority Key Identifier.
+    let ski = t.is_ca.then(|| {
+        use sha2::Digest;
+        sha2::Sha256::digest(spki.subject_public_key.raw_bytes())[..20].to_vec()
+    });
+    let aki = match &issuer {
+        Some((name, _, Some(id))) if **name != subject => Some(id.clone()),
+        _ => None,
     };
-    let signer_key = issuer.map(|(_, k)| k).unwrap_or(subject_key);
+    let profile = Profile::Manual {
+        issuer: issuer.as_ref().map(|(n, _, _)| (*n).clone()),
+    };
+    let signer_key = issuer.as_ref().map(|(_, k, _)| *k).unwrap_or(subject_key);
     let mut usages = KeyUsages::KeyEncipherment | KeyUsages::DigitalSignature;
     if t.is_ca {
         usages |= KeyUsages::KeyCertSign;
@@ -214,6 +239,20 @@ fn cert_pem(
                 path_len_constraint: None,
             })
             .map_err(msg)?;
+            if let Some(id) = &ski {
+                b.add_extension(&x509_cert::ext::pkix::SubjectKeyIdentifier(
+                    OctetString::new(id.clone()).map_err(msg)?,
+                ))
+                .map_err(msg)?;
+            }
+            if let Some(id) = &aki {
+                b.add_extension(&x509_cert::ext::pkix::AuthorityKeyIdentifier {
+                    key_identifier: Some(OctetString::new(id.clone()).map_err(msg)?),
+                    authority_cert_issuer: None,
+                    authority_cert_serial_number: None,
+                })
+                .map_err(msg)?;
+            }
             if !sans.is_empty() {
                 b.add_extension(&SubjectAltName(sans)).map_err(msg)?;
             }
@@ -275,7 +314,12 @@ fn make_cert(t: Template, key: Option<&str>, ca: Option<&Certificate>) -> FResul
                 FuncError::Msg(m) => msg(format!("unable to decode private key: {m}")),
                 other => other,
             })?;
-            cert_pem(&t, &key, Some((&ca_cert.tbs_certificate.subject, &ca_key)))?
+            let ca_ski = subject_key_id(&ca_cert);
+            cert_pem(
+                &t,
+                &key,
+                Some((&ca_cert.tbs_certificate.subject, &ca_key, ca_ski)),
+            )?
         }
     };
     Ok(Value::Object(Rc::new(Certificate {

@@ -3,6 +3,7 @@
 
 use super::{arg_int, arg_str, strval, FResult, Registry, P};
 use crate::gotmpl::format::{self, quote_go};
+use crate::gotmpl::gostr;
 use crate::gotmpl::value::{ListKind, Map, MapKind, Value};
 use base64::Engine as _;
 use std::rc::Rc;
@@ -36,20 +37,26 @@ pub fn register(r: &mut Registry) {
             .unwrap_or(arg_str(&a[1]))
             .to_string())
     });
+    // strings.Map writes each byte that is not UTF-8 as U+FFFD.
     r.add("upper", &[Str], None, |_, a| {
-        s(arg_str(&a[0])
+        s(gostr::lossy(arg_str(&a[0]))
             .chars()
             .map(|c| simple_case(c, c.to_uppercase()))
             .collect())
     });
+    // strings.Map writes each byte that is not UTF-8 as U+FFFD.
     r.add("lower", &[Str], None, |_, a| {
-        s(arg_str(&a[0])
+        s(gostr::lossy(arg_str(&a[0]))
             .chars()
             .map(|c| simple_case(c, c.to_lowercase()))
             .collect())
     });
-    r.add("title", &[Str], None, |_, a| s(title(arg_str(&a[0]))));
-    r.add("untitle", &[Str], None, |_, a| s(untitle(arg_str(&a[0]))));
+    r.add("title", &[Str], None, |_, a| {
+        s(title(&gostr::lossy(arg_str(&a[0]))))
+    });
+    r.add("untitle", &[Str], None, |_, a| {
+        s(untitle(&gostr::lossy(arg_str(&a[0]))))
+    });
     r.add("repeat", &[Int, Str], None, |_, a| {
         let n = arg_int(&a[0]);
         if n < 0 {
@@ -63,7 +70,8 @@ pub fn register(r: &mut Registry) {
     r.add("trunc", &[Int, Str], None, |_, a| {
         let c = arg_int(&a[0]);
         let st = arg_str(&a[1]);
-        let b = st.as_bytes();
+        let bb = gostr::to_bytes(st);
+        let b = &*bb;
         let l = b.len() as i64;
         if c < 0 && l + c > 0 {
             return s(go_lossy(&b[(l + c) as usize..]));
@@ -166,10 +174,11 @@ pub fn register(r: &mut Registry) {
         s(to_lower_words(arg_str(&a[0]), '-'))
     });
     r.add("camelcase", &[Str], None, |_, a| {
-        s(camelcase(arg_str(&a[0])))
+        s(camelcase(&gostr::lossy(arg_str(&a[0]))))
     });
+    // Rune by rune, as Go's range writes U+FFFD for bytes that are not UTF-8.
     r.add("swapcase", &[Str], None, |_, a| {
-        s(arg_str(&a[0])
+        s(gostr::lossy(arg_str(&a[0]))
             .chars()
             .flat_map(|c| {
                 if c.is_uppercase() {
@@ -184,13 +193,14 @@ pub fn register(r: &mut Registry) {
     });
     r.add("shuffle", &[Str], None, |_, a| {
         use rand::seq::SliceRandom;
-        let mut c: Vec<char> = arg_str(&a[0]).chars().collect();
+        let mut c: Vec<char> = gostr::lossy(arg_str(&a[0])).chars().collect();
         c.shuffle(&mut rand::thread_rng());
         s(c.into_iter().collect())
     });
     r.add("nospace", &[Str], None, |_, a| {
-        s(arg_str(&a[0])
-            .bytes()
+        s(gostr::to_bytes(arg_str(&a[0]))
+            .iter()
+            .copied()
             .filter(|b| !go_latin1_space(*b))
             .map(|b| b as char)
             .collect())
@@ -227,34 +237,38 @@ pub fn register(r: &mut Registry) {
     });
     r.add("sha1sum", &[Str], None, |_, a| {
         use sha1::Digest;
-        s(hex(&sha1::Sha1::digest(arg_str(&a[0]).as_bytes())))
+        s(hex(&sha1::Sha1::digest(&*gostr::to_bytes(arg_str(&a[0])))))
     });
     r.add("sha256sum", &[Str], None, |_, a| {
         use sha2::Digest;
-        s(hex(&sha2::Sha256::digest(arg_str(&a[0]).as_bytes())))
+        s(hex(&sha2::Sha256::digest(&*gostr::to_bytes(arg_str(
+            &a[0],
+        )))))
     });
     r.add("sha512sum", &[Str], None, |_, a| {
         use sha2::Digest;
-        s(hex(&sha2::Sha512::digest(arg_str(&a[0]).as_bytes())))
+        s(hex(&sha2::Sha512::digest(&*gostr::to_bytes(arg_str(
+            &a[0],
+        )))))
     });
     r.add("adler32sum", &[Str], None, |_, a| {
-        s(adler32(arg_str(&a[0]).as_bytes()).to_string())
+        s(adler32(&gostr::to_bytes(arg_str(&a[0]))).to_string())
     });
     r.add("b64enc", &[Str], None, |_, a| {
-        s(base64::engine::general_purpose::STANDARD.encode(arg_str(&a[0])))
+        s(base64::engine::general_purpose::STANDARD.encode(gostr::to_bytes(arg_str(&a[0]))))
     });
     r.add("b64dec", &[Str], None, |_, a| {
         s(match go_b64_decode(arg_str(&a[0])) {
-            Ok(b) => go_lossy(&b),
+            Ok(b) => gostr::from_vec(b),
             Err(e) => e,
         })
     });
     r.add("b32enc", &[Str], None, |_, a| {
-        s(b32_encode(arg_str(&a[0]).as_bytes()))
+        s(b32_encode(&gostr::to_bytes(arg_str(&a[0]))))
     });
     r.add("b32dec", &[Str], None, |_, a| {
         s(match b32_decode(arg_str(&a[0])) {
-            Ok(b) => go_lossy(&b),
+            Ok(b) => gostr::from_vec(b),
             Err(e) => e,
         })
     });
@@ -381,26 +395,10 @@ fn simple_case(c: char, full: impl Iterator<Item = char>) -> char {
     }
 }
 
-/// Bytes as Go prints a string holding them: each byte that starts no valid
-/// UTF-8 sequence becomes one U+FFFD (where Rust's lossy conversion folds a
-/// cut sequence into one).
+/// Bytes as a Go string holding them: each byte that starts no valid
+/// UTF-8 sequence is kept as its raw-byte marker (see gotmpl::gostr).
 pub fn go_lossy(b: &[u8]) -> String {
-    let mut out = String::with_capacity(b.len());
-    let mut rest = b;
-    loop {
-        match std::str::from_utf8(rest) {
-            Ok(s) => {
-                out.push_str(s);
-                return out;
-            }
-            Err(e) => {
-                let (valid, after) = rest.split_at(e.valid_up_to());
-                out.push_str(std::str::from_utf8(valid).expect("valid prefix"));
-                out.push('\u{FFFD}');
-                rest = &after[1..];
-            }
-        }
-    }
+    gostr::from_bytes(b).into_owned()
 }
 
 /// unicode.IsSpace of a byte taken as a rune (Latin-1).
@@ -501,7 +499,8 @@ fn untitle(st: &str) -> String {
 }
 
 fn substr(start: i64, end: i64, st: &str) -> FResult {
-    let b = st.as_bytes();
+    let bb = gostr::to_bytes(st);
+    let b = &*bb;
     let l = b.len() as i64;
     let slice = |a: i64, z: i64| -> FResult {
         if a < 0 || z > l || a > z {
@@ -534,7 +533,7 @@ fn abbreviate_full(st: &str, offset: i64, max: i64) -> Option<String> {
     if max < 4 {
         return None;
     }
-    let l = st.len() as i64;
+    let l = gostr::byte_len(st) as i64;
     if l <= max {
         return Some(st.to_string());
     }
@@ -542,7 +541,8 @@ fn abbreviate_full(st: &str, offset: i64, max: i64) -> Option<String> {
     if l - offset < max - 3 {
         offset = l - (max - 3);
     }
-    let b = st.as_bytes();
+    let bb = gostr::to_bytes(st);
+    let b = &*bb;
     let sub = |a: i64, z: i64| go_lossy(&b[a as usize..z as usize]);
     if offset <= 4 {
         return Some(sub(0, max - 3) + "...");
@@ -563,7 +563,8 @@ fn wrap_custom(st: &str, wrap_len: i64, nl: &str, wrap_long: bool) -> String {
     }
     let nl = if nl.is_empty() { "\n" } else { nl };
     let w = wrap_len.max(1) as usize;
-    let b = st.as_bytes();
+    let bb = gostr::to_bytes(st);
+    let b = &*bb;
     let n = b.len();
     let mut offset = 0usize;
     let mut out: Vec<u8> = Vec::new();
@@ -664,7 +665,7 @@ fn split_map(parts: Vec<String>) -> Value {
 /// Sprig's strslice.
 pub fn strslice(v: &Value) -> Vec<String> {
     match v {
-        Value::List(l, ListKind::Str) => l.iter().map(strval).collect(),
+        Value::List(l, ListKind::Str | ListKind::NilStr) => l.iter().map(strval).collect(),
         Value::List(l, _) => l.iter().filter(|x| !x.is_nil()).map(strval).collect(),
         Value::Bytes(b) => b.iter().map(|x| x.to_string()).collect(),
         Value::Nil => Vec::new(),
@@ -997,6 +998,10 @@ fn regex_find_all(a: &[Value], panicky: bool) -> FResult {
         .iter()
         .map(|m| m.as_str().to_string())
         .collect();
+    // FindAllString returns nil when nothing matches (or n is 0).
+    if v.is_empty() {
+        return Ok(Value::List(Rc::new(Vec::new()), ListKind::NilStr));
+    }
     Ok(Value::str_list(v))
 }
 
@@ -1026,7 +1031,7 @@ fn regex_split(a: &[Value], panicky: bool) -> FResult {
     let st = arg_str(&a[1]);
     let n = arg_int(&a[2]);
     if n == 0 {
-        return Ok(Value::List(Rc::new(Vec::new()), ListKind::Str));
+        return Ok(Value::List(Rc::new(Vec::new()), ListKind::NilStr));
     }
     if !arg_str(&a[0]).is_empty() && st.is_empty() {
         return Ok(Value::str_list(vec![String::new()]));
