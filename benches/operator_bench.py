@@ -29,6 +29,9 @@ import argparse, json, os, re, statistics, subprocess, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(ROOT, "../shared/charts")
+# The binaries measured: the release build; NAVIQUE_BENCH_BIN_DIR points
+# elsewhere for a smoke run of the script (its figures then mean nothing).
+BIN_DIR = os.environ.get("NAVIQUE_BENCH_BIN_DIR", os.path.join(ROOT, "target/release"))
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -36,7 +39,7 @@ class Server:
     def __init__(self):
         self.tmp = tempfile.mkdtemp()
         self.kubeconfig = os.path.join(self.tmp, "kubeconfig")
-        self.proc = subprocess.Popen([os.path.join(ROOT, "target/release/navique-sandbox"), "--kubeconfig", self.kubeconfig,
+        self.proc = subprocess.Popen([os.path.join(BIN_DIR, "navique-sandbox"), "--kubeconfig", self.kubeconfig,
                                       "--ready-delay-ms", "20"], stderr=subprocess.DEVNULL)
         while not os.path.exists(self.kubeconfig):
             time.sleep(0.01)
@@ -136,7 +139,7 @@ def start_operator(s, flags=BENCH_FLAGS, features=()):
     """`navique-operator run` on `s`, licensed with this run's key for
     `features`; returns once its Capability objects exist, with the time
     that took."""
-    cmd = [os.path.join(ROOT, "target/release/navique-operator"), "run", "--kubeconfig", s.kubeconfig, *flags,
+    cmd = [os.path.join(BIN_DIR, "navique-operator"), "run", "--kubeconfig", s.kubeconfig, *flags,
            "--license-public-key", license(s, features),
            "--charts-dir", SHARED, "--charts-dir", os.path.join(SHARED, "extra")]
     t = time.perf_counter()

@@ -500,19 +500,19 @@ import helm_python, json, subprocess
 r = helm_python.package({chart:?}, destination={work:?})
 print(json.dumps(r))
 "#,
-        chart = format!("{ROOT}/chart/navique-operator"),
+        chart = format!("{ROOT}/chart/navique-ai-core-operator"),
         work = work.display().to_string()
     );
     python::json(&script, "");
     let tarball = work.join(format!(
-        "navique-operator-{}.tgz",
+        "navique-ai-core-operator-{}.tgz",
         env!("CARGO_PKG_VERSION")
     ));
     let pushed = charts(
         &[
             "push",
             tarball.to_str().unwrap(),
-            &format!("oci://{}/navique/charts", reg.addr),
+            &format!("oci://{}/ghcr.io/scigility/charts", reg.addr),
             "--plain-http",
         ],
         &[],
@@ -522,10 +522,10 @@ print(json.dumps(r))
         r#"
 import helm_python, json
 cfg = helm_python.Config(kubeconfig_path={kc:?}, namespace={ns:?})
-cfg.install("oci://{addr}/navique/charts/navique-operator", "navique", {{}}, create_namespace=True,
-            chart_version={version:?}, plain_http=True)
+cfg.install("oci://{addr}/ghcr.io/scigility/charts/navique-ai-core-operator", "navique-ai-core-operator", {{}},
+            create_namespace=True, chart_version={version:?}, plain_http=True)
 listed = [r["name"] for r in cfg.list()]
-cfg.uninstall("navique")
+cfg.uninstall("navique-ai-core-operator")
 print(json.dumps(listed))
 "#,
         kc = cluster.kubeconfig.display().to_string(),
@@ -534,6 +534,10 @@ print(json.dumps(listed))
         version = env!("CARGO_PKG_VERSION")
     );
     let listed = python::json(&script, "");
-    assert_eq!(listed, serde_json::json!(["navique"]), "{listed}");
+    assert_eq!(
+        listed,
+        serde_json::json!(["navique-ai-core-operator"]),
+        "{listed}"
+    );
     std::fs::remove_dir_all(&work).unwrap();
 }

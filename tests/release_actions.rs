@@ -825,7 +825,8 @@ const RECORDED_KINDS: &[(&str, &str, &str, bool)] = &[
 /// made them (resourceVersions are one sequence across kinds, as etcd's
 /// revisions are on a real cluster).
 struct Recorder {
-    events: std::sync::Arc<std::sync::Mutex<Vec<(u64, String)>>>,
+    /// (resourceVersion, "verb Kind name", whether a hook).
+    events: std::sync::Arc<std::sync::Mutex<Vec<(u64, String, bool)>>>,
     watches: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -873,18 +874,27 @@ impl Recorder {
                     {
                         continue;
                     }
-                    events
-                        .lock()
-                        .unwrap()
-                        .push((rv.parse().unwrap_or(0), format!("{verb} {kind} {name}")));
+                    let hook = o
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .is_some_and(|a| a.contains_key("helm.sh/hook"));
+                    events.lock().unwrap().push((
+                        rv.parse().unwrap_or(0),
+                        format!("{verb} {kind} {name}"),
+                        hook,
+                    ));
                 }
             }));
         }
         Recorder { events, watches }
     }
 
-    /// What was recorded, in the server's order; the watches stop.
-    async fn finish(self) -> Vec<String> {
+    /// What was recorded, in the server's order; the watches stop. Helm
+    /// creates a release's own objects of one kind concurrently (their
+    /// order is not Helm's to keep), hooks one by one: `hooks_only` keeps
+    /// the hooks.
+    async fn finish(self, hooks_only: bool) -> Vec<String> {
         // The deletions a step waited for may still be on their way to us.
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;
         for w in &self.watches {
@@ -892,7 +902,11 @@ impl Recorder {
         }
         let mut events = self.events.lock().unwrap().clone();
         events.sort();
-        events.into_iter().map(|(_, e)| e).collect()
+        events
+            .into_iter()
+            .filter(|(_, _, hook)| *hook || !hooks_only)
+            .map(|(_, e, _)| e)
+            .collect()
     }
 }
 
@@ -957,10 +971,10 @@ async fn hook_creates_deletes_and_records_equal_real_helms() {
         let client = e.client().await;
         let recorder = Recorder::start(&client, &ours, "h").await;
         e.ok(&ours, our_args);
-        let our_sequence = recorder.finish().await;
+        let our_sequence = recorder.finish(false).await;
         let recorder = Recorder::start(&client, &theirs, "h").await;
         helm(&theirs, helm_args);
-        let helm_sequence = recorder.finish().await;
+        let helm_sequence = recorder.finish(false).await;
         assert_eq!(
             our_sequence, helm_sequence,
             "{step}: creates and deletes, ours then real Helm's"
@@ -1029,7 +1043,7 @@ async fn hook_sequences_of_corpus_charts_equal_real_helms() {
             &ours,
             &["uninstall", &release, "--wait", "--timeout", "120s"],
         );
-        let our_sequence = recorder.finish().await;
+        let our_sequence = recorder.finish(true).await;
 
         let theirs = e.namespace("hooks-helm").await;
         let recorder = Recorder::start(&client, &theirs, &release).await;
@@ -1050,7 +1064,7 @@ async fn hook_sequences_of_corpus_charts_equal_real_helms() {
                 String::from_utf8_lossy(&out.stderr)
             );
         }
-        let helm_sequence = recorder.finish().await;
+        let helm_sequence = recorder.finish(true).await;
         assert!(
             our_sequence.iter().any(|s| s.starts_with("delete Job ")),
             "{file}: no hook Job ran: {our_sequence:?}"
