@@ -88,7 +88,7 @@ pub async fn run(
             return Err(ActionError::HookCreate {
                 event: event.to_string(),
                 path: rel.hooks[i].path.clone(),
-                source,
+                source: Box::new(source),
             });
         }
         let waited = if matches!(rel.hooks[i].kind.as_str(), "Job" | "Pod") {

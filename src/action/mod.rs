@@ -26,7 +26,7 @@ pub enum ActionError {
     HookCreate {
         event: String,
         path: String,
-        source: ApplyError,
+        source: Box<ApplyError>,
     },
     /// The hooks of an event failed, worded as Helm's action for that event
     /// words it; rollback and uninstall pass the hook's error on unwrapped.
@@ -74,7 +74,7 @@ impl std::error::Error for ActionError {
             ActionError::Storage(e) => Some(e),
             ActionError::Apply(e) => Some(e),
             ActionError::Invalid(_) => None,
-            ActionError::HookCreate { source, .. } => Some(source),
+            ActionError::HookCreate { source, .. } => Some(source.as_ref()),
             ActionError::Hooks { source, .. } => Some(source.as_ref()),
         }
     }
