@@ -63,13 +63,16 @@ pub async fn run(
         return Ok(());
     }
     let order = execution_order(&rel.hooks, event);
+    // Each hook's objects, built once for its creation and its deletions.
+    let mut built: Vec<Vec<Object>> = Vec::with_capacity(order.len());
     for (done, &i) in order.iter().enumerate() {
         // Helm writes the default into the release record too.
         if rel.hooks[i].delete_policies.is_empty() {
             rel.hooks[i].delete_policies = vec![BEFORE_HOOK_CREATION.to_string()];
         }
-        delete_by_policy(ctx, &rel.hooks[i], BEFORE_HOOK_CREATION, timeout).await?;
-        let objects = hook_objects(ctx, &rel.hooks[i]).await?;
+        built.push(hook_objects(ctx, &rel.hooks[i]).await?);
+        let objects = &built[done];
+        delete_by_policy(ctx, &rel.hooks[i], objects, BEFORE_HOOK_CREATION, timeout).await?;
         rel.hooks[i].last_run = HookExecution {
             started_at: now_text(),
             completed_at: String::new(),
@@ -80,7 +83,7 @@ pub async fn run(
         rel.hooks[i].last_run.phase = "Unknown".into();
         if let Err(source) = ctx
             .cluster
-            .apply_all(&objects, &ctx.apply_options(&rel.name))
+            .apply_all(objects, &ctx.apply_options(&rel.name))
             .await
         {
             rel.hooks[i].last_run.completed_at = now_text();
@@ -92,7 +95,7 @@ pub async fn run(
             });
         }
         let waited = if matches!(rel.hooks[i].kind.as_str(), "Job" | "Pod") {
-            ctx.cluster.wait_ready(&objects, timeout).await
+            ctx.cluster.wait_ready(objects, timeout).await
         } else {
             Ok(())
         };
@@ -100,16 +103,17 @@ pub async fn run(
         if let Err(e) = waited {
             rel.hooks[i].last_run.phase = "Failed".into();
             // Helm only logs what goes wrong while cleaning up after a failure.
-            let _ = delete_by_policy(ctx, &rel.hooks[i], HOOK_FAILED, timeout).await;
-            for &earlier in &order[..done] {
-                delete_by_policy(ctx, &rel.hooks[earlier], HOOK_SUCCEEDED, timeout).await?;
+            let _ = delete_by_policy(ctx, &rel.hooks[i], objects, HOOK_FAILED, timeout).await;
+            for (&earlier, objects) in order[..done].iter().zip(&built) {
+                delete_by_policy(ctx, &rel.hooks[earlier], objects, HOOK_SUCCEEDED, timeout)
+                    .await?;
             }
             return Err(e.into());
         }
         rel.hooks[i].last_run.phase = "Succeeded".into();
     }
-    for &i in order.iter().rev() {
-        delete_by_policy(ctx, &rel.hooks[i], HOOK_SUCCEEDED, timeout).await?;
+    for (&i, objects) in order.iter().zip(&built).rev() {
+        delete_by_policy(ctx, &rel.hooks[i], objects, HOOK_SUCCEEDED, timeout).await?;
     }
     Ok(())
 }
@@ -121,21 +125,21 @@ async fn hook_objects(ctx: &Context, hook: &Hook) -> Result<Vec<Object>, ActionE
     Ok(objects)
 }
 
-/// Deletes the hook's objects and waits until they are gone, when its
+/// Deletes the hook's `objects` and waits until they are gone, when its
 /// policies name `policy`. CustomResourceDefinitions are never deleted: the
 /// cascade would take every object of the type with them.
 async fn delete_by_policy(
     ctx: &Context,
     hook: &Hook,
+    objects: &[Object],
     policy: &str,
     timeout: Duration,
 ) -> Result<(), ActionError> {
     if hook.kind == "CustomResourceDefinition" || !has_policy(hook, policy) {
         return Ok(());
     }
-    let objects = hook_objects(ctx, hook).await?;
-    ctx.cluster.delete_hook_objects(&objects).await?;
-    ctx.cluster.wait_deleted(&objects, timeout).await?;
+    ctx.cluster.delete_hook_objects(objects).await?;
+    ctx.cluster.wait_deleted(objects, timeout).await?;
     Ok(())
 }
 
