@@ -122,6 +122,28 @@ impl Env {
             .unwrap()
     }
 
+    /// Real Helm (`crates/sandbox/tests/helm_client.py`) in `ns`.
+    fn helm(&self, ns: &str, args: &[&str]) -> Output {
+        Command::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py"))
+            .arg(&self.kubeconfig)
+            .arg(ns)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// Real Helm in `ns`, which must succeed.
+    fn helm_ok(&self, ns: &str, args: &[&str]) -> Output {
+        let out = self.helm(ns, args);
+        assert!(
+            out.status.success(),
+            "real Helm {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
     fn ok(&self, ns: &str, args: &[&str]) -> String {
         let out = self.run(ns, args);
         assert!(
@@ -225,15 +247,7 @@ async fn existing_object_of_another_owner_is_refused_with_helms_words() {
     );
 
     if helm_available() {
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
-        let helm = Command::new("python3")
-            .arg(script)
-            .arg(&e.kubeconfig)
-            .arg(&ns)
-            .args(["install", "rel", &chart, "{}"])
-            .output()
-            .unwrap();
+        let helm = e.helm(&ns, &["install", "rel", &chart, "{}"]);
         assert!(!helm.status.success());
         let theirs = String::from_utf8_lossy(&helm.stderr);
         assert!(theirs.contains(&expected), "real Helm says:\n{theirs}");
@@ -664,15 +678,7 @@ async fn provenance_label_and_annotation_ride_on_the_release_secret() {
     );
     assert!(!rel.labels.contains_key("owner") && !rel.labels.contains_key("status"));
     if helm_available() {
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
-        let out = Command::new("python3")
-            .arg(script)
-            .arg(&e.kubeconfig)
-            .arg(&ns)
-            .args(["list"])
-            .output()
-            .unwrap();
+        let out = e.helm(&ns, &["list"]);
         let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(
             list[0]["labels"]["app.kubernetes.io/managed-by"], "navique-ai-core-operator",
@@ -934,22 +940,6 @@ async fn hook_creates_deletes_and_records_equal_real_helms() {
     let chart = e.chart("chain", HOOK_CHAIN);
     let ours = e.namespace("hooks-ours").await;
     let theirs = e.namespace("hooks-helm").await;
-    let helm_client =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
-    let helm = |ns: &str, args: &[&str]| {
-        let out = Command::new("python3")
-            .arg(&helm_client)
-            .arg(&e.kubeconfig)
-            .arg(ns)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "real Helm {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
     let steps: [(&str, &[&str], &[&str]); 3] = [
         (
             "install",
@@ -973,7 +963,7 @@ async fn hook_creates_deletes_and_records_equal_real_helms() {
         e.ok(&ours, our_args);
         let our_sequence = recorder.finish(false).await;
         let recorder = Recorder::start(&client, &theirs, "h").await;
-        helm(&theirs, helm_args);
+        e.helm_ok(&theirs, helm_args);
         let helm_sequence = recorder.finish(false).await;
         assert_eq!(
             our_sequence, helm_sequence,
@@ -1022,8 +1012,6 @@ async fn hook_sequences_of_corpus_charts_equal_real_helms() {
         return;
     }
     let e = env();
-    let helm_client =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sandbox/tests/helm_client.py");
     for (file, values) in [
         ("ingress-nginx-4.15.1.tgz", json!({})),
         ("cert-manager-v1.21.1.tgz", json!({})),
@@ -1047,23 +1035,8 @@ async fn hook_sequences_of_corpus_charts_equal_real_helms() {
 
         let theirs = e.namespace("hooks-helm").await;
         let recorder = Recorder::start(&client, &theirs, &release).await;
-        for args in [
-            vec!["install", &release, &chart, &set],
-            vec!["uninstall", &release],
-        ] {
-            let out = Command::new("python3")
-                .arg(&helm_client)
-                .arg(&e.kubeconfig)
-                .arg(&theirs)
-                .args(&args)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "real Helm {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+        e.helm_ok(&theirs, &["install", &release, &chart, &set]);
+        e.helm_ok(&theirs, &["uninstall", &release]);
         let helm_sequence = recorder.finish(true).await;
         assert!(
             our_sequence.iter().any(|s| s.starts_with("delete Job ")),
