@@ -102,7 +102,7 @@ print(json.dumps({{"config": config["config"], "files": files}}))
         "no shell: {:?}",
         files.keys()
     );
-    let catalog = navique_ai_core_operator::operator::catalog::Catalog::built_in();
+    let catalog = navique_ai_core_operator::operator::model::catalog::Catalog::built_in();
     let pins = navique_ai_core_operator::cli::charts::all_pins(&catalog);
     for (name, pin) in &pins {
         let file = format!("/charts/{}-{}.tgz", pin.chart, pin.version);

@@ -46,11 +46,11 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 fn sha256_file(p: &Path) -> String {
-    navique_ai_core_operator::operator::catalog::sha256_hex(&std::fs::read(p).unwrap())
+    navique_ai_core_operator::digest::sha256_hex(&std::fs::read(p).unwrap())
 }
 
-fn catalog() -> navique_ai_core_operator::operator::catalog::Catalog {
-    navique_ai_core_operator::operator::catalog::Catalog::built_in()
+fn catalog() -> navique_ai_core_operator::operator::model::catalog::Catalog {
+    navique_ai_core_operator::operator::model::catalog::Catalog::built_in()
 }
 
 fn ready() -> bool {
@@ -125,7 +125,7 @@ fn a_tampered_blob_is_refused_naming_both_digests_and_nothing_is_written() {
     reg.seed(&["cert-manager"], &[]);
     let work = scratch("tampered");
     let pins = cert_manager_pins(&work, |t| t);
-    let pin = navique_ai_core_operator::operator::catalog::Catalog::load(&pins)
+    let pin = navique_ai_core_operator::operator::model::catalog::Catalog::load(&pins)
         .unwrap()
         .capability[0]
         .pin
@@ -148,7 +148,7 @@ fn a_tampered_blob_is_refused_naming_both_digests_and_nothing_is_written() {
         &reg.mirror_flags(),
     );
     assert!(!out.ok);
-    let found = navique_ai_core_operator::operator::catalog::sha256_hex(&data);
+    let found = navique_ai_core_operator::digest::sha256_hex(&data);
     assert!(
         out.stderr.contains(&pin.sha256) && out.stderr.contains(&found),
         "{}",

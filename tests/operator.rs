@@ -1038,7 +1038,7 @@ fn bad_input_is_reported_where_it_is_and_breaks_nothing_else() {
 
     // A catalog file with an error stops the process at start, naming file, line and column.
     let bad = std::env::temp_dir().join(format!("navique-bad-catalog-{}.toml", std::process::id()));
-    let text = navique_ai_core_operator::operator::catalog::BUILT_IN
+    let text = navique_ai_core_operator::operator::model::catalog::BUILT_IN
         .replace("release = \"cloudnative-pg\"", "release = 3");
     let line = text.lines().position(|l| l == "release = 3").unwrap() + 1;
     std::fs::write(&bad, text).unwrap();
@@ -1682,7 +1682,7 @@ fn a_signed_license_lifts_limits_until_it_expires_and_expiry_or_tampering_delete
     let license_ns = env.namespace("navique-lic");
     opts.namespace = license_ns.clone();
     opts.license_key = Some(
-        navique_ai_core_operator::operator::license::public_key_from_pem(
+        navique_ai_core_operator::operator::model::licensing::public_key_from_pem(
             &std::fs::read_to_string(licenses::public_pem(&key, &dir)).unwrap(),
         )
         .unwrap(),
@@ -3279,7 +3279,7 @@ fn kill_scenario(kill_at: Option<u64>) -> (Vec<Vec<String>>, u64, bool) {
     let ns = env.namespace("team-kill");
     let dir = temp_dir("navique-kill");
     let old_catalog = dir.join("old-catalog.toml");
-    let built_in = navique_ai_core_operator::operator::catalog::BUILT_IN;
+    let built_in = navique_ai_core_operator::operator::model::catalog::BUILT_IN;
     let new = CERT_MANAGER_NEW;
     assert!(built_in.contains(new.0) && built_in.contains(new.1));
     std::fs::write(

@@ -256,7 +256,8 @@ fn passwords_and_aes_round_trip() {
 /// be realised is an error naming a field under `spec`, never a panic.
 #[test]
 fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
-    use navique_ai_core_operator::operator::{catalog::Catalog, license, observe, plan, realise};
+    use navique_ai_core_operator::operator::decide::{plan, realise, verdict};
+    use navique_ai_core_operator::operator::model::{catalog::Catalog, licensing, snapshot};
     use rand::{Rng, SeedableRng};
     use serde_json::{json, Value as Json};
 
@@ -399,7 +400,7 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
         }
     }
     let catalog = Catalog::built_in();
-    let key = license::built_in_key();
+    let key = licensing::built_in_key();
     let (mut realised, mut refused) = (0, 0);
     for round in 0..20_000 {
         let (kind, seed) = &seeds[round % seeds.len()];
@@ -407,7 +408,7 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
         for _ in 0..rng.gen_range(1..4) {
             mutate(&mut spec, &mut rng, &vocabulary);
         }
-        let r = observe::Resource {
+        let r = snapshot::Resource {
             kind: kind.to_string(),
             namespace: "team-a".into(),
             name: format!("r{round}"),
@@ -442,13 +443,13 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
             } else {
                 realise::realise(&r, &inputs).map(|_| ())
             };
-            let snap = observe::Snapshot {
+            let snap = snapshot::Snapshot {
                 resources: vec![r.clone()],
-                tier: Some(license::tier(None, &key, chrono::Utc::now())),
+                tier: Some(licensing::tier(None, &key, chrono::Utc::now())),
                 ..Default::default()
             };
             let _ = plan::capabilities(&catalog, &snap);
-            let _ = license::judge(snap.tier.as_ref().unwrap(), &snap.resources);
+            let _ = verdict::judge(snap.tier.as_ref().unwrap(), &snap.resources);
             result
         });
         match outcome {
@@ -525,7 +526,8 @@ fn outcome<T>(what: &str, f: impl FnOnce() -> T) -> T {
 #[test]
 fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
     use ed25519_dalek::{Signer, SigningKey};
-    use navique_ai_core_operator::operator::{license, observe};
+    use navique_ai_core_operator::operator::decide::verdict;
+    use navique_ai_core_operator::operator::model::{licensing, snapshot};
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
 
@@ -534,8 +536,8 @@ fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
     let valid = br#"{"licensee":"Acme","tier":"enterprise","expires":"2030-01-01T00:00:00Z","limits":{"PostgresCluster":3},"features":["Observability","altinity"]}"#;
     let mut rng = rand::rngs::StdRng::seed_from_u64(4242);
     let now = chrono::Utc::now();
-    let resources: Vec<observe::Resource> = (0..5)
-        .map(|i| observe::Resource {
+    let resources: Vec<snapshot::Resource> = (0..5)
+        .map(|i| snapshot::Resource {
             kind: ["PostgresCluster", "Observability", "ClickHouseCluster"][i % 3].into(),
             namespace: "team-a".into(),
             name: format!("r{i}"),
@@ -567,19 +569,19 @@ fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
         }
         let mut data = BTreeMap::new();
         if round % 50 != 0 {
-            data.insert(license::PAYLOAD_KEY.to_string(), payload.clone());
+            data.insert(licensing::PAYLOAD_KEY.to_string(), payload.clone());
         }
         if round % 70 != 0 {
-            data.insert(license::SIGNATURE_KEY.to_string(), sig_text.into_bytes());
+            data.insert(licensing::SIGNATURE_KEY.to_string(), sig_text.into_bytes());
         }
         let what = format!("license payload {:?}", String::from_utf8_lossy(&payload));
-        let tier = outcome(&what, || license::tier(Some(&data), &key, now));
+        let tier = outcome(&what, || licensing::tier(Some(&data), &key, now));
         match &tier {
-            license::Tier::Licensed(p) => {
+            licensing::Tier::Licensed(p) => {
                 licensed += 1;
                 assert!(p.expires > now, "{what}: an expired license counted");
             }
-            license::Tier::Free { reason, .. } => {
+            licensing::Tier::Free { reason, .. } => {
                 free += 1;
                 assert!(!reason.is_empty(), "{what}: no reason");
                 // Signed but not JSON: the reason says where it stops parsing.
@@ -591,7 +593,7 @@ fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
                 }
             }
         }
-        let verdicts = outcome(&what, || license::judge(&tier, &resources));
+        let verdicts = outcome(&what, || verdict::judge(&tier, &resources));
         assert_eq!(
             verdicts.len(),
             resources.len(),
@@ -607,8 +609,9 @@ fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
 
 #[test]
 fn malformed_catalogs_never_panic_and_errors_name_the_file_line_and_column() {
-    use navique_ai_core_operator::operator::catalog::{Catalog, ChartStore};
-    use navique_ai_core_operator::operator::{observe, plan};
+    use navique_ai_core_operator::operator::decide::plan;
+    use navique_ai_core_operator::operator::model::catalog::{Catalog, ChartStore};
+    use navique_ai_core_operator::operator::model::snapshot;
     use rand::SeedableRng;
 
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/vendored-charts/catalog.toml");
@@ -633,7 +636,7 @@ fn malformed_catalogs_never_panic_and_errors_name_the_file_line_and_column() {
                         assert!(store.load(&c.pin).is_err(), "a chart from nowhere loaded");
                     }
                     let _ = catalog.workload_for("ChatUI");
-                    let _ = plan::capabilities(&catalog, &observe::Snapshot::default());
+                    let _ = plan::capabilities(&catalog, &snapshot::Snapshot::default());
                 });
             }
             Err(e) => {
@@ -865,7 +868,7 @@ fn cel_refusal(schema: &serde_json::Value, v: &serde_json::Value, path: &str) ->
 
 /// What a real API server says of a spec: the OpenAPI checks, then CEL.
 fn admission_refusal(kind: &str, spec: &serde_json::Value) -> Option<String> {
-    use navique_ai_core_operator::operator::realise::schema;
+    use navique_ai_core_operator::operator::decide::realise::schema;
     if let Err(e) = schema::check(kind, spec) {
         return Some(e.to_string());
     }
@@ -874,7 +877,7 @@ fn admission_refusal(kind: &str, spec: &serde_json::Value) -> Option<String> {
 
 #[test]
 fn every_crd_rule_compiles_and_refuses_what_its_message_says() {
-    use navique_ai_core_operator::operator::realise::schema;
+    use navique_ai_core_operator::operator::decide::realise::schema;
     use serde_json::json;
     let mut rules = Vec::new();
     for kind in schema::kinds() {

@@ -76,7 +76,7 @@ fn a_dry_run_proposes_the_cert_manager_bump_with_its_digest() {
             shared.join("upgrade/cert-manager-v1.19.2.tgz").display()
         )],
     );
-    let catalog = navique_ai_core_operator::operator::catalog::Catalog::built_in();
+    let catalog = navique_ai_core_operator::operator::model::catalog::Catalog::built_in();
     let current = catalog.capability("cert-manager").unwrap().pin.clone();
     let older_digest = {
         // The pin Renovate starts from: v1.19.2 and its digest as the registry has it.
@@ -109,7 +109,8 @@ fn a_dry_run_proposes_the_cert_manager_bump_with_its_digest() {
             "{}",
             String::from_utf8_lossy(&lock.stderr)
         );
-        let locked = navique_ai_core_operator::operator::catalog::Catalog::load(&pins).unwrap();
+        let locked =
+            navique_ai_core_operator::operator::model::catalog::Catalog::load(&pins).unwrap();
         std::fs::remove_file(&mut pins).unwrap();
         locked
             .capability("cert-manager")

@@ -22,7 +22,7 @@ mod registry;
 
 use kubectl::kubectl;
 use navique_ai_core_operator::apply::objects::parse_manifest;
-use navique_ai_core_operator::operator::catalog::Catalog;
+use navique_ai_core_operator::operator::model::catalog::Catalog;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -265,7 +265,7 @@ fn the_chart_kustomize_and_the_bundle_say_the_same_thing() {
 fn the_derived_cluster_role_holds_every_rule_the_bundled_charts_grant() {
     let Some(shared) = shared() else { return };
     let catalog = Catalog::built_in();
-    let store = navique_ai_core_operator::operator::catalog::ChartStore::with_dirs(vec![
+    let store = navique_ai_core_operator::operator::model::catalog::ChartStore::with_dirs(vec![
         shared.clone(),
         shared.join("extra"),
     ]);
@@ -280,7 +280,7 @@ fn the_derived_cluster_role_holds_every_rule_the_bundled_charts_grant() {
         })
     };
     let rendered =
-        navique_ai_core_operator::operator::airgap::rendered_objects(&catalog, &store).unwrap();
+        navique_ai_core_operator::packaging::airgap::rendered_objects(&catalog, &store).unwrap();
     let mut checked = 0;
     for (chart, objects) in &rendered {
         for o in objects

@@ -3,7 +3,7 @@
 
 use super::args::Args;
 use crate::oci::{self, Expect, Mirrors, Options, Registry, Repository};
-use crate::operator::catalog::{Catalog, ChartStore, Pin};
+use crate::operator::model::catalog::{Catalog, ChartStore, Pin};
 use std::path::{Path, PathBuf};
 
 /// Every pinned chart with the name the catalog gives it.
@@ -191,7 +191,7 @@ pub fn verify_dir(catalog: &Catalog, dir: &Path) -> Vec<String> {
 fn lock(a: &Args) -> Result<(), String> {
     let path = PathBuf::from(
         a.one(&["--pins", "--catalog"])
-            .unwrap_or_else(|| crate::operator::catalog::BUILT_IN_PATH.into()),
+            .unwrap_or_else(|| crate::operator::model::catalog::BUILT_IN_PATH.into()),
     );
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let catalog = Catalog::parse(&text, &path.display().to_string()).map_err(|e| e.to_string())?;
@@ -221,7 +221,7 @@ fn lock(a: &Args) -> Result<(), String> {
     if !failures.is_empty() {
         return Err(format!("{}\n(nothing written)", failures.join("\n")));
     }
-    let updated = crate::operator::catalog::lock_text(&text, &resolved, &images)?;
+    let updated = crate::operator::model::catalog::lock_text(&text, &resolved, &images)?;
     Catalog::parse(&updated, &path.display().to_string()).map_err(|e| e.to_string())?;
     if updated == text {
         println!("{}: every pin is current", path.display());
@@ -286,11 +286,11 @@ fn images(a: &Args) -> Result<(), String> {
     let catalog = super::operator::catalog(a)?;
     let dirs = super::demo::charts_dirs(a);
     let rendered =
-        crate::operator::airgap::rendered_images(&catalog, &ChartStore::with_dirs(dirs))?;
-    let pinned: std::collections::BTreeMap<String, &crate::operator::catalog::ImagePin> =
+        crate::packaging::airgap::rendered_images(&catalog, &ChartStore::with_dirs(dirs))?;
+    let pinned: std::collections::BTreeMap<String, &crate::operator::model::catalog::ImagePin> =
         catalog.image.iter().map(|i| (i.tagged(), i)).collect();
     if a.flag("--check") {
-        let (unpinned, unused) = crate::operator::airgap::pin_drift(&catalog, &rendered);
+        let (unpinned, unused) = crate::packaging::airgap::pin_drift(&catalog, &rendered);
         if !unpinned.is_empty() || !unused.is_empty() {
             return Err(format!(
                 "image pins drift from the charts:{}{}",

@@ -6,8 +6,8 @@
 //! server: the demo says where it plays CloudNativePG's part.
 
 use super::args::Args;
-use crate::operator::catalog::ChartStore;
-use crate::operator::process::{self, RunOptions};
+use crate::operator::model::catalog::ChartStore;
+use crate::operator::runtime::process::{self, RunOptions};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{json, Value};
@@ -153,7 +153,7 @@ impl Live {
                 );
                 if !ready && c.metadata.deletion_timestamp.is_none() {
                     let status = json!({"apiVersion": "postgresql.cnpg.io/v1", "kind": "Cluster", "status": {"phase": "Cluster in healthy state",
-                        "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterIsReady", "message": "Cluster is Ready", "lastTransitionTime": crate::operator::status::now()}]}});
+                        "conditions": [{"type": "Ready", "status": "True", "reason": "ClusterIsReady", "message": "Cluster is Ready", "lastTransitionTime": crate::operator::decide::conditions::now()}]}});
                     if clusters
                         .patch_status(
                             &name,
@@ -287,7 +287,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     let keep = a.flag("--keep");
     let dirs = charts_dirs(a);
     let store = ChartStore::with_dirs(dirs.clone());
-    let catalog = crate::operator::catalog::Catalog::built_in();
+    let catalog = crate::operator::model::catalog::Catalog::built_in();
     for name in ["cert-manager", "cloudnative-pg"] {
         store
             .load(&catalog.capability(name).expect("catalog").pin)
@@ -342,7 +342,7 @@ async fn walk_through(
     keep: bool,
 ) -> Result<(), String> {
     let client = crate::apply::client::connect(Some(&kubeconfig), None).await?;
-    let catalog = crate::operator::catalog::Catalog::built_in();
+    let catalog = crate::operator::model::catalog::Catalog::built_in();
 
     println!("1. Someone else already runs cert-manager {}, an older version than the operator bundles, as", OLDER_CERT_MANAGER.1);
     println!("   release platform-cert-manager in namespace platform-tools (installed here the way `helm install`");
@@ -350,7 +350,7 @@ async fn walk_through(
     crate::action::ensure_namespace(&client, "platform-tools")
         .await
         .map_err(|e| e.to_string())?;
-    let older = crate::operator::catalog::Pin {
+    let older = crate::operator::model::catalog::Pin {
         chart: OLDER_CERT_MANAGER.0.into(),
         version: OLDER_CERT_MANAGER.1.into(),
         oci: String::new(),
@@ -420,17 +420,18 @@ async fn walk_through(
         "spec": {"mode": "managed", "managed": {"instances": 1, "storage": {"size": "1Gi"}}}});
     let snap_plan = {
         // What plan shows once the database is asked for (read-only: computed from a snapshot with it).
-        let licensing = crate::operator::observe::Licensing::built_in(&operator_namespace);
-        let mut snap = crate::operator::observe::gather(&client, &catalog, &licensing)
+        let licensing = crate::operator::model::licensing::Licensing::built_in(&operator_namespace);
+        let mut snap = crate::operator::model::gather::gather(&client, &catalog, &licensing)
             .await
             .map_err(|e| e.to_string())?;
         let mut with_pg = pg.clone();
         with_pg["metadata"]["uid"] = json!("(not created yet)");
-        snap.resources.push(crate::operator::observe::resource_from(
-            "PostgresCluster",
-            &with_pg,
-        ));
-        crate::operator::report::build(&catalog, &snap)
+        snap.resources
+            .push(crate::operator::model::snapshot::resource_from(
+                "PostgresCluster",
+                &with_pg,
+            ));
+        crate::operator::decide::report::build(&catalog, &snap)
     };
     for line in snap_plan.to_text().lines() {
         println!("   {line}");

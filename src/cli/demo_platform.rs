@@ -5,7 +5,7 @@
 //! once, in order, then everything deleted. Upstream operators do not run
 //! here: the demo says each time it plays one's part.
 
-use crate::operator::process::{self, RunOptions};
+use crate::operator::runtime::process::{self, RunOptions};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::discovery::ApiResource;
 use serde_json::{json, Value};
@@ -121,7 +121,7 @@ impl Show {
     /// objects that lacks it (and CNPG's `<cluster>-app` Secret).
     async fn play_upstream(&mut self) {
         let conditions = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Ready", "message": "",
-            "lastTransitionTime": crate::operator::status::now()}]});
+            "lastTransitionTime": crate::operator::decide::conditions::now()}]});
         for (group, version, kind, plural, who) in [
             (
                 "postgresql.cnpg.io",
@@ -195,7 +195,7 @@ impl Show {
     /// no vault answers here) and reports Ready.
     async fn play_external_secrets(&mut self) {
         let ready = json!({"conditions": [{"type": "Ready", "status": "True", "reason": "Valid", "message": "",
-            "lastTransitionTime": crate::operator::status::now()}]});
+            "lastTransitionTime": crate::operator::decide::conditions::now()}]});
         for (kind, plural, namespaced) in [
             ("ClusterSecretStore", "clustersecretstores", false),
             ("ExternalSecret", "externalsecrets", true),
@@ -321,7 +321,7 @@ fn demo_license() -> (ed25519_dalek::VerifyingKey, Value) {
     .expect("json");
     let sig = key.sign(&payload);
     let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
-    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": crate::operator::license::SECRET_NAME},
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": crate::operator::model::licensing::SECRET_NAME},
         "data": {"license.json": b64(&payload), "license.sig": b64(b64(&sig.to_bytes()).as_bytes())}});
     (key.verifying_key(), secret)
 }
@@ -337,7 +337,7 @@ pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(),
         Api::namespaced(client.clone(), &opts.namespace);
     secrets
         .patch(
-            crate::operator::license::SECRET_NAME,
+            crate::operator::model::licensing::SECRET_NAME,
             &PatchParams::apply("demo"),
             &Patch::Apply(&license),
         )

@@ -95,12 +95,12 @@ pub fn main(argv: Vec<String>) -> i32 {
 /// `navique-operator manifests [--check] [--charts-dir DIR]... [--root DIR]`.
 fn manifests(a: &args::Args) -> Result<(), String> {
     let dirs = demo::charts_dirs(a);
-    let catalog = crate::operator::catalog::Catalog::built_in();
-    let store = crate::operator::catalog::ChartStore::with_dirs(dirs);
+    let catalog = crate::operator::model::catalog::Catalog::built_in();
+    let store = crate::operator::model::catalog::ChartStore::with_dirs(dirs);
     let image = a
         .one(&["--operator-image"])
-        .unwrap_or_else(|| crate::operator::shipping::DEFAULT_IMAGE.to_string());
-    let files = crate::operator::shipping::files_for(&catalog, &store, &image)?;
+        .unwrap_or_else(|| crate::packaging::shipping::DEFAULT_IMAGE.to_string());
+    let files = crate::packaging::shipping::files_for(&catalog, &store, &image)?;
     if a.flag("--rbac") {
         let role = files
             .iter()
@@ -112,7 +112,7 @@ fn manifests(a: &args::Args) -> Result<(), String> {
     }
     let root = std::path::PathBuf::from(a.one(&["--root"]).unwrap_or_else(|| ".".into()));
     if a.flag("--check") {
-        let stale = crate::operator::shipping::stale(&root, &files);
+        let stale = crate::packaging::shipping::stale(&root, &files);
         if stale.is_empty() {
             println!("{} generated files are current", files.len());
             return Ok(());
@@ -126,7 +126,7 @@ fn manifests(a: &args::Args) -> Result<(), String> {
                 .join("\n")
         ));
     }
-    for p in crate::operator::shipping::write(&root, &files).map_err(|e| e.to_string())? {
+    for p in crate::packaging::shipping::write(&root, &files).map_err(|e| e.to_string())? {
         println!("{}", p.display());
     }
     Ok(())
@@ -145,7 +145,7 @@ fn crds(rest: &[String]) -> Result<(), String> {
         }
     }
     if check {
-        let stale = crate::operator::crds::stale(&dir);
+        let stale = crate::packaging::crds::stale(&dir);
         if stale.is_empty() {
             return Ok(());
         }
@@ -156,7 +156,9 @@ fn crds(rest: &[String]) -> Result<(), String> {
             dir.display()
         ));
     }
-    for name in crate::operator::crds::write(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+    for name in
+        crate::packaging::crds::write(&dir).map_err(|e| format!("{}: {e}", dir.display()))?
+    {
         println!("{}", dir.join(name).display());
     }
     Ok(())

@@ -2,8 +2,8 @@
 //! and the same observe-and-decide path read-only.
 
 use super::args::Args;
-use crate::operator::catalog::Catalog;
-use crate::operator::process::{self, RunOptions};
+use crate::operator::model::catalog::Catalog;
+use crate::operator::runtime::process::{self, RunOptions};
 use std::path::PathBuf;
 
 pub const DEFAULT_CHARTS_DIR: &str = "/charts";
@@ -18,15 +18,15 @@ pub fn catalog(a: &Args) -> Result<Catalog, String> {
 }
 
 /// `--namespace` (where the license is) and `--license-public-key`.
-fn licensing(a: &Args) -> Result<crate::operator::observe::Licensing, String> {
+fn licensing(a: &Args) -> Result<crate::operator::model::licensing::Licensing, String> {
     let namespace = a
         .one(&["--namespace", "-n"])
         .unwrap_or_else(|| "navique-system".into());
-    let mut l = crate::operator::observe::Licensing::built_in(&namespace);
+    let mut l = crate::operator::model::licensing::Licensing::built_in(&namespace);
     if let Some(path) = a.one(&["--license-public-key"]) {
         let pem = std::fs::read_to_string(&path)
             .map_err(|e| format!("--license-public-key {path}: {e}"))?;
-        l.key = crate::operator::license::public_key_from_pem(&pem)
+        l.key = crate::operator::model::licensing::public_key_from_pem(&pem)
             .map_err(|e| format!("--license-public-key {path}: {e}"))?;
     }
     Ok(l)
@@ -151,7 +151,7 @@ pub fn plan(a: &Args) -> Result<(), String> {
     let kubeconfig = a.one(&["--kubeconfig"]).map(PathBuf::from);
     let dirs = a.all(&["--charts-dir"]);
     let charts = (!dirs.is_empty()).then(|| {
-        crate::operator::catalog::ChartStore::with_dirs(
+        crate::operator::model::catalog::ChartStore::with_dirs(
             dirs.into_iter().map(PathBuf::from).collect(),
         )
     });
@@ -161,7 +161,7 @@ pub fn plan(a: &Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let report = rt.block_on(async {
         let client = process::client(kubeconfig.as_deref()).await?;
-        crate::operator::report::plan_report(&client, &catalog, &licensing, charts.as_ref())
+        crate::operator::decide::report::plan_report(&client, &catalog, &licensing, charts.as_ref())
             .await
             .map_err(|e| e.to_string())
     })?;

@@ -74,7 +74,7 @@ pub struct Registry {
 }
 
 pub fn sha256_digest(data: &[u8]) -> String {
-    format!("sha256:{}", crate::operator::catalog::sha256_hex(data))
+    format!("sha256:{}", crate::digest::sha256_hex(data))
 }
 
 impl Registry {
@@ -312,7 +312,7 @@ impl Registry {
                     e,
                 )
             })?;
-        let found = crate::operator::catalog::sha256_hex(&data);
+        let found = crate::digest::sha256_hex(&data);
         if found != layer_sha {
             return Err(OciError(format!(
                 "{what}: the chart tarball's sha256 is {found}, the manifest says {layer_sha}; refusing it"
@@ -391,7 +391,7 @@ impl Registry {
         Ok(Resolved {
             repository: repo.clone(),
             digest,
-            sha256: crate::operator::catalog::sha256_hex(&data),
+            sha256: crate::digest::sha256_hex(&data),
             size: data.len(),
         })
     }

@@ -1,26 +1,22 @@
-//! The operator: what the user asked ([`api`]), what we know ([`catalog`],
-//! [`observe`]), what we decide ([`provenance`], [`needs`], [`plan`],
-//! [`realise`], [`gc`]; [`report`] prints it), how it happens
-//! ([`controller`], [`process`], [`telemetry`]). Every decision is a plain
-//! function of a snapshot; only `observe` and `controller` talk to a cluster.
+//! The operator, read top-down as the story it tells:
+//!
+//! - [`api`]: what users write (the custom resources and their CRDs);
+//! - [`model`]: what we know (the catalog of pinned charts, one fresh read of
+//!   the cluster or the copy the watches keep, the license as found);
+//! - [`decide`]: what should change, as pure functions of what we know
+//!   (provenance, lazy needs, the plan, garbage collection, the licence
+//!   verdict, conditions, and per kind the objects and values it realises);
+//! - [`reconcile`]: small controllers that read once, decide, act through
+//!   the release and apply layers, and report (status, Events, metrics);
+//! - [`runtime`]: the process around them (leader election, metrics and
+//!   health, image mirrors).
+//!
+//! Only `model` and `reconcile` talk to a cluster; a decision that needs a
+//! cluster to be tested is in the wrong place. Build-time packaging (the
+//! chart, the OLM bundle, RBAC, air-gap lists) is in [`crate::packaging`].
 
-pub mod airgap;
 pub mod api;
-pub mod cache;
-pub mod catalog;
-pub mod controller;
-pub mod crds;
-pub mod gc;
-pub mod license;
-pub mod needs;
-pub mod observe;
-pub mod olm;
-pub mod plan;
-pub mod process;
-pub mod provenance;
-pub mod rbac;
-pub mod realise;
-pub mod report;
-pub mod shipping;
-pub mod status;
-pub mod telemetry;
+pub mod decide;
+pub mod model;
+pub mod reconcile;
+pub mod runtime;

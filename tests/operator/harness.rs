@@ -10,10 +10,10 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::discovery::ApiResource;
-use navique_ai_core_operator::operator::catalog::Catalog;
-use navique_ai_core_operator::operator::process::{self, RunOptions};
-use navique_ai_core_operator::operator::status::is_subset;
-use navique_ai_core_operator::operator::telemetry::Metrics;
+use navique_ai_core_operator::operator::decide::conditions::is_subset;
+use navique_ai_core_operator::operator::model::catalog::Catalog;
+use navique_ai_core_operator::operator::runtime::process::{self, RunOptions};
+use navique_ai_core_operator::operator::runtime::telemetry::Metrics;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -342,17 +342,20 @@ impl Env {
         }
         // CRDs of a capability no controller serves (what our own decisions call Absent).
         let catalog = Catalog::built_in();
-        let licensing =
-            navique_ai_core_operator::operator::observe::Licensing::built_in("navique-system");
-        if let Ok(snap) = self.block(navique_ai_core_operator::operator::observe::gather(
+        let licensing = navique_ai_core_operator::operator::model::licensing::Licensing::built_in(
+            "navique-system",
+        );
+        if let Ok(snap) = self.block(navique_ai_core_operator::operator::model::gather::gather(
             &self.client,
             &catalog,
             &licensing,
         )) {
             let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
             for entry in &catalog.capability {
-                let absent = navique_ai_core_operator::operator::provenance::classify(entry, &snap)
-                    == navique_ai_core_operator::operator::provenance::Provenance::Absent;
+                let absent = navique_ai_core_operator::operator::decide::provenance::classify(
+                    entry, &snap,
+                )
+                    == navique_ai_core_operator::operator::decide::provenance::Provenance::Absent;
                 if !absent {
                     continue;
                 }
@@ -931,7 +934,7 @@ impl Env {
     pub fn wait_operator_crds(&self, timeout: Duration) {
         let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
             Api::all(self.client.clone());
-        for crd in navique_ai_core_operator::operator::crds::all() {
+        for crd in navique_ai_core_operator::operator::api::crds::all() {
             let name = crd.metadata.name.clone().unwrap_or_default();
             self.wait_for(&format!("CRD {name} Established"), timeout, |e| {
                 let found = e

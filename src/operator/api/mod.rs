@@ -6,6 +6,7 @@
 
 pub mod capability;
 pub mod clickhouse;
+pub mod crds;
 pub mod gateway;
 pub mod postgres;
 pub mod secrets;

@@ -1,0 +1,16 @@
+//! What should change, as pure functions of what we know: whose each
+//! capability operator is ([`provenance`]), what the resources need
+//! ([`needs`]), what to do about each capability ([`plan`]), what was emitted
+//! and is no longer wanted ([`gc`]), what the license allows ([`verdict`]),
+//! the status to report ([`conditions`]), `plan`'s printed report
+//! ([`report`]) and, per kind, the objects and values a spec realises
+//! ([`realise`]). Nothing here reads or writes a cluster.
+
+pub mod conditions;
+pub mod gc;
+pub mod needs;
+pub mod plan;
+pub mod provenance;
+pub mod realise;
+pub mod report;
+pub mod verdict;

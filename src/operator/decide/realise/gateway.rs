@@ -1,0 +1,313 @@
+//! Gateway -> a LiteLLMProxy named as the Gateway and one LiteLLMModel per
+//! model (`<gateway>-<model>`, bound to the proxy), for the LiteLLM
+//! operator. Secrets reach the proxy as references (env `valueFrom`,
+//! `apiKeyRef`), never as values. With `postgresClusterRef` the proxy runs
+//! in database mode (`applyMode: api`) on that PostgresCluster's connection
+//! Secret, and the Gateway waits until that PostgresCluster is Ready.
+
+use super::secrets::{dns_label, resolve, store_name};
+use super::{owned_metadata, parse_spec, Inputs, ReadyWhen, Realised, SpecError};
+use crate::operator::api::gateway::GatewaySpec;
+use crate::operator::model::snapshot::Resource;
+use serde_json::{json, Value};
+
+pub const LITELLM_API_VERSION: &str = "litellm.home-operations.com/v1alpha1";
+/// The label our LiteLLMModels carry, which the proxy's modelSelector selects.
+pub const GATEWAY_LABEL: &str = "core.navique.com/gateway";
+pub const PORT: u16 = 4000;
+
+pub fn model_name(gateway: &str, model: &str) -> String {
+    dns_label(&format!("{gateway}-{model}"))
+}
+
+/// The resources a Gateway's realisation reads: its PostgresCluster, and
+/// the SecretsManagement behind each vault source.
+pub fn references(r: &Resource) -> Vec<(String, String)> {
+    let Ok(spec) = parse_spec::<GatewaySpec>(&r.spec) else {
+        return vec![];
+    };
+    let mut out = Vec::new();
+    if let Some(pg) = &spec.postgres_cluster_ref {
+        out.push(("PostgresCluster".into(), pg.name.clone()));
+    }
+    let sources = std::iter::once(&spec.master_key)
+        .chain(spec.models.iter().filter_map(|m| m.api_key.as_ref()));
+    for s in sources {
+        if let Some(v) = &s.vault {
+            out.push(("SecretsManagement".into(), v.store.clone()));
+        }
+    }
+    out
+}
+
+/// `name`'s secretKeyRef env var.
+fn env_from(name: &str, secret: &str, key: &str) -> Value {
+    json!({"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}})
+}
+
+pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
+    let spec: GatewaySpec = parse_spec(&r.spec)?;
+    let mut emit = Vec::new();
+    let mut ready_when = Vec::new();
+    let mut waiting_for = Vec::new();
+    let store_wait = |store: &Option<String>, waiting_for: &mut Vec<String>| {
+        if let Some(s) = store {
+            if !inputs
+                .references
+                .contains_key(&("SecretsManagement".to_string(), s.clone()))
+            {
+                waiting_for.push(format!(
+                    "SecretsManagement {s} (its ClusterSecretStore {}) does not exist",
+                    store_name(s)
+                ));
+            }
+        }
+    };
+
+    let master = resolve(r, "spec.masterKey", "master-key", &spec.master_key)?;
+    store_wait(&master.store, &mut waiting_for);
+    emit.extend(master.emit.clone());
+    ready_when.push(master.ready_when.clone());
+    let mut env = vec![env_from(
+        "LITELLM_MASTER_KEY",
+        &master.key_ref.name,
+        &master.key_ref.key,
+    )];
+
+    let mut proxy_spec = json!({
+        "replicas": spec.replicas,
+        "applyMode": "file",
+        "modelSelector": {"matchLabels": {GATEWAY_LABEL: r.name}},
+    });
+    if let Some(pg) = &spec.postgres_cluster_ref {
+        let key = ("PostgresCluster".to_string(), pg.name.clone());
+        match inputs.references.get(&key) {
+            None => waiting_for.push(format!(
+                "PostgresCluster {}/{} does not exist",
+                r.namespace, pg.name
+            )),
+            Some(p) if p.pointer("/status/phase").and_then(Value::as_str) != Some("Ready") => {
+                waiting_for.push(format!(
+                    "PostgresCluster {}/{} is not Ready (phase {})",
+                    r.namespace,
+                    pg.name,
+                    p.pointer("/status/phase")
+                        .and_then(Value::as_str)
+                        .unwrap_or("unset")
+                ))
+            }
+            Some(p) => {
+                let secret = p
+                    .pointer("/status/connectionSecret")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                // The keys every connection Secret has (CNPG's and an
+                // external one); the kubelet expands $(VAR) in order.
+                for (var, key) in [
+                    ("DATABASE_USERNAME", "username"),
+                    ("DATABASE_PASSWORD", "password"),
+                    ("DATABASE_HOST", "host"),
+                    ("DATABASE_PORT", "port"),
+                    ("DATABASE_NAME", "dbname"),
+                ] {
+                    env.push(env_from(var, secret, key));
+                }
+                env.push(json!({"name": "DATABASE_URL",
+                    "value": "postgresql://$(DATABASE_USERNAME):$(DATABASE_PASSWORD)@$(DATABASE_HOST):$(DATABASE_PORT)/$(DATABASE_NAME)"}));
+                proxy_spec["applyMode"] = json!("api");
+                proxy_spec["apiAccess"] = json!({"masterKeyRef": {"name": master.key_ref.name, "key": master.key_ref.key}});
+            }
+        }
+    }
+    proxy_spec["env"] = json!(env);
+    emit.push(json!({
+        "apiVersion": LITELLM_API_VERSION,
+        "kind": "LiteLLMProxy",
+        "metadata": owned_metadata(crate::operator::api::API_VERSION, "Gateway", r, &r.name),
+        "spec": proxy_spec,
+    }));
+
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, m) in spec.models.iter().enumerate() {
+        let name = model_name(&r.name, &m.name);
+        if let Some(j) = seen.insert(name.clone(), i) {
+            return Err(SpecError {
+                field: format!("spec.models[{i}].name"),
+                message: format!(
+                    "{:?} and spec.models[{j}].name {:?} make the same LiteLLMModel name {name}",
+                    m.name, spec.models[j].name
+                ),
+            });
+        }
+        let mut params = json!({"model": m.model});
+        if let Some(base) = m.api_base.as_ref().filter(|b| !b.is_empty()) {
+            params["apiBase"] = json!(base);
+        }
+        if let Some(source) = &m.api_key {
+            let field = format!("spec.models[{i}].apiKey");
+            let key = resolve(r, &field, &format!("model-{}", dns_label(&m.name)), source)?;
+            store_wait(&key.store, &mut waiting_for);
+            emit.extend(key.emit.clone());
+            ready_when.push(key.ready_when.clone());
+            params["apiKeyRef"] = json!({"name": key.key_ref.name, "key": key.key_ref.key});
+        }
+        let mut metadata = owned_metadata(crate::operator::api::API_VERSION, "Gateway", r, &name);
+        metadata["labels"][GATEWAY_LABEL] = json!(r.name);
+        emit.push(json!({
+            "apiVersion": LITELLM_API_VERSION,
+            "kind": "LiteLLMModel",
+            "metadata": metadata,
+            "spec": {"modelName": m.name, "params": params, "proxyRef": r.name},
+        }));
+    }
+    ready_when.push(ReadyWhen::ConditionReady {
+        api_version: LITELLM_API_VERSION.into(),
+        kind: "LiteLLMProxy".into(),
+        name: r.name.clone(),
+    });
+    let mut status = serde_json::Map::new();
+    status.insert(
+        "endpoint".into(),
+        json!(format!("http://{}.{}.svc:{PORT}", r.name, r.namespace)),
+    );
+    Ok(Realised {
+        needs: vec!["litellm-operator".into()],
+        emit,
+        ready_when,
+        status,
+        waiting_for,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gw(spec: Value) -> Resource {
+        Resource::for_test("Gateway", "team-gw", "u-9", spec)
+    }
+
+    fn spec() -> Value {
+        json!({"masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}, "replicas": 2,
+               "models": [{"name": "gpt-4o", "model": "openai/gpt-4o", "apiKey": {"secretKeyRef": {"name": "openai", "key": "api-key"}}},
+                          {"name": "Local Llama", "model": "ollama/llama3", "apiBase": "http://ollama:11434"}]})
+    }
+
+    #[test]
+    fn a_proxy_and_one_model_each_with_secrets_by_reference_only() {
+        let x = realise(&gw(spec()), &Inputs::default()).unwrap();
+        assert_eq!(x.needs, ["litellm-operator"]);
+        assert!(x.waiting_for.is_empty());
+        let kinds: Vec<&str> = x.emit.iter().map(|o| o["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["LiteLLMProxy", "LiteLLMModel", "LiteLLMModel"]);
+        let proxy = &x.emit[0];
+        assert_eq!(proxy["spec"]["replicas"], 2);
+        assert_eq!(proxy["spec"]["applyMode"], "file");
+        assert_eq!(
+            proxy["spec"]["env"][0],
+            json!({"name": "LITELLM_MASTER_KEY", "valueFrom": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}})
+        );
+        assert_eq!(
+            proxy["spec"]["modelSelector"]["matchLabels"][GATEWAY_LABEL],
+            "team-gw"
+        );
+        let m = &x.emit[1];
+        assert_eq!(m["metadata"]["name"], "team-gw-gpt-4o");
+        assert_eq!(m["metadata"]["labels"][GATEWAY_LABEL], "team-gw");
+        assert_eq!(m["spec"]["proxyRef"], "team-gw");
+        assert_eq!(
+            m["spec"]["params"]["apiKeyRef"],
+            json!({"name": "openai", "key": "api-key"})
+        );
+        assert_eq!(x.emit[2]["metadata"]["name"], "team-gw-local-llama");
+        assert_eq!(
+            x.emit[2]["spec"]["params"]["apiBase"],
+            "http://ollama:11434"
+        );
+        assert_eq!(x.status["endpoint"], "http://team-gw.team-a.svc:4000");
+        // Master key and model key Secrets, then the proxy.
+        assert_eq!(x.ready_when.len(), 3);
+    }
+
+    #[test]
+    fn database_mode_waits_for_its_postgres_cluster_then_uses_its_connection_secret() {
+        let mut s = spec();
+        s["postgresClusterRef"] = json!({"name": "app-db"});
+        let r = gw(s);
+        assert_eq!(
+            references(&r),
+            [("PostgresCluster".to_string(), "app-db".to_string())]
+        );
+        let x = realise(&r, &Inputs::default()).unwrap();
+        assert_eq!(
+            x.waiting_for,
+            ["PostgresCluster team-a/app-db does not exist"]
+        );
+        let mut inputs = Inputs::default();
+        inputs.references.insert(
+            ("PostgresCluster".into(), "app-db".into()),
+            json!({"status": {"phase": "Provisioning"}}),
+        );
+        let x = realise(&r, &inputs).unwrap();
+        assert!(
+            x.waiting_for[0].contains("not Ready (phase Provisioning)"),
+            "{:?}",
+            x.waiting_for
+        );
+        inputs.references.insert(
+            ("PostgresCluster".into(), "app-db".into()),
+            json!({"status": {"phase": "Ready", "connectionSecret": "app-db-app"}}),
+        );
+        let x = realise(&r, &inputs).unwrap();
+        assert!(x.waiting_for.is_empty());
+        let proxy = &x.emit[0];
+        assert_eq!(proxy["spec"]["applyMode"], "api");
+        assert_eq!(
+            proxy["spec"]["apiAccess"]["masterKeyRef"]["name"],
+            "litellm-master"
+        );
+        let env = proxy["spec"]["env"].as_array().unwrap();
+        assert!(env.iter().any(|e| e["name"] == "DATABASE_PASSWORD"
+            && e["valueFrom"]["secretKeyRef"] == json!({"name": "app-db-app", "key": "password"})));
+        assert!(env.iter().any(|e| e["name"] == "DATABASE_URL"));
+    }
+
+    #[test]
+    fn vault_sources_become_external_secrets_and_wait_for_their_store() {
+        let mut s = spec();
+        s["masterKey"] =
+            json!({"vault": {"store": "corp", "path": "ai/litellm", "property": "master"}});
+        let r = gw(s);
+        assert_eq!(
+            references(&r),
+            [("SecretsManagement".to_string(), "corp".to_string())]
+        );
+        let x = realise(&r, &Inputs::default()).unwrap();
+        assert_eq!(x.emit[0]["kind"], "ExternalSecret");
+        assert!(
+            x.waiting_for[0].contains("SecretsManagement corp"),
+            "{:?}",
+            x.waiting_for
+        );
+        let mut inputs = Inputs::default();
+        inputs
+            .references
+            .insert(("SecretsManagement".into(), "corp".into()), json!({}));
+        let x = realise(&r, &inputs).unwrap();
+        assert!(x.waiting_for.is_empty());
+        assert_eq!(
+            x.emit[1]["spec"]["env"][0]["valueFrom"]["secretKeyRef"],
+            json!({"name": "team-gw-master-key", "key": "value"})
+        );
+    }
+
+    #[test]
+    fn models_that_make_one_name_are_refused_naming_the_field() {
+        let mut s = spec();
+        s["models"] = json!([{"name": "GPT 4o", "model": "a"}, {"name": "gpt-4o", "model": "b"}]);
+        let e = realise(&gw(s), &Inputs::default()).unwrap_err();
+        assert_eq!(e.field, "spec.models[1].name");
+        let e = realise(&gw(json!({"models": []})), &Inputs::default()).unwrap_err();
+        assert!(e.message.contains("masterKey"), "{e}");
+    }
+}

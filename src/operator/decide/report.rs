@@ -1,0 +1,326 @@
+//! `navique-operator plan`: the operator's observe-and-decide path,
+//! read-only. For each capability its provenance and evidence, who needs
+//! it, and every action `run` would take now, in the order it would.
+
+use crate::operator::decide::conditions::is_subset;
+use crate::operator::decide::plan::{self, CapabilityPlan, Step};
+use crate::operator::decide::provenance::Provenance;
+use crate::operator::decide::realise;
+use crate::operator::model::catalog::{Catalog, ChartStore};
+use crate::operator::model::snapshot::Snapshot;
+use serde_json::{json, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedAction {
+    /// install | upgrade | recover | adopt | emit | delete | uninstall | wait
+    pub action: String,
+    pub target: String,
+    pub reason: String,
+}
+
+pub struct PlanReport {
+    pub capabilities: Vec<CapabilityPlan>,
+    pub bundled: Vec<(String, String)>,
+    pub actions: Vec<PlannedAction>,
+    pub chart_problems: Vec<String>,
+}
+
+fn act(action: &str, target: String, reason: String) -> PlannedAction {
+    PlannedAction {
+        action: action.into(),
+        target,
+        reason,
+    }
+}
+
+/// The whole plan from a snapshot. Pure.
+pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
+    let caps = plan::capabilities(catalog, snap);
+    let verdicts = snap
+        .tier
+        .as_ref()
+        .map(|t| crate::operator::decide::verdict::judge(t, &snap.resources))
+        .unwrap_or_default();
+    let mut actions = Vec::new();
+    for p in &caps {
+        let entry = catalog
+            .capability(&p.name)
+            .expect("planned from the catalog");
+        let target = format!(
+            "{} ({} {} as release {} in {})",
+            p.name, entry.pin.chart, entry.pin.version, entry.release, entry.namespace
+        );
+        match &p.step {
+            Step::Install => actions.push(act("install", target, format!("needed by {}", consumers(p)))),
+            Step::Upgrade { reason } => actions.push(act("upgrade", target, reason.clone())),
+            Step::Recover { revision } => actions.push(act(
+                "recover",
+                target,
+                format!("revision {revision} was left pending by an interrupted run: mark it failed, then upgrade"),
+            )),
+            Step::Adopt(e) => actions.push(act("adopt", p.name.clone(), e.to_string())),
+            Step::Wait { reason } => actions.push(act("wait", p.name.clone(), reason.clone())),
+            _ => {}
+        }
+    }
+    for r in snap
+        .resources
+        .iter()
+        .filter(|r| realise::EMITTING_KINDS.contains(&r.kind.as_str()))
+    {
+        let who = format!("{} {}/{}", r.kind, r.namespace, r.name);
+        if r.deleting {
+            for list in snap.emitted.values() {
+                for o in list
+                    .iter()
+                    .filter(|o| crate::operator::decide::gc::is_ours(o, &r.uid))
+                {
+                    actions.push(act(
+                        "delete",
+                        describe(o),
+                        format!("{who} is being deleted"),
+                    ));
+                }
+            }
+            continue;
+        }
+        if let (Some(v), Some(tier)) = (verdicts.get(&r.uid), snap.tier.as_ref()) {
+            if !v.is_licensed() {
+                actions.push(act("reject", who, v.message(tier)));
+                continue;
+            }
+        }
+        // The plan is read-only: a password to be kept or generated is not
+        // read; what it would emit is compared by everything else.
+        let references = realise::references(r)
+            .into_iter()
+            .filter_map(|(kind, name)| {
+                snap.resources
+                    .iter()
+                    .find(|o| {
+                        o.kind == kind
+                            && o.name == name
+                            && (o.namespace == r.namespace || o.namespace.is_empty())
+                    })
+                    .map(|o| ((kind, name), serde_json::json!({"status": o.status})))
+            })
+            .collect();
+        // Secret values are not in the snapshot (nor should a plan print
+        // them): a key to copy is taken as there.
+        let copied = realise::workload::copied_keys(r)
+            .into_iter()
+            .map(|k| (k, String::new()))
+            .collect();
+        let inputs = realise::Inputs {
+            password: Some(String::new()),
+            references,
+            copied,
+            ..Default::default()
+        };
+        let realised = match realise::realise(r, &inputs) {
+            Ok(x) => x,
+            Err(e) => {
+                actions.push(act("reject", who, e.to_string()));
+                continue;
+            }
+        };
+        if !realised.waiting_for.is_empty() {
+            actions.push(act("wait", who, realised.waiting_for.join("; ")));
+            continue;
+        }
+        let unready: Vec<&str> = realised
+            .needs
+            .iter()
+            .filter(|n| !plan::capability(&caps, n).is_some_and(|p| p.readiness.ready))
+            .map(String::as_str)
+            .collect();
+        for o in &realised.emit {
+            if !unready.is_empty() {
+                actions.push(act(
+                    "wait",
+                    describe(o),
+                    format!("for {} to be Ready", unready.join(", ")),
+                ));
+                continue;
+            }
+            if o["kind"] == "Secret" {
+                // A connection Secret's contents are not in the snapshot (nor
+                // should a plan print them): emitted when it does not exist.
+                let name = (
+                    o["metadata"]["namespace"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    o["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                );
+                if !snap.emitted_secrets.contains(&name) {
+                    actions.push(act("emit", describe(o), format!("for {who}")));
+                }
+                continue;
+            }
+            let current = snap.emitted.values().flatten().find(|e| same_object(e, o));
+            if !current.is_some_and(|c| is_subset(o, c)) {
+                actions.push(act("emit", describe(o), format!("for {who}")));
+            }
+        }
+        for list in snap.emitted.values() {
+            for o in list
+                .iter()
+                .filter(|o| crate::operator::decide::gc::is_ours(o, &r.uid))
+            {
+                if !realised.emit.iter().any(|w| same_object(w, o)) {
+                    actions.push(act(
+                        "delete",
+                        describe(o),
+                        format!("{who} no longer asks for it"),
+                    ));
+                }
+            }
+        }
+    }
+    for p in caps.iter().rev() {
+        match &p.step {
+            Step::Uninstall => actions.push(act(
+                "uninstall",
+                p.name.clone(),
+                "ours and no longer needed".into(),
+            )),
+            Step::HoldUninstall { reason } => actions.push(act(
+                "wait",
+                p.name.clone(),
+                format!("before uninstalling: {reason}"),
+            )),
+            _ => {}
+        }
+    }
+    PlanReport {
+        bundled: caps
+            .iter()
+            .map(|p| {
+                (
+                    p.name.clone(),
+                    catalog
+                        .capability(&p.name)
+                        .map(|e| e.pin.version.clone())
+                        .unwrap_or_default(),
+                )
+            })
+            .collect(),
+        capabilities: caps,
+        actions,
+        chart_problems: Vec::new(),
+    }
+}
+
+fn same_object(a: &Value, b: &Value) -> bool {
+    a["kind"] == b["kind"]
+        && a["metadata"]["name"] == b["metadata"]["name"]
+        && a["metadata"]["namespace"] == b["metadata"]["namespace"]
+}
+
+fn describe(o: &Value) -> String {
+    format!(
+        "{} {} {}/{}",
+        o["apiVersion"].as_str().unwrap_or_default(),
+        o["kind"].as_str().unwrap_or_default(),
+        o["metadata"]["namespace"].as_str().unwrap_or_default(),
+        o["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+fn consumers(p: &CapabilityPlan) -> String {
+    p.consumers
+        .iter()
+        .map(|c| {
+            if c.namespace.is_empty() {
+                format!("{} {}", c.kind, c.name)
+            } else {
+                format!("{} {}/{}", c.kind, c.namespace, c.name)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn evidence(p: &CapabilityPlan) -> String {
+    match &p.provenance {
+        Provenance::Owned(r) => format!(
+            "our release {} revision {} in {} ({})",
+            r.name, r.revision, r.namespace, r.status
+        ),
+        Provenance::Adopted(e) => e.to_string(),
+        Provenance::Absent => "nothing found".into(),
+    }
+}
+
+impl PlanReport {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "capabilities": self.capabilities.iter().zip(&self.bundled).map(|(p, (_, bundled))| json!({
+                "name": p.name,
+                "provenance": p.provenance.as_str(),
+                "evidence": evidence(p),
+                "needed": p.needed,
+                "consumers": p.consumers,
+                "bundledVersion": bundled,
+                "ready": p.readiness.ready,
+                "readiness": p.readiness.reason,
+                "step": p.step.verb(),
+            })).collect::<Vec<_>>(),
+            "actions": self.actions.iter().map(|a| json!({"action": a.action, "target": a.target, "reason": a.reason})).collect::<Vec<_>>(),
+            "chartProblems": self.chart_problems,
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut out = String::from("CAPABILITY                    PROVENANCE  NEEDED  READY  BUNDLED   EVIDENCE / CONSUMERS\n");
+        for (p, (_, bundled)) in self.capabilities.iter().zip(&self.bundled) {
+            out.push_str(&format!(
+                "{:<29} {:<11} {:<7} {:<6} {:<9} {}\n",
+                p.name,
+                p.provenance.as_str(),
+                if p.needed { "yes" } else { "no" },
+                if p.readiness.ready { "yes" } else { "no" },
+                bundled,
+                evidence(p)
+            ));
+            if p.needed {
+                out.push_str(&format!("{:<66}needed by {}\n", "", consumers(p)));
+            }
+        }
+        out.push_str("\nACTIONS, in order:\n");
+        if self.actions.is_empty() {
+            out.push_str("  none: the cluster is where the operator wants it\n");
+        }
+        for (i, a) in self.actions.iter().enumerate() {
+            out.push_str(&format!(
+                "  {}. {} {}: {}\n",
+                i + 1,
+                a.action,
+                a.target,
+                a.reason
+            ));
+        }
+        for p in &self.chart_problems {
+            out.push_str(&format!("\nchart problem: {p}\n"));
+        }
+        out
+    }
+}
+
+pub async fn plan_report(
+    client: &kube::Client,
+    catalog: &Catalog,
+    licensing: &crate::operator::model::licensing::Licensing,
+    charts: Option<&ChartStore>,
+) -> Result<PlanReport, kube::Error> {
+    let snap = crate::operator::model::gather::gather(client, catalog, licensing).await?;
+    let mut report = build(catalog, &snap);
+    if let Some(c) = charts {
+        report.chart_problems = c.verify_all(catalog).into_iter().map(|e| e.0).collect();
+    }
+    Ok(report)
+}

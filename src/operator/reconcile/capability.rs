@@ -1,0 +1,241 @@
+//! The capability controller: for one catalog entry, observe, plan, carry
+//! out the step (install, upgrade, recover, uninstall; adoption is only
+//! recorded), then report on its `Capability` object.
+
+use super::{reference, release, Error, Operator};
+use crate::operator::api;
+use crate::operator::api::capability::{CapabilityStatus, ReleaseLocation};
+use crate::operator::decide::conditions::condition;
+use crate::operator::decide::plan::{self, CapabilityPlan, Step};
+use crate::operator::decide::provenance::Provenance;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
+use kube::ResourceExt;
+use std::sync::Arc;
+
+const KIND: &str = "Capability";
+
+pub async fn reconcile(obj: Arc<DynamicObject>, op: Arc<Operator>) -> Result<Action, Error> {
+    super::measured(&op, KIND, &obj.name_any(), reconcile_one(&obj, &op)).await
+}
+
+pub fn error_policy(obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
+    super::retry(&op, KIND, &obj.name_any(), err)
+}
+
+async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
+    let name = obj.name_any();
+    let Some(entry) = op.catalog.capability(&name) else {
+        // A Capability of another build's catalog: nothing of ours to manage.
+        return Ok(Action::await_change());
+    };
+    let on = reference(obj, api::API_VERSION, KIND);
+    let old: CapabilityStatus = obj
+        .data
+        .get("status")
+        .and_then(|s| serde_json::from_value(s.clone()).ok())
+        .unwrap_or_default();
+    let plan_of = |snap: &crate::operator::model::snapshot::Snapshot| {
+        plan::capability(&plan::capabilities(&op.catalog, snap), &name)
+            .expect("every catalog entry is planned")
+            .clone()
+    };
+    let mut snap = op.observed().await?;
+    let mut p = plan_of(&snap);
+    if p.step.acts() {
+        // Decided on the watched view; acted on only if a fresh read agrees.
+        snap = op.snapshot().await?;
+        p = plan_of(&snap);
+    }
+    tracing::debug!(capability = %name, step = p.step.verb(), "planned");
+
+    let outcome = match &p.step {
+        Step::Install | Step::Upgrade { .. } | Step::Recover { .. } => {
+            let (verb, reason) = match &p.step {
+                Step::Install => ("install", "Installed"),
+                _ => ("upgrade", "Upgraded"),
+            };
+            if let Step::Recover { revision } = &p.step {
+                tracing::info!(capability = %name, revision, "recovering a release an interrupted run left pending");
+            }
+            let r = release::install_or_upgrade(op, entry, &snap).await;
+            op.metrics.release_action(&entry.release, verb, r.is_ok());
+            Some((reason, r))
+        }
+        Step::Uninstall => {
+            let r = release::uninstall(op, entry).await;
+            op.metrics
+                .release_action(&entry.release, "uninstall", r.is_ok());
+            Some(("Uninstalled", r))
+        }
+        Step::Adopt(evidence) => {
+            let found = p
+                .provenance
+                .location(entry)
+                .map(|(name, namespace)| ReleaseLocation { name, namespace });
+            if old.provenance != "adopted" || old.release != found {
+                op.event(
+                    &on,
+                    EventType::Normal,
+                    "Adopted",
+                    format!(
+                        "{name} is installed by someone else ({evidence}); recorded, never touched"
+                    ),
+                )
+                .await;
+            }
+            None
+        }
+        _ => None,
+    };
+    let acted = outcome.is_some();
+    if let Some((reason, result)) = outcome {
+        match result {
+            Ok(what) => {
+                tracing::info!(capability = %name, "{reason} {what}");
+                op.event(&on, EventType::Normal, reason, format!("{reason} {what}"))
+                    .await;
+            }
+            Err(e) => {
+                op.event(
+                    &on,
+                    EventType::Warning,
+                    "Failed",
+                    format!("{} of {name} failed: {e}", p.step.verb()),
+                )
+                .await;
+                write_status(
+                    op,
+                    obj,
+                    &old,
+                    status_for(op, entry, &p, &old, Some(&e.to_string())).await,
+                )
+                .await?;
+                return Err(e);
+            }
+        }
+    }
+    // After an action, report what the cluster holds now.
+    let p = if acted {
+        let snap = op.snapshot().await?;
+        plan::capability(&plan::capabilities(&op.catalog, &snap), &name)
+            .expect("planned")
+            .clone()
+    } else {
+        p
+    };
+    let status = status_for(op, entry, &p, &old, None).await;
+    op.metrics.capability(
+        &name,
+        &status.installed_version,
+        &status.provenance,
+        status.ready,
+    );
+    write_status(op, obj, &old, status).await?;
+    let settled =
+        matches!(p.step, Step::Nothing | Step::Adopt(_)) && (p.readiness.ready || !p.needed);
+    Ok(if settled && !acted {
+        Action::requeue(op.settled_after(&name))
+    } else {
+        Action::requeue(op.poll)
+    })
+}
+
+async fn status_for(
+    op: &Operator,
+    entry: &crate::operator::model::catalog::CapabilityEntry,
+    p: &CapabilityPlan,
+    old: &CapabilityStatus,
+    failure: Option<&str>,
+) -> CapabilityStatus {
+    let installed_version = release::installed_version(&op.client, &p.provenance).await;
+    let (ready_reason, ready_message) = if p.readiness.ready {
+        ("Ready", String::new())
+    } else if matches!(p.provenance, Provenance::Absent) {
+        ("NotInstalled", p.readiness.reason.clone())
+    } else {
+        ("NotReady", p.readiness.reason.clone())
+    };
+    let step_message = match &p.step {
+        Step::Wait { reason } | Step::HoldUninstall { reason } | Step::Upgrade { reason } => {
+            reason.clone()
+        }
+        Step::Adopt(e) => e.to_string(),
+        _ => String::new(),
+    };
+    let mut conditions = vec![condition(
+        &old.conditions,
+        "Ready",
+        p.readiness.ready,
+        ready_reason,
+        &ready_message,
+        None,
+    )];
+    conditions.push(match failure {
+        Some(e) => condition(&old.conditions, "Progressing", false, "Failed", e, None),
+        None => condition(
+            &old.conditions,
+            "Progressing",
+            true,
+            step_reason(&p.step),
+            &step_message,
+            None,
+        ),
+    });
+    CapabilityStatus {
+        provenance: p.provenance.as_str().into(),
+        needed: p.needed,
+        consumer_count: p.consumers.len() as i64,
+        consumers: p.consumers.clone(),
+        bundled_version: entry.pin.version.clone(),
+        installed_version,
+        release: p
+            .provenance
+            .location(entry)
+            .map(|(name, namespace)| ReleaseLocation { name, namespace }),
+        ready: p.readiness.ready,
+        conditions,
+    }
+}
+
+fn step_reason(s: &Step) -> &'static str {
+    match s {
+        Step::Nothing => "UpToDate",
+        Step::Adopt(_) => "Adopted",
+        Step::Install => "Installing",
+        Step::Upgrade { .. } => "Upgrading",
+        Step::Recover { .. } => "Recovering",
+        Step::Wait { .. } => "WaitingForPrerequisites",
+        Step::Uninstall => "Uninstalling",
+        Step::HoldUninstall { .. } => "UninstallHeld",
+    }
+}
+
+/// Writes the status only when it changed: a converged reconcile writes nothing.
+async fn write_status(
+    op: &Operator,
+    obj: &DynamicObject,
+    old: &CapabilityStatus,
+    new: CapabilityStatus,
+) -> Result<(), Error> {
+    if *old == new && obj.data.get("status").is_some() {
+        return Ok(());
+    }
+    let api: Api<DynamicObject> = Api::all_with(
+        op.client.clone(),
+        &crate::operator::model::snapshot::resource_api(KIND),
+    );
+    let body = serde_json::json!({
+        "apiVersion": api::API_VERSION,
+        "kind": KIND,
+        "status": new,
+    });
+    api.patch_status(
+        &obj.name_any(),
+        &PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force(),
+        &Patch::Apply(&body),
+    )
+    .await?;
+    Ok(())
+}

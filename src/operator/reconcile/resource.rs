@@ -1,0 +1,852 @@
+//! The controllers of the resources realised as emitted objects
+//! (PostgresCluster, ClickHouseCluster, Gateway): validate the spec, wait
+//! for the references and capabilities it needs, emit the upstream objects,
+//! collect what it no longer wants, report Ready from what was emitted or
+//! referenced; on delete, remove what we emitted (never an adopted object),
+//! then drop the finalizer, after which the capability controller releases
+//! the capability operator. What differs per kind is `realise`'s.
+
+use super::{emit, reference, release, Error, Operator};
+use crate::operator::api::{self, CapabilityUse, CommonStatus, Phase};
+use crate::operator::decide::conditions::condition;
+use crate::operator::decide::plan;
+use crate::operator::decide::realise::{self, Inputs, PasswordSource, ReadyWhen};
+use crate::operator::decide::verdict::Verdict;
+use crate::operator::model::licensing::Tier;
+use crate::operator::model::snapshot::Resource;
+use base64::Engine;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
+use kube::ResourceExt;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A resource's status: the common shape, plus the kind's own fields
+/// (`connectionSecret`, `mode`, `type`, `endpoint`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub(super) struct Status {
+    #[serde(flatten)]
+    pub(super) common: CommonStatus,
+    #[serde(flatten)]
+    pub(super) fields: serde_json::Map<String, Value>,
+}
+
+pub async fn reconcile(
+    kind: &'static str,
+    obj: Arc<DynamicObject>,
+    op: Arc<Operator>,
+) -> Result<Action, Error> {
+    super::measured(&op, kind, &key(kind, &obj), reconcile_one(kind, &obj, &op)).await
+}
+
+fn key(kind: &str, obj: &DynamicObject) -> String {
+    format!(
+        "{kind}/{}/{}",
+        obj.namespace().unwrap_or_default(),
+        obj.name_any()
+    )
+}
+
+pub fn error_policy(
+    kind: &'static str,
+    obj: Arc<DynamicObject>,
+    err: &Error,
+    op: Arc<Operator>,
+) -> Action {
+    super::retry(&op, kind, &key(kind, &obj), err)
+}
+
+/// A resource's API; SecretsManagement is cluster-scoped (no namespace).
+pub(super) fn api(op: &Operator, kind: &str, namespace: &str) -> Api<DynamicObject> {
+    if namespace.is_empty() {
+        Api::all_with(
+            op.client.clone(),
+            &crate::operator::model::snapshot::resource_api(kind),
+        )
+    } else {
+        Api::namespaced_with(
+            op.client.clone(),
+            namespace,
+            &crate::operator::model::snapshot::resource_api(kind),
+        )
+    }
+}
+
+pub(super) fn old_status(obj: &DynamicObject) -> Status {
+    obj.data
+        .get("status")
+        .and_then(|s| serde_json::from_value(s.clone()).ok())
+        .unwrap_or_default()
+}
+
+/// What realise needs from the cluster: the password our connection Secret
+/// keeps (a fresh one the first time), or the one an adopted object names.
+pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error> {
+    let read = |secret: Value, key: &str| {
+        secret
+            .pointer(&format!("/data/{key}"))
+            .and_then(Value::as_str)
+            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+            .and_then(|b| String::from_utf8(b).ok())
+    };
+    let password = match realise::password_source(r) {
+        PasswordSource::None => None,
+        PasswordSource::Keep { secret, key } => {
+            let kept = emit::get(op, "v1", "Secret", &r.namespace, &secret)
+                .await?
+                .and_then(|s| read(s, &key));
+            Some(kept.unwrap_or_else(fresh_password))
+        }
+        PasswordSource::Adopted {
+            api_version,
+            kind,
+            name,
+        } => match emit::get(op, &api_version, &kind, &r.namespace, &name).await? {
+            None => None,
+            Some(adopted) => match realise::clickhouse::adopted_password_ref(&adopted) {
+                None => None,
+                Some((secret, key)) => emit::get(op, "v1", "Secret", &r.namespace, &secret)
+                    .await?
+                    .and_then(|s| read(s, &key)),
+            },
+        },
+    };
+    let mut references = std::collections::BTreeMap::new();
+    for (kind, name) in realise::references(r) {
+        let cluster_scoped = crate::operator::model::snapshot::RESOURCE_KINDS
+            .iter()
+            .any(|(k, _, namespaced)| *k == kind && !namespaced);
+        let ar = crate::operator::model::snapshot::resource_api(&kind);
+        let api: Api<DynamicObject> = if cluster_scoped {
+            Api::all_with(op.client.clone(), &ar)
+        } else {
+            Api::namespaced_with(op.client.clone(), &r.namespace, &ar)
+        };
+        if let Some(found) = api.get_opt(&name).await? {
+            references.insert(
+                (kind, name),
+                serde_json::to_value(found).unwrap_or_default(),
+            );
+        }
+    }
+    // A workload wired to datastores reads where they are (never their
+    // passwords: those stay in their Secrets, referenced by name).
+    let mut connection = std::collections::BTreeMap::new();
+    if r.kind == "Observability" {
+        for found in references.values() {
+            let Some(secret) = found
+                .pointer("/status/connectionSecret")
+                .and_then(Value::as_str)
+            else {
+                continue;
+            };
+            if let Some(s) = emit::get(op, "v1", "Secret", &r.namespace, secret).await? {
+                let fields = realise::CONNECTION_FIELDS
+                    .iter()
+                    .filter_map(|k| read(s.clone(), k).map(|v| (k.to_string(), v)))
+                    .collect();
+                connection.insert(secret.to_string(), fields);
+            }
+        }
+    }
+    let mut generated = std::collections::BTreeMap::new();
+    if let Some((secret, keys)) = realise::generated(r) {
+        let kept = emit::get(op, "v1", "Secret", &r.namespace, &secret).await?;
+        for (key, how) in keys {
+            let value = kept
+                .clone()
+                .and_then(|s| read(s, key))
+                .unwrap_or_else(|| fresh(how));
+            generated.insert(key.to_string(), value);
+        }
+    }
+    let mut copied = std::collections::BTreeMap::new();
+    for (secret, key) in realise::workload::copied_keys(r) {
+        if let Some(value) = emit::get(op, "v1", "Secret", &r.namespace, &secret)
+            .await?
+            .and_then(|s| read(s, &key))
+        {
+            copied.insert((secret, key), value);
+        }
+    }
+    Ok(Inputs {
+        password,
+        references,
+        generated,
+        connection,
+        copied,
+    })
+}
+
+fn fresh(how: realise::Generated) -> String {
+    use rand::distributions::{Alphanumeric, DistString};
+    match how {
+        realise::Generated::Alphanumeric(n) => {
+            Alphanumeric.sample_string(&mut rand::rngs::OsRng, n)
+        }
+        realise::Generated::Hex(n) => (0..n)
+            .map(|_| {
+                char::from_digit(rand::Rng::gen_range(&mut rand::rngs::OsRng, 0..16), 16)
+                    .expect("a digit")
+            })
+            .collect(),
+    }
+}
+
+fn fresh_password() -> String {
+    use rand::distributions::{Alphanumeric, DistString};
+    Alphanumeric.sample_string(&mut rand::rngs::OsRng, 32)
+}
+
+async fn reconcile_one(
+    kind: &'static str,
+    obj: &DynamicObject,
+    op: &Operator,
+) -> Result<Action, Error> {
+    let r = crate::operator::model::snapshot::resource_from(
+        kind,
+        &serde_json::to_value(obj).unwrap_or_default(),
+    );
+    let old = old_status(obj);
+    if r.deleting {
+        return cleanup(kind, obj, op, &r, &old).await;
+    }
+    ensure_finalizer(op, kind, obj).await?;
+    let on = reference(obj, api::API_VERSION, kind);
+    let generation = Some(r.generation);
+    let mut status = Status {
+        common: CommonStatus {
+            observed_generation: generation,
+            owned: old.common.owned.clone(),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let planned = op.planned(&r.uid, r.generation).await?;
+    let verdict = planned
+        .verdicts
+        .get(&r.uid)
+        .cloned()
+        .unwrap_or(Verdict::Licensed);
+    if !verdict.is_licensed() {
+        return reject(kind, obj, op, &old, &verdict, &planned.tier).await;
+    }
+    let licensed = condition(
+        &old.common.conditions,
+        "Licensed",
+        true,
+        "Licensed",
+        &verdict.message(&planned.tier),
+        generation,
+    );
+
+    let realised = match realise::realise(&r, &inputs(op, &r).await?) {
+        Ok(x) => x,
+        Err(e) => {
+            let message = e.to_string();
+            let was = old
+                .common
+                .conditions
+                .iter()
+                .find(|c| c.type_ == "Ready")
+                .map(|c| c.message.clone());
+            if was.as_deref() != Some(message.as_str()) {
+                op.event(
+                    &on,
+                    EventType::Warning,
+                    "Failed",
+                    format!("invalid spec: {message}"),
+                )
+                .await;
+            }
+            status.common.phase = Some(Phase::Failed);
+            status.common.conditions = vec![
+                condition(
+                    &old.common.conditions,
+                    "Ready",
+                    false,
+                    "InvalidSpec",
+                    &message,
+                    generation,
+                ),
+                condition(
+                    &old.common.conditions,
+                    "CapabilitiesReady",
+                    false,
+                    "InvalidSpec",
+                    &message,
+                    generation,
+                ),
+                licensed,
+            ];
+            write_status(op, kind, obj, &old, status).await?;
+            return Ok(Action::await_change());
+        }
+    };
+    status.fields = realised.status.clone();
+
+    let mut waiting = Vec::new();
+    for need in &realised.needs {
+        let Some(p) = plan::capability(&planned.capabilities, need) else {
+            continue;
+        };
+        let entry = op
+            .catalog
+            .capability(need)
+            .expect("planned from the catalog");
+        let location = p.provenance.location(entry);
+        status.common.capabilities.push(CapabilityUse {
+            name: need.clone(),
+            chart_version: release::installed_version(&op.client, &p.provenance).await,
+            provenance: p.provenance.as_str().into(),
+            release: location.as_ref().map(|l| l.0.clone()).unwrap_or_default(),
+            namespace: location.map(|l| l.1).unwrap_or_default(),
+            ready: p.readiness.ready,
+        });
+        if !p.readiness.ready {
+            waiting.push(format!(
+                "capability {need} is not Ready: {}",
+                p.readiness.reason
+            ));
+        }
+    }
+    let caps_ready = waiting.is_empty();
+    // References first: a PostgresCluster not Ready yet is the first thing
+    // a Gateway waits for.
+    let waits: Vec<String> = realised
+        .waiting_for
+        .iter()
+        .cloned()
+        .chain(waiting.iter().cloned())
+        .collect();
+    let caps_condition = if caps_ready {
+        condition(
+            &old.common.conditions,
+            "CapabilitiesReady",
+            true,
+            "Ready",
+            "",
+            generation,
+        )
+    } else {
+        condition(
+            &old.common.conditions,
+            "CapabilitiesReady",
+            false,
+            "Waiting",
+            &waiting.join("; "),
+            generation,
+        )
+    };
+    if !waits.is_empty() {
+        let message = waits.join("; ");
+        if !ready_says(&old, "Waiting", &message) {
+            op.event(&on, EventType::Normal, "Waiting", message.clone())
+                .await;
+        }
+        status.common.phase = Some(Phase::Pending);
+        status.common.conditions = vec![
+            condition(
+                &old.common.conditions,
+                "Ready",
+                false,
+                "Waiting",
+                &message,
+                generation,
+            ),
+            caps_condition,
+            licensed,
+        ];
+        write_status(op, kind, obj, &old, status).await?;
+        return Ok(Action::requeue(op.poll));
+    }
+
+    // Emit what is wanted, then collect what we emitted before and no longer want.
+    let mut owned: Vec<api::OwnedObject> = Vec::new();
+    for o in &realised.emit {
+        if let Err(e) = emit::apply(op, o).await {
+            op.event(
+                &on,
+                EventType::Warning,
+                "Failed",
+                format!("applying {}: {e}", describe(o)),
+            )
+            .await;
+            return Err(e);
+        }
+        owned.push(emit::owned_ref(o));
+    }
+    let unwanted = crate::operator::decide::gc::unwanted(&old.common.owned, &owned);
+    for gone in &unwanted {
+        let still = emit::delete_if_ours(op, gone, &r.uid).await?;
+        if still {
+            owned.push(gone.clone());
+        } else {
+            op.event_related(
+                &on,
+                EventType::Normal,
+                "GarbageCollected",
+                format!(
+                    "deleted {} {}/{}: the spec no longer asks for it",
+                    gone.kind, gone.namespace, gone.name
+                ),
+                Some(object_reference(gone)),
+            )
+            .await;
+        }
+    }
+    owned.sort();
+    status.common.owned = owned;
+
+    let (ready, why) = datastore_ready(op, &r, &realised.ready_when).await?;
+
+    status.common.phase = Some(if ready {
+        Phase::Ready
+    } else {
+        Phase::Provisioning
+    });
+    status.common.conditions = vec![
+        if ready {
+            condition(
+                &old.common.conditions,
+                "Ready",
+                true,
+                "Ready",
+                &ready_message(&realised),
+                generation,
+            )
+        } else {
+            condition(
+                &old.common.conditions,
+                "Ready",
+                false,
+                "Provisioning",
+                &why,
+                generation,
+            )
+        },
+        caps_condition,
+        licensed,
+    ];
+    write_status(op, kind, obj, &old, status).await?;
+    Ok(if ready {
+        Action::requeue(until_expiry(&planned.tier).min(op.settled_after(&r.uid)))
+    } else {
+        Action::requeue(op.poll)
+    })
+}
+
+/// How long until the license expires: the next look must not be later,
+/// since expiry changes what is allowed with nothing else changing.
+fn until_expiry(tier: &Tier) -> Duration {
+    match tier {
+        Tier::Licensed(p) => {
+            (p.expires - chrono::Utc::now())
+                .to_std()
+                .unwrap_or_default()
+                + Duration::from_secs(1)
+        }
+        Tier::Free { .. } => Duration::MAX,
+    }
+}
+
+/// A resource the license does not cover: reported, never acted for, and
+/// nothing of what it has is deleted. It is looked at again on a license
+/// change (watched) and every few polls (an older resource may go).
+pub(super) async fn reject(
+    kind: &str,
+    obj: &DynamicObject,
+    op: &Operator,
+    old: &Status,
+    verdict: &Verdict,
+    tier: &Tier,
+) -> Result<Action, Error> {
+    let generation = Some(obj.metadata.generation.unwrap_or_default());
+    let message = verdict.message(tier);
+    let was = old
+        .common
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Licensed")
+        .map(|c| (c.status.clone(), c.reason.clone()));
+    if was != Some(("False".into(), verdict.reason().into())) {
+        op.event(
+            &reference(obj, api::API_VERSION, kind),
+            EventType::Warning,
+            verdict.reason(),
+            message.clone(),
+        )
+        .await;
+    }
+    let mut status = old.clone();
+    status.common.phase = Some(Phase::Rejected);
+    status.common.observed_generation = generation;
+    let caps = old
+        .common
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "CapabilitiesReady")
+        .cloned()
+        .unwrap_or_else(|| {
+            condition(
+                &[],
+                "CapabilitiesReady",
+                false,
+                "Rejected",
+                &message,
+                generation,
+            )
+        });
+    status.common.conditions = vec![
+        condition(
+            &old.common.conditions,
+            "Ready",
+            false,
+            "Rejected",
+            &message,
+            generation,
+        ),
+        caps,
+        condition(
+            &old.common.conditions,
+            "Licensed",
+            false,
+            verdict.reason(),
+            &message,
+            generation,
+        ),
+    ];
+    write_status(op, kind, obj, old, status).await?;
+    Ok(Action::requeue(op.poll * 5))
+}
+
+/// What a Ready resource offers its consumers.
+fn ready_message(realised: &realise::Realised) -> String {
+    if let Some(secret) = realised.connection_secret() {
+        return format!("connection Secret {secret}");
+    }
+    match realised.status.get("endpoint").and_then(Value::as_str) {
+        Some(endpoint) => format!("endpoint {endpoint}"),
+        None => String::new(),
+    }
+}
+
+pub(super) fn object_reference(
+    o: &api::OwnedObject,
+) -> k8s_openapi::api::core::v1::ObjectReference {
+    k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some(o.api_version.clone()),
+        kind: Some(o.kind.clone()),
+        namespace: Some(o.namespace.clone()),
+        name: Some(o.name.clone()),
+        ..Default::default()
+    }
+}
+
+fn describe(o: &Value) -> String {
+    format!(
+        "{} {}/{}",
+        o["kind"].as_str().unwrap_or_default(),
+        o["metadata"]["namespace"].as_str().unwrap_or_default(),
+        o["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+/// The first unmet readiness check, or Ready.
+pub(super) async fn datastore_ready(
+    op: &Operator,
+    r: &Resource,
+    checks: &[ReadyWhen],
+) -> Result<(bool, String), Error> {
+    for check in checks {
+        let (ready, why) = check_ready(op, r, check).await?;
+        if !ready {
+            return Ok((false, why));
+        }
+    }
+    Ok((true, String::new()))
+}
+
+pub(super) async fn check_ready(
+    op: &Operator,
+    r: &Resource,
+    when: &ReadyWhen,
+) -> Result<(bool, String), Error> {
+    let ns = &r.namespace;
+    Ok(match when {
+        ReadyWhen::ConditionReady {
+            api_version,
+            kind,
+            name,
+        } => match emit::get(op, api_version, kind, ns, name).await? {
+            None => (false, format!("{kind} {ns}/{name} does not exist")),
+            Some(o) => {
+                let ready = o
+                    .pointer("/status/conditions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+                    });
+                if ready {
+                    (true, String::new())
+                } else {
+                    (
+                        false,
+                        format!("{kind} {ns}/{name} does not report Ready=True yet"),
+                    )
+                }
+            }
+        },
+        ReadyWhen::StatusEquals {
+            api_version,
+            kind,
+            name,
+            pointer,
+            value,
+        } => match emit::get(op, api_version, kind, ns, name).await? {
+            None => (false, format!("{kind} {ns}/{name} does not exist")),
+            Some(o) => {
+                let found = o.pointer(pointer).and_then(Value::as_str);
+                if found == Some(value.as_str()) {
+                    (true, String::new())
+                } else {
+                    let field = pointer.trim_start_matches('/').replace('/', ".");
+                    (
+                        false,
+                        format!(
+                            "{kind} {ns}/{name} reports {field} {}, not {value} yet",
+                            found.map_or("unset".to_string(), |f| format!("{f:?}"))
+                        ),
+                    )
+                }
+            }
+        },
+        ReadyWhen::SecretKeys { name, keys } => {
+            match emit::get(op, "v1", "Secret", ns, name).await? {
+                None => (false, format!("Secret {ns}/{name} does not exist")),
+                Some(s) => {
+                    let missing = realise::missing_keys(Some(&s), keys);
+                    if missing.is_empty() {
+                        (true, String::new())
+                    } else {
+                        (
+                            false,
+                            format!("Secret {ns}/{name} lacks key {}", missing.join(", ")),
+                        )
+                    }
+                }
+            }
+        }
+    })
+}
+
+pub(super) async fn ensure_finalizer(
+    op: &Operator,
+    kind: &str,
+    obj: &DynamicObject,
+) -> Result<(), Error> {
+    let finalizers = obj.finalizers();
+    if finalizers.iter().any(|f| f == api::FINALIZER) {
+        return Ok(());
+    }
+    let mut list = finalizers.to_vec();
+    list.push(api::FINALIZER.into());
+    let patch =
+        json!({"metadata": {"finalizers": list, "resourceVersion": obj.resource_version()}});
+    api(op, kind, &obj.namespace().unwrap_or_default())
+        .patch(
+            &obj.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Deletion: the objects we emitted go first; the finalizer goes once they
+/// are gone. Releasing the capability is the capability controller's, which
+/// no longer counts this resource and waits for the emitted objects too.
+async fn cleanup(
+    kind: &str,
+    obj: &DynamicObject,
+    op: &Operator,
+    r: &Resource,
+    old: &Status,
+) -> Result<Action, Error> {
+    if !obj.finalizers().iter().any(|f| f == api::FINALIZER) {
+        return Ok(Action::await_change());
+    }
+    let on = reference(obj, api::API_VERSION, kind);
+    let mut owned = old.common.owned.clone();
+    // Objects emitted that the status never recorded (a crash between
+    // apply and status): what the spec asks for now, if it still parses.
+    // Only ours are deleted (label and ownerReference), so asking is safe.
+    let placeholder = Inputs {
+        password: Some(String::new()),
+        ..Default::default()
+    };
+    if let Ok(x) = realise::realise(r, &placeholder) {
+        for o in x.emit.iter().map(emit::owned_ref) {
+            if !owned.contains(&o) {
+                owned.push(o);
+            }
+        }
+    }
+    let mut remaining = Vec::new();
+    for o in &owned {
+        if emit::delete_if_ours(op, o, &r.uid).await? {
+            remaining.push(o.clone());
+        } else if old.common.owned.contains(o) {
+            op.event_related(
+                &on,
+                EventType::Normal,
+                "GarbageCollected",
+                format!(
+                    "deleted {} {}/{}: the {kind} is being deleted",
+                    o.kind, o.namespace, o.name
+                ),
+                Some(object_reference(o)),
+            )
+            .await;
+        }
+    }
+    let mut status = old.clone();
+    status.common.phase = Some(Phase::Deleting);
+    status.common.owned = remaining.clone();
+    if !remaining.is_empty() {
+        // Named, with what holds each: a finalizer of an upstream operator
+        // that no longer runs would otherwise be a silent hang.
+        let mut waits = Vec::new();
+        for o in &remaining {
+            let finalizers = emit::get(op, &o.api_version, &o.kind, &o.namespace, &o.name)
+                .await?
+                .and_then(|v| v.pointer("/metadata/finalizers").cloned())
+                .and_then(|f| serde_json::from_value::<Vec<String>>(f).ok())
+                .unwrap_or_default();
+            waits.push(if finalizers.is_empty() {
+                format!("{} {}/{}", o.kind, o.namespace, o.name)
+            } else {
+                format!(
+                    "{} {}/{} (finalizers: {})",
+                    o.kind,
+                    o.namespace,
+                    o.name,
+                    finalizers.join(", ")
+                )
+            });
+        }
+        let generation = Some(r.generation);
+        let message = format!("waiting for {} to be deleted", waits.join(", "));
+        let mut conditions: Vec<_> = old
+            .common
+            .conditions
+            .iter()
+            .filter(|c| c.type_ != "Ready")
+            .cloned()
+            .collect();
+        conditions.insert(
+            0,
+            condition(
+                &old.common.conditions,
+                "Ready",
+                false,
+                "Deleting",
+                &message,
+                generation,
+            ),
+        );
+        status.common.conditions = conditions;
+        write_status(op, kind, obj, old, status).await?;
+        return Ok(Action::requeue(op.poll));
+    }
+    write_status(op, kind, obj, old, status).await?;
+    remove_finalizer(op, kind, obj).await?;
+    Ok(Action::await_change())
+}
+
+/// Drops our finalizer with a JSON patch that tests its position: another
+/// finalizer added meanwhile is kept, and a stale index fails instead of
+/// removing it. Gone already is done.
+pub(super) async fn remove_finalizer(
+    op: &Operator,
+    kind: &str,
+    obj: &DynamicObject,
+) -> Result<(), Error> {
+    let Some(i) = obj.finalizers().iter().position(|f| f == api::FINALIZER) else {
+        return Ok(());
+    };
+    let patch: json_patch::Patch = serde_json::from_value(json!([
+        {"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": api::FINALIZER},
+        {"op": "remove", "path": format!("/metadata/finalizers/{i}")},
+    ]))
+    .expect("a JSON patch");
+    match api(op, kind, &obj.namespace().unwrap_or_default())
+        .patch(
+            &obj.name_any(),
+            &PatchParams::default(),
+            &Patch::<()>::Json(patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Whether the Ready condition already says this (an Event is published
+/// once per change of what is reported, not on every reconcile).
+pub(super) fn ready_says(old: &Status, reason: &str, message: &str) -> bool {
+    old.common
+        .conditions
+        .iter()
+        .any(|c| c.type_ == "Ready" && c.reason == reason && c.message == message)
+}
+
+pub(super) async fn write_status(
+    op: &Operator,
+    kind: &str,
+    obj: &DynamicObject,
+    old: &Status,
+    new: Status,
+) -> Result<(), Error> {
+    if *old == new && obj.data.get("status").is_some() {
+        return Ok(());
+    }
+    let body = json!({"apiVersion": api::API_VERSION, "kind": kind, "status": new});
+    match api(op, kind, &obj.namespace().unwrap_or_default())
+        .patch_status(
+            &obj.name_any(),
+            &PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force(),
+            &Patch::Apply(&body),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        // Deleted meanwhile: nothing left to report on.
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_keeps_the_common_shape_and_the_kinds_own_fields_apart() {
+        let v = json!({"phase": "Ready", "observedGeneration": 2, "connectionSecret": "analytics-clickhouse",
+            "type": "altinity", "mode": "managed",
+            "owned": [{"apiVersion": "v1", "kind": "Secret", "namespace": "a", "name": "analytics-clickhouse"}]});
+        let s: Status = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(s.common.phase, Some(Phase::Ready));
+        assert_eq!(s.common.owned.len(), 1);
+        let keys: Vec<&str> = s.fields.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["connectionSecret", "mode", "type"]);
+        assert_eq!(serde_json::to_value(&s).unwrap(), v);
+    }
+}
