@@ -256,6 +256,7 @@ fn passwords_and_aes_round_trip() {
 /// be realised is an error naming a field under `spec`, never a panic.
 #[test]
 fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
+    use navique_ai_core_operator::operator::api::{Family, Kind};
     use navique_ai_core_operator::operator::decide::{plan, realise, verdict};
     use navique_ai_core_operator::operator::model::{catalog::Catalog, licensing, snapshot};
     use rand::{Rng, SeedableRng};
@@ -409,7 +410,7 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
             mutate(&mut spec, &mut rng, &vocabulary);
         }
         let r = snapshot::Resource {
-            kind: kind.to_string(),
+            kind: Kind::parse(kind).expect("one of our kinds"),
             namespace: "team-a".into(),
             name: format!("r{round}"),
             uid: format!("uid-{round}"),
@@ -438,7 +439,7 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
         let outcome = std::panic::catch_unwind(|| {
             let _ = realise::generated(&r);
             let _ = realise::password_source(&r);
-            let result = if realise::workload::WORKLOAD_KINDS.contains(kind) {
+            let result = if r.kind.family() == Family::Workload {
                 realise::workload::realise(&r, "w", &inputs).map(|_| ())
             } else {
                 realise::realise(&r, &inputs).map(|_| ())
@@ -527,6 +528,7 @@ fn outcome<T>(what: &str, f: impl FnOnce() -> T) -> T {
 fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
     use ed25519_dalek::{Signer, SigningKey};
     use navique_ai_core_operator::operator::decide::verdict;
+    use navique_ai_core_operator::operator::api::Kind;
     use navique_ai_core_operator::operator::model::{licensing, snapshot};
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
@@ -538,7 +540,7 @@ fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
     let now = chrono::Utc::now();
     let resources: Vec<snapshot::Resource> = (0..5)
         .map(|i| snapshot::Resource {
-            kind: ["PostgresCluster", "Observability", "ClickHouseCluster"][i % 3].into(),
+            kind: [Kind::PostgresCluster, Kind::Observability, Kind::ClickHouseCluster][i % 3],
             namespace: "team-a".into(),
             name: format!("r{i}"),
             uid: format!("u{i}"),

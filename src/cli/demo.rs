@@ -428,7 +428,7 @@ async fn walk_through(
         with_pg["metadata"]["uid"] = json!("(not created yet)");
         snap.resources
             .push(crate::operator::model::snapshot::resource_from(
-                "PostgresCluster",
+                crate::operator::api::Kind::PostgresCluster,
                 &with_pg,
             ));
         crate::operator::decide::report::build(&catalog, &snap)

@@ -24,18 +24,6 @@ pub fn bundle_annotations() -> Value {
     })
 }
 
-/// Display names and descriptions of the owned kinds.
-pub const OWNED: &[(&str, &str, &str)] = &[
-    ("PostgresCluster", "PostgreSQL cluster", "A PostgreSQL database: managed (CloudNativePG, installed when needed), adopted, or external."),
-    ("ClickHouseCluster", "ClickHouse cluster", "A ClickHouse database on the ClickHouse Inc. or Altinity operator: managed, adopted, or external."),
-    ("Gateway", "LLM gateway", "A LiteLLM proxy and its models, through the LiteLLM operator."),
-    ("ChatUI", "Chat UI", "Hugging Face chat-ui wired to a Gateway, as a Helm release."),
-    ("MeilisearchInstance", "Meilisearch", "A Meilisearch search engine, as a Helm release."),
-    ("Observability", "Observability (Langfuse)", "Langfuse on the platform's PostgreSQL and ClickHouse, as a Helm release."),
-    ("SecretsManagement", "Secrets management", "A Vault connection through external-secrets, for SecretSource.vault."),
-    ("Capability", "Capability", "A capability operator: whether it is installed, by whom and for whom (written by the operator)."),
-];
-
 /// One example per kind a user creates, as `alm-examples` shows them.
 pub fn examples() -> Vec<Value> {
     let g = format!("{}/v1alpha1", crate::operator::api::GROUP);
@@ -106,10 +94,10 @@ pub fn csv(catalog: &Catalog, cluster_role: &Value, image: &str) -> Result<Value
             .pointer("/spec/versions/0/name")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let (_, display, description) = OWNED
-            .iter()
-            .find(|(k, _, _)| *k == kind)
-            .ok_or_else(|| format!("kind {kind} has no display name in src/operator/olm.rs"))?;
+        let facts = crate::operator::api::Kind::parse(kind)
+            .ok_or_else(|| format!("CRD kind {kind} is not one of the operator's kinds"))?
+            .facts();
+        let (display, description) = (facts.display_name, facts.description);
         owned.push(json!({"name": name, "version": version, "kind": kind, "displayName": display, "description": description}));
     }
     let mut related: Vec<Value> = shipping::related_images(catalog)

@@ -4,22 +4,13 @@
 
 use crate::operator::api;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::CustomResourceExt;
 
 pub fn all() -> Vec<CustomResourceDefinition> {
-    vec![
-        api::PostgresCluster::crd(),
-        api::ClickHouseCluster::crd(),
-        api::Gateway::crd(),
-        api::ChatUI::crd(),
-        api::MeilisearchInstance::crd(),
-        api::Observability::crd(),
-        api::SecretsManagement::crd(),
-        api::Capability::crd(),
-    ]
-    .into_iter()
-    .map(without_mode_branch_defaults)
-    .collect()
+    api::Kind::ALL
+        .into_iter()
+        .map(api::Kind::generated_crd)
+        .map(without_mode_branch_defaults)
+        .collect()
 }
 
 /// The members of the mode union (`managed`, `adopt`, `external`) without

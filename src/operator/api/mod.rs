@@ -8,6 +8,7 @@ pub mod capability;
 pub mod clickhouse;
 pub mod crds;
 pub mod gateway;
+pub mod kind;
 pub mod postgres;
 pub mod secrets;
 pub mod workloads;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 pub use capability::{Capability, CapabilitySpec, CapabilityStatus};
 pub use clickhouse::{ClickHouseCluster, ClickHouseClusterSpec, ClickHouseClusterStatus};
 pub use gateway::{Gateway, GatewaySpec, GatewayStatus};
+pub use kind::{Family, Kind};
 pub use postgres::{PostgresCluster, PostgresClusterSpec, PostgresClusterStatus};
 pub use secrets::{SecretsManagement, SecretsManagementSpec, SecretsManagementStatus};
 pub use workloads::{

@@ -49,7 +49,7 @@ pub fn compute(catalog: &Catalog, resources: &[Resource]) -> Needs {
     for r in resources.iter().filter(|r| !r.deleting) {
         for cap in direct_needs(catalog, r) {
             needs.by.entry(cap.to_string()).or_default().push(Consumer {
-                kind: r.kind.clone(),
+                kind: r.kind.to_string(),
                 namespace: r.namespace.clone(),
                 name: r.name.clone(),
             });
@@ -113,7 +113,7 @@ mod tests {
     fn clickhouse_type_selects_the_operator() {
         let c = Catalog::built_in();
         let mut ch = pg("x", "managed");
-        ch.kind = "ClickHouseCluster".into();
+        ch.kind = crate::operator::api::Kind::ClickHouseCluster;
         ch.spec = json!({"mode": "managed", "type": "altinity"});
         let n = compute(&c, &[ch]);
         assert!(n.is_needed("altinity-clickhouse-operator"));

@@ -66,7 +66,7 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
     for r in snap
         .resources
         .iter()
-        .filter(|r| realise::EMITTING_KINDS.contains(&r.kind.as_str()))
+        .filter(|r| r.kind.family() == crate::operator::api::Family::Emitting)
     {
         let who = format!("{} {}/{}", r.kind, r.namespace, r.name);
         if r.deleting {

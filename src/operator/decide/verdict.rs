@@ -50,11 +50,11 @@ impl Verdict {
 
 /// The feature a resource needs beyond the free tier, if any.
 pub fn feature_needed(r: &Resource) -> Option<&'static str> {
-    match r.kind.as_str() {
-        "Observability" => Some(FEATURE_OBSERVABILITY),
-        "SecretsManagement" => Some(FEATURE_SECRETS_MANAGEMENT),
-        "ClickHouseCluster" if r.field("type") == Some("altinity") => Some(FEATURE_ALTINITY),
-        _ => None,
+    match r.kind {
+        crate::operator::api::Kind::ClickHouseCluster if r.field("type") == Some("altinity") => {
+            Some(FEATURE_ALTINITY)
+        }
+        kind => kind.facts().feature,
     }
 }
 
@@ -77,7 +77,7 @@ pub fn judge(tier: &Tier, resources: &[Resource]) -> BTreeMap<String, Verdict> {
             );
             continue;
         }
-        by_kind.entry(&r.kind).or_default().push(r);
+        by_kind.entry(r.kind.as_str()).or_default().push(r);
     }
     for (kind, mut list) in by_kind {
         list.sort_by(|a, b| {

@@ -101,8 +101,8 @@ pub async fn gather(
         ));
     }
 
-    for (kind, _, _) in RESOURCE_KINDS {
-        let ar = resource_api(kind);
+    for kind in crate::operator::api::Kind::resources() {
+        let ar = kind.api_resource();
         let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
         match api.list(&ListParams::default()).await {
             Ok(list) => {

@@ -22,10 +22,9 @@ MCowBQYDK2VwAyEAEbEiKaBriiANmPzlAbSwZxf7692zad30VIx56mTUsbI=
 -----END PUBLIC KEY-----
 ";
 
-/// The features a license can include, by the names payloads use.
-pub const FEATURE_OBSERVABILITY: &str = "Observability";
-pub const FEATURE_SECRETS_MANAGEMENT: &str = "SecretsManagement";
-pub const FEATURE_ALTINITY: &str = "altinity";
+pub use crate::operator::api::kind::{
+    FEATURE_ALTINITY, FEATURE_OBSERVABILITY, FEATURE_SECRETS_MANAGEMENT,
+};
 
 pub fn public_key_from_pem(pem: &str) -> Result<VerifyingKey, String> {
     VerifyingKey::from_public_key_pem(pem)
@@ -66,11 +65,9 @@ impl Tier {
     pub fn limit(&self, kind: &str) -> Option<u32> {
         match self {
             Tier::Licensed(p) => p.limits.get(kind).copied(),
-            Tier::Free { .. } => Some(match kind {
-                "PostgresCluster" => 2,
-                "ClickHouseCluster" | "Gateway" | "ChatUI" | "MeilisearchInstance" => 1,
-                _ => 0,
-            }),
+            Tier::Free { .. } => {
+                Some(crate::operator::api::Kind::parse(kind).map_or(0, |k| k.facts().free_limit))
+            }
         }
     }
 

@@ -8,8 +8,6 @@ use crate::apply::readiness::{check, Ready};
 use crate::operator::api;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::core::GroupVersionKind;
-use kube::discovery::ApiResource;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -83,7 +81,7 @@ pub struct Workload {
 /// spec stays raw so a malformed one is reported on itself, not everywhere.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Resource {
-    pub kind: String,
+    pub kind: api::Kind,
     pub namespace: String,
     pub name: String,
     pub uid: String,
@@ -100,7 +98,7 @@ impl Resource {
     #[cfg(test)]
     pub fn for_test(kind: &str, name: &str, uid: &str, spec: Value) -> Resource {
         Resource {
-            kind: kind.into(),
+            kind: api::Kind::parse(kind).expect("one of our kinds"),
             namespace: "team-a".into(),
             name: name.into(),
             uid: uid.into(),
@@ -115,29 +113,6 @@ impl Resource {
     pub fn field(&self, name: &str) -> Option<&str> {
         self.spec.get(name).and_then(Value::as_str)
     }
-}
-
-/// Our kinds that reference capabilities, with their plurals.
-pub const RESOURCE_KINDS: &[(&str, &str, bool)] = &[
-    ("PostgresCluster", "postgresclusters", true),
-    ("ClickHouseCluster", "clickhouseclusters", true),
-    ("Gateway", "gateways", true),
-    ("ChatUI", "chatuis", true),
-    ("MeilisearchInstance", "meilisearchinstances", true),
-    ("Observability", "observabilities", true),
-    ("SecretsManagement", "secretsmanagements", false),
-];
-
-pub fn resource_api(kind: &str) -> ApiResource {
-    let plural = RESOURCE_KINDS
-        .iter()
-        .find(|(k, _, _)| *k == kind)
-        .map(|(_, p, _)| *p)
-        .unwrap_or("capabilities");
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(api::GROUP, api::VERSION, kind),
-        plural,
-    )
 }
 
 fn labels_of(v: &Value, pointer: &str) -> BTreeMap<String, String> {
@@ -204,7 +179,7 @@ pub fn workload_from(kind: &str, v: &Value) -> Workload {
     }
 }
 
-pub fn resource_from(kind: &str, v: &Value) -> Resource {
+pub fn resource_from(kind: api::Kind, v: &Value) -> Resource {
     let meta = |p: &str| {
         v.pointer(&format!("/metadata/{p}"))
             .and_then(Value::as_str)
@@ -212,7 +187,7 @@ pub fn resource_from(kind: &str, v: &Value) -> Resource {
             .to_string()
     };
     Resource {
-        kind: kind.into(),
+        kind,
         namespace: meta("namespace"),
         name: meta("name"),
         uid: meta("uid"),

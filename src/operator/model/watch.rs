@@ -124,7 +124,7 @@ pub struct Caches {
     /// Deployments, StatefulSets and DaemonSets, one mirror each (their
     /// watches re-list independently).
     pub workloads: [Mirror<Workload>; 3],
-    pub resources: BTreeMap<&'static str, Mirror<Resource>>,
+    pub resources: BTreeMap<crate::operator::api::Kind, Mirror<Resource>>,
     pub license: Mirror<BTreeMap<String, Vec<u8>>>,
 }
 
@@ -158,8 +158,8 @@ impl Caches {
             ..Default::default()
         };
         snap.emitted_secrets.sort();
-        for (kind, _, _) in crate::operator::model::snapshot::RESOURCE_KINDS {
-            if let Some(m) = self.resources.get(kind) {
+        for kind in crate::operator::api::Kind::resources() {
+            if let Some(m) = self.resources.get(&kind) {
                 snap.resources.extend(m.values());
             }
         }
@@ -175,7 +175,7 @@ impl Caches {
         changes: &tokio::sync::broadcast::Sender<Change>,
     ) -> (Arc<Caches>, Vec<tokio::task::JoinHandle<()>>) {
         let mut caches = Caches::default();
-        for &(kind, _, _) in crate::operator::model::snapshot::RESOURCE_KINDS {
+        for kind in crate::operator::api::Kind::resources() {
             caches.resources.insert(kind, Mirror::default());
         }
         let caches = Arc::new(caches);
@@ -244,18 +244,15 @@ impl Caches {
             "DaemonSet",
             changes,
         ));
-        for &(kind, _, _) in crate::operator::model::snapshot::RESOURCE_KINDS {
+        for kind in crate::operator::api::Kind::resources() {
             let c = caches.clone();
-            let api: Api<DynamicObject> = Api::all_with(
-                client.clone(),
-                &crate::operator::model::snapshot::resource_api(kind),
-            );
+            let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind.api_resource());
             tasks.push(feed(
                 watcher::watcher(api, watcher::Config::default()),
                 changes,
                 Change::Cluster,
                 move |e| {
-                    c.resources[kind].on(e, &|o: &DynamicObject| {
+                    c.resources[&kind].on(e, &|o: &DynamicObject| {
                         serde_json::to_value(o)
                             .ok()
                             .map(|v| crate::operator::model::snapshot::resource_from(kind, &v))

@@ -14,7 +14,7 @@ use kube::runtime::events::EventType;
 use kube::ResourceExt;
 use std::sync::Arc;
 
-const KIND: &str = "Capability";
+const KIND: api::Kind = api::Kind::Capability;
 
 pub async fn reconcile(obj: Arc<DynamicObject>, op: Arc<Operator>) -> Result<Action, Error> {
     super::measured(&op, KIND, &obj.name_any(), reconcile_one(&obj, &op)).await
@@ -30,7 +30,7 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         // A Capability of another build's catalog: nothing of ours to manage.
         return Ok(Action::await_change());
     };
-    let on = reference(obj, api::API_VERSION, KIND);
+    let on = reference(obj, KIND);
     let old: CapabilityStatus = obj
         .data
         .get("status")
@@ -222,10 +222,7 @@ async fn write_status(
     if *old == new && obj.data.get("status").is_some() {
         return Ok(());
     }
-    let api: Api<DynamicObject> = Api::all_with(
-        op.client.clone(),
-        &crate::operator::model::snapshot::resource_api(KIND),
-    );
+    let api: Api<DynamicObject> = Api::all_with(op.client.clone(), &KIND.api_resource());
     let body = serde_json::json!({
         "apiVersion": api::API_VERSION,
         "kind": KIND,

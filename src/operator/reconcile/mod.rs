@@ -280,14 +280,14 @@ impl Operator {
 /// object's backoff.
 pub async fn measured(
     op: &Operator,
-    kind: &str,
+    kind: api::Kind,
     key: &str,
     reconcile: impl std::future::Future<Output = Result<Action, Error>>,
 ) -> Result<Action, Error> {
     let start = std::time::Instant::now();
     let result = reconcile.await;
     op.metrics
-        .reconciled(kind, result.is_ok(), start.elapsed().as_secs_f64());
+        .reconciled(kind.as_str(), result.is_ok(), start.elapsed().as_secs_f64());
     if result.is_ok() {
         op.succeeded(key);
     }
@@ -295,9 +295,9 @@ pub async fn measured(
 }
 
 /// After a failed reconcile: look again after the object's next backoff.
-pub fn retry(op: &Operator, kind: &str, key: &str, err: &Error) -> Action {
+pub fn retry(op: &Operator, kind: api::Kind, key: &str, err: &Error) -> Action {
     let wait = op.backoff(key);
-    tracing::warn!(kind, object = %key, error = %err, retry_in = ?wait, "reconcile failed");
+    tracing::warn!(kind = kind.as_str(), object = %key, error = %err, retry_in = ?wait, "reconcile failed");
     Action::requeue(wait)
 }
 
@@ -312,10 +312,10 @@ fn truncate(s: &str, max: usize) -> String {
     format!("{}...", &s[..end])
 }
 
-pub fn reference(obj: &DynamicObject, api_version: &str, kind: &str) -> ObjectReference {
+pub fn reference(obj: &DynamicObject, kind: api::Kind) -> ObjectReference {
     ObjectReference {
-        api_version: Some(api_version.into()),
-        kind: Some(kind.into()),
+        api_version: Some(api::API_VERSION.into()),
+        kind: Some(kind.to_string()),
         name: obj.metadata.name.clone(),
         namespace: obj.metadata.namespace.clone(),
         uid: obj.metadata.uid.clone(),
@@ -361,7 +361,7 @@ pub async fn ensure_installed(op: &Operator) -> Result<(), Error> {
     }
     let caps: Api<DynamicObject> = Api::all_with(
         op.client.clone(),
-        &crate::operator::model::snapshot::resource_api("Capability"),
+        &crate::operator::api::Kind::Capability.api_resource(),
     );
     for entry in &op.catalog.capability {
         if caps.get_opt(&entry.name).await?.is_some() {
@@ -425,7 +425,7 @@ pub async fn run_controllers(
         .debounce(Duration::from_millis(100))
         .concurrency(4);
 
-    let cap_ar = crate::operator::model::snapshot::resource_api("Capability");
+    let cap_ar = crate::operator::api::Kind::Capability.api_resource();
     let caps: Api<DynamicObject> = Api::all_with(client.clone(), &cap_ar);
     // The watched view every reconcile reads; its watches trigger the
     // reconciles once it holds the change.
@@ -464,43 +464,39 @@ pub async fn run_controllers(
 
     // One controller per kind realised as emitted objects; a change of any Capability (one
     // became Ready, say) looks at every resource again.
-    let resources = crate::operator::decide::realise::EMITTING_KINDS
-        .iter()
-        .map(|&kind| {
-            let ar = crate::operator::model::snapshot::resource_api(kind);
-            let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-            Controller::new_with(all, watcher::Config::default(), ar)
-                .with_config(config.clone())
-                .reconcile_all_on(futures::stream::select(
-                    kube::runtime::watcher(caps.clone(), watcher::Config::default()).filter_map(
-                        |e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) },
-                    ),
-                    license_changes(),
-                ))
-                .graceful_shutdown_on(shutdown())
-                .run(
-                    move |obj, op| resource::reconcile(kind, obj, op),
-                    move |obj, err, op| resource::error_policy(kind, obj, err, op),
-                    op.clone(),
-                )
-                .for_each(|_| async {})
-        });
-    let workloads = crate::operator::decide::realise::workload::WORKLOAD_KINDS
-        .iter()
-        .map(|&kind| {
-            let ar = crate::operator::model::snapshot::resource_api(kind);
-            let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-            Controller::new_with(all, watcher::Config::default(), ar)
-                .with_config(config.clone())
-                .reconcile_all_on(license_changes())
-                .graceful_shutdown_on(shutdown())
-                .run(
-                    move |obj, op| workload::reconcile(kind, obj, op),
-                    move |obj, err, op| workload::error_policy(kind, obj, err, op),
-                    op.clone(),
-                )
-                .for_each(|_| async {})
-        });
+    let resources = api::Kind::of_family(api::Family::Emitting).map(|kind| {
+        let ar = kind.api_resource();
+        let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        Controller::new_with(all, watcher::Config::default(), ar)
+            .with_config(config.clone())
+            .reconcile_all_on(futures::stream::select(
+                kube::runtime::watcher(caps.clone(), watcher::Config::default()).filter_map(
+                    |e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) },
+                ),
+                license_changes(),
+            ))
+            .graceful_shutdown_on(shutdown())
+            .run(
+                move |obj, op| resource::reconcile(kind, obj, op),
+                move |obj, err, op| resource::error_policy(kind, obj, err, op),
+                op.clone(),
+            )
+            .for_each(|_| async {})
+    });
+    let workloads = api::Kind::of_family(api::Family::Workload).map(|kind| {
+        let ar = kind.api_resource();
+        let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
+        Controller::new_with(all, watcher::Config::default(), ar)
+            .with_config(config.clone())
+            .reconcile_all_on(license_changes())
+            .graceful_shutdown_on(shutdown())
+            .run(
+                move |obj, op| workload::reconcile(kind, obj, op),
+                move |obj, err, op| workload::error_policy(kind, obj, err, op),
+                op.clone(),
+            )
+            .for_each(|_| async {})
+    });
     op.metrics
         .ready
         .store(true, std::sync::atomic::Ordering::Relaxed);

@@ -7,6 +7,7 @@
 //! the capability operator. What differs per kind is `realise`'s.
 
 use super::{emit, reference, release, Error, Operator};
+use crate::operator::api::Kind;
 use crate::operator::api::{self, CapabilityUse, CommonStatus, Phase};
 use crate::operator::decide::conditions::condition;
 use crate::operator::decide::plan;
@@ -35,14 +36,14 @@ pub(super) struct Status {
 }
 
 pub async fn reconcile(
-    kind: &'static str,
+    kind: Kind,
     obj: Arc<DynamicObject>,
     op: Arc<Operator>,
 ) -> Result<Action, Error> {
     super::measured(&op, kind, &key(kind, &obj), reconcile_one(kind, &obj, &op)).await
 }
 
-fn key(kind: &str, obj: &DynamicObject) -> String {
+fn key(kind: Kind, obj: &DynamicObject) -> String {
     format!(
         "{kind}/{}/{}",
         obj.namespace().unwrap_or_default(),
@@ -50,28 +51,16 @@ fn key(kind: &str, obj: &DynamicObject) -> String {
     )
 }
 
-pub fn error_policy(
-    kind: &'static str,
-    obj: Arc<DynamicObject>,
-    err: &Error,
-    op: Arc<Operator>,
-) -> Action {
+pub fn error_policy(kind: Kind, obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
     super::retry(&op, kind, &key(kind, &obj), err)
 }
 
 /// A resource's API; SecretsManagement is cluster-scoped (no namespace).
-pub(super) fn api(op: &Operator, kind: &str, namespace: &str) -> Api<DynamicObject> {
+pub(super) fn api(op: &Operator, kind: Kind, namespace: &str) -> Api<DynamicObject> {
     if namespace.is_empty() {
-        Api::all_with(
-            op.client.clone(),
-            &crate::operator::model::snapshot::resource_api(kind),
-        )
+        Api::all_with(op.client.clone(), &kind.api_resource())
     } else {
-        Api::namespaced_with(
-            op.client.clone(),
-            namespace,
-            &crate::operator::model::snapshot::resource_api(kind),
-        )
+        Api::namespaced_with(op.client.clone(), namespace, &kind.api_resource())
     }
 }
 
@@ -116,11 +105,8 @@ pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error>
     };
     let mut references = std::collections::BTreeMap::new();
     for (kind, name) in realise::references(r) {
-        let cluster_scoped = crate::operator::model::snapshot::RESOURCE_KINDS
-            .iter()
-            .any(|(k, _, namespaced)| *k == kind && !namespaced);
-        let ar = crate::operator::model::snapshot::resource_api(&kind);
-        let api: Api<DynamicObject> = if cluster_scoped {
+        let ar = kind.api_resource();
+        let api: Api<DynamicObject> = if !kind.namespaced() {
             Api::all_with(op.client.clone(), &ar)
         } else {
             Api::namespaced_with(op.client.clone(), &r.namespace, &ar)
@@ -164,7 +150,10 @@ pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error>
         }
     }
     let mut copied = std::collections::BTreeMap::new();
-    for (secret, key) in realise::workload::copied_keys(r) {
+    for (secret, key) in realise::of(r.kind)
+        .map(|k| k.copied_keys(r))
+        .unwrap_or_default()
+    {
         if let Some(value) = emit::get(op, "v1", "Secret", &r.namespace, &secret)
             .await?
             .and_then(|s| read(s, &key))
@@ -178,6 +167,7 @@ pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error>
         generated,
         connection,
         copied,
+        release_prefix: String::new(),
     })
 }
 
@@ -201,11 +191,7 @@ fn fresh_password() -> String {
     Alphanumeric.sample_string(&mut rand::rngs::OsRng, 32)
 }
 
-async fn reconcile_one(
-    kind: &'static str,
-    obj: &DynamicObject,
-    op: &Operator,
-) -> Result<Action, Error> {
+async fn reconcile_one(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
     let r = crate::operator::model::snapshot::resource_from(
         kind,
         &serde_json::to_value(obj).unwrap_or_default(),
@@ -215,7 +201,7 @@ async fn reconcile_one(
         return cleanup(kind, obj, op, &r, &old).await;
     }
     ensure_finalizer(op, kind, obj).await?;
-    let on = reference(obj, api::API_VERSION, kind);
+    let on = reference(obj, kind);
     let generation = Some(r.generation);
     let mut status = Status {
         common: CommonStatus {
@@ -457,7 +443,7 @@ fn until_expiry(tier: &Tier) -> Duration {
 /// nothing of what it has is deleted. It is looked at again on a license
 /// change (watched) and every few polls (an older resource may go).
 pub(super) async fn reject(
-    kind: &str,
+    kind: Kind,
     obj: &DynamicObject,
     op: &Operator,
     old: &Status,
@@ -474,7 +460,7 @@ pub(super) async fn reject(
         .map(|c| (c.status.clone(), c.reason.clone()));
     if was != Some(("False".into(), verdict.reason().into())) {
         op.event(
-            &reference(obj, api::API_VERSION, kind),
+            &reference(obj, kind),
             EventType::Warning,
             verdict.reason(),
             message.clone(),
@@ -646,7 +632,7 @@ pub(super) async fn check_ready(
 
 pub(super) async fn ensure_finalizer(
     op: &Operator,
-    kind: &str,
+    kind: Kind,
     obj: &DynamicObject,
 ) -> Result<(), Error> {
     let finalizers = obj.finalizers();
@@ -671,7 +657,7 @@ pub(super) async fn ensure_finalizer(
 /// are gone. Releasing the capability is the capability controller's, which
 /// no longer counts this resource and waits for the emitted objects too.
 async fn cleanup(
-    kind: &str,
+    kind: Kind,
     obj: &DynamicObject,
     op: &Operator,
     r: &Resource,
@@ -680,7 +666,7 @@ async fn cleanup(
     if !obj.finalizers().iter().any(|f| f == api::FINALIZER) {
         return Ok(Action::await_change());
     }
-    let on = reference(obj, api::API_VERSION, kind);
+    let on = reference(obj, kind);
     let mut owned = old.common.owned.clone();
     // Objects emitted that the status never recorded (a crash between
     // apply and status): what the spec asks for now, if it still parses.
@@ -773,7 +759,7 @@ async fn cleanup(
 /// removing it. Gone already is done.
 pub(super) async fn remove_finalizer(
     op: &Operator,
-    kind: &str,
+    kind: Kind,
     obj: &DynamicObject,
 ) -> Result<(), Error> {
     let Some(i) = obj.finalizers().iter().position(|f| f == api::FINALIZER) else {
@@ -809,7 +795,7 @@ pub(super) fn ready_says(old: &Status, reason: &str, message: &str) -> bool {
 
 pub(super) async fn write_status(
     op: &Operator,
-    kind: &str,
+    kind: Kind,
     obj: &DynamicObject,
     old: &Status,
     new: Status,

@@ -7,6 +7,7 @@
 
 use super::resource::{self, Status};
 use super::{emit, reference, release, Error, Operator};
+use crate::operator::api::Kind;
 use crate::operator::api::{self, CommonStatus, Phase};
 use crate::operator::decide::conditions::condition;
 use crate::operator::decide::realise::workload;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub async fn reconcile(
-    kind: &'static str,
+    kind: Kind,
     obj: Arc<DynamicObject>,
     op: Arc<Operator>,
 ) -> Result<Action, Error> {
@@ -35,12 +36,7 @@ pub async fn reconcile(
     super::measured(&op, kind, &key, reconcile_one(kind, &obj, &op)).await
 }
 
-pub fn error_policy(
-    kind: &'static str,
-    obj: Arc<DynamicObject>,
-    err: &Error,
-    op: Arc<Operator>,
-) -> Action {
+pub fn error_policy(kind: Kind, obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
     let key = format!(
         "{kind}/{}/{}",
         obj.namespace().unwrap_or_default(),
@@ -111,17 +107,13 @@ fn release_status(rel: &ReleaseInfo) -> Value {
            "chartVersion": rel.chart_version.clone().unwrap_or_default()})
 }
 
-async fn reconcile_one(
-    kind: &'static str,
-    obj: &DynamicObject,
-    op: &Operator,
-) -> Result<Action, Error> {
+async fn reconcile_one(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
     let r = crate::operator::model::snapshot::resource_from(
         kind,
         &serde_json::to_value(obj).unwrap_or_default(),
     );
     let old = resource::old_status(obj);
-    let Some(entry) = op.catalog.workload_for(kind).cloned() else {
+    let Some(entry) = op.catalog.workload_for(kind.as_str()).cloned() else {
         return Err(Error::Release(format!(
             "the catalog has no workload chart for {kind}"
         )));
@@ -131,7 +123,7 @@ async fn reconcile_one(
         return cleanup(kind, obj, op, &r, &old, &release_name).await;
     }
     resource::ensure_finalizer(op, kind, obj).await?;
-    let on = reference(obj, api::API_VERSION, kind);
+    let on = reference(obj, kind);
     let generation = Some(r.generation);
     let planned = op.planned(&r.uid, r.generation).await?;
     let verdict = planned
@@ -329,7 +321,7 @@ async fn reconcile_one(
 /// Deletion: our release is uninstalled (a release of that name that is not
 /// ours stays), then what we emitted goes, then the finalizer.
 async fn cleanup(
-    kind: &str,
+    kind: Kind,
     obj: &DynamicObject,
     op: &Operator,
     r: &Resource,
@@ -339,7 +331,7 @@ async fn cleanup(
     if !obj.finalizers().iter().any(|f| f == api::FINALIZER) {
         return Ok(Action::await_change());
     }
-    let on = reference(obj, api::API_VERSION, kind);
+    let on = reference(obj, kind);
     if let Some(rel) = release_info(op, &r.namespace, release_name)
         .await?
         .filter(|c| c.ours && c.is_live())

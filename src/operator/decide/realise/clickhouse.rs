@@ -309,6 +309,19 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     })
 }
 
+/// ClickHouseCluster: on ClickHouse Inc.'s or Altinity's operator, adopted or external.
+pub struct ClickHouse;
+
+impl super::Realise for ClickHouse {
+    fn password_source(&self, r: &Resource) -> PasswordSource {
+        password_source(r)
+    }
+
+    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+        realise(r, inputs).map(super::Realisation::Objects)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

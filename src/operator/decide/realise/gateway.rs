@@ -8,6 +8,7 @@
 use super::secrets::{dns_label, resolve, store_name};
 use super::{owned_metadata, parse_spec, Inputs, ReadyWhen, Realised, SpecError};
 use crate::operator::api::gateway::GatewaySpec;
+use crate::operator::api::Kind;
 use crate::operator::model::snapshot::Resource;
 use serde_json::{json, Value};
 
@@ -22,19 +23,19 @@ pub fn model_name(gateway: &str, model: &str) -> String {
 
 /// The resources a Gateway's realisation reads: its PostgresCluster, and
 /// the SecretsManagement behind each vault source.
-pub fn references(r: &Resource) -> Vec<(String, String)> {
+pub fn references(r: &Resource) -> Vec<(Kind, String)> {
     let Ok(spec) = parse_spec::<GatewaySpec>(&r.spec) else {
         return vec![];
     };
     let mut out = Vec::new();
     if let Some(pg) = &spec.postgres_cluster_ref {
-        out.push(("PostgresCluster".into(), pg.name.clone()));
+        out.push((Kind::PostgresCluster, pg.name.clone()));
     }
     let sources = std::iter::once(&spec.master_key)
         .chain(spec.models.iter().filter_map(|m| m.api_key.as_ref()));
     for s in sources {
         if let Some(v) = &s.vault {
-            out.push(("SecretsManagement".into(), v.store.clone()));
+            out.push((Kind::SecretsManagement, v.store.clone()));
         }
     }
     out
@@ -54,7 +55,7 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
         if let Some(s) = store {
             if !inputs
                 .references
-                .contains_key(&("SecretsManagement".to_string(), s.clone()))
+                .contains_key(&(Kind::SecretsManagement, s.clone()))
             {
                 waiting_for.push(format!(
                     "SecretsManagement {s} (its ClusterSecretStore {}) does not exist",
@@ -80,7 +81,7 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
         "modelSelector": {"matchLabels": {GATEWAY_LABEL: r.name}},
     });
     if let Some(pg) = &spec.postgres_cluster_ref {
-        let key = ("PostgresCluster".to_string(), pg.name.clone());
+        let key = (Kind::PostgresCluster, pg.name.clone());
         match inputs.references.get(&key) {
             None => waiting_for.push(format!(
                 "PostgresCluster {}/{} does not exist",
@@ -179,6 +180,19 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     })
 }
 
+/// Gateway: a LiteLLM proxy and its models.
+pub struct Gateway;
+
+impl super::Realise for Gateway {
+    fn references(&self, r: &Resource) -> Vec<(Kind, String)> {
+        references(r)
+    }
+
+    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+        realise(r, inputs).map(super::Realisation::Objects)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,7 +250,7 @@ mod tests {
         let r = gw(s);
         assert_eq!(
             references(&r),
-            [("PostgresCluster".to_string(), "app-db".to_string())]
+            [(Kind::PostgresCluster, "app-db".to_string())]
         );
         let x = realise(&r, &Inputs::default()).unwrap();
         assert_eq!(
@@ -245,7 +259,7 @@ mod tests {
         );
         let mut inputs = Inputs::default();
         inputs.references.insert(
-            ("PostgresCluster".into(), "app-db".into()),
+            (Kind::PostgresCluster, "app-db".into()),
             json!({"status": {"phase": "Provisioning"}}),
         );
         let x = realise(&r, &inputs).unwrap();
@@ -255,7 +269,7 @@ mod tests {
             x.waiting_for
         );
         inputs.references.insert(
-            ("PostgresCluster".into(), "app-db".into()),
+            (Kind::PostgresCluster, "app-db".into()),
             json!({"status": {"phase": "Ready", "connectionSecret": "app-db-app"}}),
         );
         let x = realise(&r, &inputs).unwrap();
@@ -280,7 +294,7 @@ mod tests {
         let r = gw(s);
         assert_eq!(
             references(&r),
-            [("SecretsManagement".to_string(), "corp".to_string())]
+            [(Kind::SecretsManagement, "corp".to_string())]
         );
         let x = realise(&r, &Inputs::default()).unwrap();
         assert_eq!(x.emit[0]["kind"], "ExternalSecret");
@@ -292,7 +306,7 @@ mod tests {
         let mut inputs = Inputs::default();
         inputs
             .references
-            .insert(("SecretsManagement".into(), "corp".into()), json!({}));
+            .insert((Kind::SecretsManagement, "corp".into()), json!({}));
         let x = realise(&r, &inputs).unwrap();
         assert!(x.waiting_for.is_empty());
         assert_eq!(

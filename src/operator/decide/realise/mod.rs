@@ -10,7 +10,7 @@ pub mod secrets;
 pub mod secrets_management;
 pub mod workload;
 
-use crate::operator::api::Mode;
+use crate::operator::api::{Kind, Mode};
 use crate::operator::model::snapshot::Resource;
 use serde_json::Value;
 
@@ -136,7 +136,7 @@ pub struct Inputs {
     pub password: Option<String>,
     /// The resources `references` named, by (kind, name), as found (absent:
     /// not found).
-    pub references: std::collections::BTreeMap<(String, String), Value>,
+    pub references: std::collections::BTreeMap<(Kind, String), Value>,
     /// The values of the Secret `generated` names, kept or fresh, by key.
     pub generated: std::collections::BTreeMap<String, String>,
     /// Non-secret keys (host, ports, user and database names) of the
@@ -145,6 +145,8 @@ pub struct Inputs {
     /// Values of referenced Secret keys that the resource copies into a
     /// Secret of its own, by (Secret name, key); absent: not there (yet).
     pub copied: std::collections::BTreeMap<(String, String), String>,
+    /// The catalog's release name prefix, for a kind realised as a release.
+    pub release_prefix: String,
 }
 
 /// How a generated value is made.
@@ -157,10 +159,7 @@ pub enum Generated {
 /// A Secret of ours whose values are generated once and then kept: its
 /// name and keys.
 pub fn generated(r: &Resource) -> Option<(String, Vec<(&'static str, Generated)>)> {
-    match r.kind.as_str() {
-        "Observability" => Some(workload::observability_generated(r)),
-        _ => None,
-    }
+    of(r.kind).and_then(|k| k.generated(r))
 }
 
 /// The keys of a connection Secret that are not secret.
@@ -174,43 +173,79 @@ pub const CONNECTION_FIELDS: &[&str] = &[
     "database",
 ];
 
-/// Our kinds realised as emitted objects (one controller each).
-pub const EMITTING_KINDS: &[&str] = &[
-    "PostgresCluster",
-    "ClickHouseCluster",
-    "Gateway",
-    "SecretsManagement",
-];
-
-/// Our resources a resource's realisation reads, as (kind, name): in its
-/// namespace, or cluster-scoped for SecretsManagement.
-pub fn references(r: &Resource) -> Vec<(String, String)> {
-    match r.kind.as_str() {
-        "Gateway" => gateway::references(r),
-        "ChatUI" | "MeilisearchInstance" | "Observability" => workload::references(r),
-        _ => vec![],
+/// What one kind makes of its spec: one implementation per kind, found by
+/// [`of`]. Everything here is pure; what it needs from the cluster comes in
+/// as [`Inputs`], read by the controller first.
+pub trait Realise: Sync {
+    /// Our resources the realisation reads, as (kind, name): in the
+    /// resource's namespace, or cluster-scoped (SecretsManagement).
+    fn references(&self, _r: &Resource) -> Vec<(Kind, String)> {
+        vec![]
     }
+
+    /// Where the password of the connection Secret we write comes from.
+    fn password_source(&self, _r: &Resource) -> PasswordSource {
+        PasswordSource::None
+    }
+
+    /// A Secret of ours whose values are generated once and then kept.
+    fn generated(&self, _r: &Resource) -> Option<(String, Vec<(&'static str, Generated)>)> {
+        None
+    }
+
+    /// Referenced Secret keys copied into a Secret of ours, as (Secret, key).
+    fn copied_keys(&self, _r: &Resource) -> Vec<(String, String)> {
+        vec![]
+    }
+
+    /// The spec, checked against its schema, and the inputs: what the
+    /// resource asks for.
+    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<Realisation, SpecError>;
 }
 
+/// What a resource asks for, by how its kind is carried out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Realisation {
+    /// Upstream objects to emit (a CNPG Cluster, a LiteLLM proxy).
+    Objects(Realised),
+    /// A Helm release of a bundled workload chart.
+    Release(workload::Workload),
+}
+
+/// The one place kinds meet their realisation.
+pub fn of(kind: Kind) -> Option<&'static dyn Realise> {
+    Some(match kind {
+        Kind::PostgresCluster => &postgres::Postgres,
+        Kind::ClickHouseCluster => &clickhouse::ClickHouse,
+        Kind::Gateway => &gateway::Gateway,
+        Kind::SecretsManagement => &secrets_management::SecretsManagement,
+        Kind::ChatUI => &workload::ChatUi,
+        Kind::MeilisearchInstance => &workload::Meilisearch,
+        Kind::Observability => &workload::Observability,
+        Kind::Capability => return None,
+    })
+}
+
+/// Our resources a resource's realisation reads, as (kind, name).
+pub fn references(r: &Resource) -> Vec<(Kind, String)> {
+    of(r.kind).map(|k| k.references(r)).unwrap_or_default()
+}
+
+/// The objects an emitting kind asks for.
 pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
-    schema::check(&r.kind, &r.spec)?;
-    match r.kind.as_str() {
-        "PostgresCluster" => postgres::realise(r),
-        "ClickHouseCluster" => clickhouse::realise(r, inputs),
-        "Gateway" => gateway::realise(r, inputs),
-        "SecretsManagement" => secrets_management::realise(r),
-        other => Err(SpecError {
+    match of(r.kind).map(|k| k.realise(r, inputs)).transpose()? {
+        Some(Realisation::Objects(x)) => Ok(x),
+        _ => Err(SpecError {
             field: "kind".into(),
-            message: format!("{other} is not realised by a datastore controller"),
+            message: format!("{} is not realised by a datastore controller", r.kind),
         }),
     }
 }
 
 pub fn password_source(r: &Resource) -> PasswordSource {
-    match r.kind.as_str() {
-        "ClickHouseCluster" => clickhouse::password_source(r),
-        _ => PasswordSource::None,
-    }
+    of(r.kind)
+        .map(|k| k.password_source(r))
+        .unwrap_or(PasswordSource::None)
 }
 
 /// The CRD's CEL rule, checked again here: API servers without CEL (and

@@ -78,6 +78,20 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
     })
 }
 
+/// PostgresCluster: a CloudNativePG Cluster, or an adopted or external one.
+pub struct Postgres;
+
+impl super::Realise for Postgres {
+    fn realise(
+        &self,
+        r: &Resource,
+        inputs: &super::Inputs,
+    ) -> Result<super::Realisation, SpecError> {
+        let _ = inputs;
+        realise(r).map(super::Realisation::Objects)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

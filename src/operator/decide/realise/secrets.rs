@@ -62,7 +62,7 @@ pub fn resolve_as(
             let external_secret = json!({
                 "apiVersion": EXTERNAL_SECRETS_API_VERSION,
                 "kind": "ExternalSecret",
-                "metadata": owned_metadata(crate::operator::api::API_VERSION, &r.kind, r, &name),
+                "metadata": owned_metadata(crate::operator::api::API_VERSION, r.kind.as_str(), r, &name),
                 "spec": {
                     "secretStoreRef": {"kind": "ClusterSecretStore", "name": store_name(&v.store)},
                     "target": {"name": name, "creationPolicy": "Owner"},

@@ -9,12 +9,10 @@ use crate::operator::api::gateway::GatewaySpec;
 use crate::operator::api::workloads::{
     release_name, ChatUISpec, MeilisearchInstanceSpec, ObservabilitySpec,
 };
+use crate::operator::api::Kind;
 use crate::operator::model::snapshot::Resource;
 use base64::Engine;
 use serde_json::{json, Value};
-
-/// The kinds realised as a workload release.
-pub const WORKLOAD_KINDS: &[&str] = &["ChatUI", "MeilisearchInstance", "Observability"];
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Workload {
@@ -26,19 +24,19 @@ pub struct Workload {
     pub waiting_for: Vec<String>,
 }
 
-pub fn references(r: &Resource) -> Vec<(String, String)> {
-    match r.kind.as_str() {
-        "ChatUI" => parse_spec::<ChatUISpec>(&r.spec)
-            .map(|s| vec![("Gateway".to_string(), s.gateway_ref.name)])
+pub fn references(r: &Resource) -> Vec<(Kind, String)> {
+    match r.kind {
+        Kind::ChatUI => parse_spec::<ChatUISpec>(&r.spec)
+            .map(|s| vec![(Kind::Gateway, s.gateway_ref.name)])
             .unwrap_or_default(),
-        "Observability" => parse_spec::<ObservabilitySpec>(&r.spec)
+        Kind::Observability => parse_spec::<ObservabilitySpec>(&r.spec)
             .map(|s| {
                 let mut refs = Vec::new();
                 if let Some(p) = s.postgres_cluster_ref {
-                    refs.push(("PostgresCluster".to_string(), p.name));
+                    refs.push((Kind::PostgresCluster, p.name));
                 }
                 if let Some(c) = s.click_house_cluster_ref {
-                    refs.push(("ClickHouseCluster".to_string(), c.name));
+                    refs.push((Kind::ClickHouseCluster, c.name));
                 }
                 refs
             })
@@ -69,16 +67,20 @@ pub fn merge(base: &mut Value, over: &Value) {
     }
 }
 
+/// The release a workload kind asks for, named from the catalog's `prefix`.
 pub fn realise(r: &Resource, prefix: &str, inputs: &Inputs) -> Result<Workload, SpecError> {
-    super::schema::check(&r.kind, &r.spec)?;
-    let release = release_name(prefix, &r.name);
-    match r.kind.as_str() {
-        "ChatUI" => chat_ui(r, release, inputs),
-        "MeilisearchInstance" => meilisearch(r, release, inputs),
-        "Observability" => observability(r, release, inputs),
-        other => Err(SpecError {
+    let inputs = Inputs {
+        release_prefix: prefix.to_string(),
+        ..inputs.clone()
+    };
+    match super::of(r.kind)
+        .map(|k| k.realise(r, &inputs))
+        .transpose()?
+    {
+        Some(super::Realisation::Release(w)) => Ok(w),
+        _ => Err(SpecError {
             field: "kind".into(),
-            message: format!("{other} is not a workload release"),
+            message: format!("{} is not a workload release", r.kind),
         }),
     }
 }
@@ -88,7 +90,7 @@ fn chat_ui(r: &Resource, release: String, inputs: &Inputs) -> Result<Workload, S
     let gw = &spec.gateway_ref.name;
     let mut waiting_for = Vec::new();
     let mut values = json!({"replicas": spec.replicas});
-    match inputs.references.get(&("Gateway".to_string(), gw.clone())) {
+    match inputs.references.get(&(Kind::Gateway, gw.clone())) {
         None => waiting_for.push(format!("Gateway {}/{gw} does not exist", r.namespace)),
         Some(g) if g.pointer("/status/phase").and_then(Value::as_str) != Some("Ready") => {
             waiting_for.push(format!(
@@ -113,7 +115,7 @@ fn chat_ui(r: &Resource, release: String, inputs: &Inputs) -> Result<Workload, S
                     message: format!("Gateway {gw}: {e}"),
                 })?;
             let gateway = Resource {
-                kind: "Gateway".into(),
+                kind: Kind::Gateway,
                 name: gw.clone(),
                 ..r.clone()
             };
@@ -171,7 +173,7 @@ fn meilisearch(r: &Resource, release: String, inputs: &Inputs) -> Result<Workloa
         match inputs.copied.get(&source) {
             Some(value) => {
                 emit.push(json!({"apiVersion": "v1", "kind": "Secret",
-                    "metadata": owned_metadata(crate::operator::api::API_VERSION, &r.kind, r, &copy),
+                    "metadata": owned_metadata(crate::operator::api::API_VERSION, r.kind.as_str(), r, &copy),
                     "type": "Opaque",
                     "data": {MEILI_KEY: base64::engine::general_purpose::STANDARD.encode(value)}}));
             }
@@ -223,10 +225,10 @@ pub fn observability_generated(r: &Resource) -> (String, Vec<(&'static str, Gene
 fn datastore<'a>(
     r: &Resource,
     inputs: &'a Inputs,
-    kind: &str,
+    kind: Kind,
     name: &str,
 ) -> Result<(String, &'a std::collections::BTreeMap<String, String>), String> {
-    let Some(found) = inputs.references.get(&(kind.to_string(), name.to_string())) else {
+    let Some(found) = inputs.references.get(&(kind, name.to_string())) else {
         return Err(format!("{kind} {}/{name} does not exist", r.namespace));
     };
     let phase = found.pointer("/status/phase").and_then(Value::as_str);
@@ -274,7 +276,7 @@ fn observability(r: &Resource, release: String, inputs: &Inputs) -> Result<Workl
     let field = |f: &std::collections::BTreeMap<String, String>, k: &str| {
         f.get(k).cloned().unwrap_or_default()
     };
-    match datastore(r, inputs, "PostgresCluster", &pg.name) {
+    match datastore(r, inputs, Kind::PostgresCluster, &pg.name) {
         Err(why) => waiting_for.push(why),
         Ok((secret, f)) => {
             values["postgresql"] = json!({"deploy": false, "host": field(f, "host"),
@@ -283,7 +285,7 @@ fn observability(r: &Resource, release: String, inputs: &Inputs) -> Result<Workl
                          "existingSecret": secret, "secretKeys": {"userPasswordKey": "password"}}});
         }
     }
-    match datastore(r, inputs, "ClickHouseCluster", &ch.name) {
+    match datastore(r, inputs, Kind::ClickHouseCluster, &ch.name) {
         Err(why) => waiting_for.push(why),
         Ok((secret, f)) => {
             values["clickhouse"] = json!({"deploy": false, "host": field(f, "host"),
@@ -316,6 +318,55 @@ fn observability(r: &Resource, release: String, inputs: &Inputs) -> Result<Workl
     })
 }
 
+/// ChatUI: chat-ui wired to a Gateway.
+pub struct ChatUi;
+/// MeilisearchInstance: Meilisearch with its master key.
+pub struct Meilisearch;
+/// Observability: Langfuse on the platform's PostgreSQL and ClickHouse.
+pub struct Observability;
+
+impl super::Realise for ChatUi {
+    fn references(&self, r: &Resource) -> Vec<(Kind, String)> {
+        references(r)
+    }
+
+    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+        release(r, inputs, chat_ui)
+    }
+}
+
+impl super::Realise for Meilisearch {
+    fn copied_keys(&self, r: &Resource) -> Vec<(String, String)> {
+        copied_keys(r)
+    }
+
+    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+        release(r, inputs, meilisearch)
+    }
+}
+
+impl super::Realise for Observability {
+    fn references(&self, r: &Resource) -> Vec<(Kind, String)> {
+        references(r)
+    }
+
+    fn generated(&self, r: &Resource) -> Option<(String, Vec<(&'static str, Generated)>)> {
+        Some(observability_generated(r))
+    }
+
+    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+        release(r, inputs, observability)
+    }
+}
+
+type Values = fn(&Resource, String, &Inputs) -> Result<Workload, SpecError>;
+
+fn release(r: &Resource, inputs: &Inputs, values: Values) -> Result<super::Realisation, SpecError> {
+    super::schema::check(r.kind.as_str(), &r.spec)?;
+    values(r, release_name(&inputs.release_prefix, &r.name), inputs)
+        .map(super::Realisation::Release)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,16 +379,13 @@ mod tests {
             "u-5",
             json!({"gatewayRef": {"name": "team-gw"}, "values": {"envVars": {"PUBLIC_APP_NAME": "Navique"}, "replicas": 2}}),
         );
-        assert_eq!(
-            references(&r),
-            [("Gateway".to_string(), "team-gw".to_string())]
-        );
+        assert_eq!(references(&r), [(Kind::Gateway, "team-gw".to_string())]);
         let w = realise(&r, "chat-ui", &Inputs::default()).unwrap();
         assert_eq!(w.release, "chat-ui-web");
         assert_eq!(w.waiting_for, ["Gateway team-a/team-gw does not exist"]);
         let mut inputs = Inputs::default();
         inputs.references.insert(
-            ("Gateway".into(), "team-gw".into()),
+            (Kind::Gateway, "team-gw".into()),
             json!({"spec": {"masterKey": {"secretKeyRef": {"name": "litellm-master", "key": "key"}}},
                    "status": {"phase": "Ready", "endpoint": "http://team-gw.team-a.svc:4000"}}),
         );
@@ -452,11 +500,11 @@ mod observability_tests {
         assert_eq!(w.waiting_for.len(), 2, "{:?}", w.waiting_for);
         let mut inputs = Inputs::default();
         inputs.references.insert(
-            ("PostgresCluster".into(), "app-db".into()),
+            (Kind::PostgresCluster, "app-db".into()),
             json!({"status": {"phase": "Ready", "connectionSecret": "app-db-app"}}),
         );
         inputs.references.insert(
-            ("ClickHouseCluster".into(), "analytics".into()),
+            (Kind::ClickHouseCluster, "analytics".into()),
             json!({"status": {"phase": "Ready", "connectionSecret": "analytics-clickhouse"}}),
         );
         inputs.connection.insert(
