@@ -527,8 +527,8 @@ fn outcome<T>(what: &str, f: impl FnOnce() -> T) -> T {
 #[test]
 fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
     use ed25519_dalek::{Signer, SigningKey};
-    use navique_ai_core_operator::operator::decide::verdict;
     use navique_ai_core_operator::operator::api::Kind;
+    use navique_ai_core_operator::operator::decide::verdict;
     use navique_ai_core_operator::operator::model::{licensing, snapshot};
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
@@ -540,7 +540,11 @@ fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
     let now = chrono::Utc::now();
     let resources: Vec<snapshot::Resource> = (0..5)
         .map(|i| snapshot::Resource {
-            kind: [Kind::PostgresCluster, Kind::Observability, Kind::ClickHouseCluster][i % 3],
+            kind: [
+                Kind::PostgresCluster,
+                Kind::Observability,
+                Kind::ClickHouseCluster,
+            ][i % 3],
             namespace: "team-a".into(),
             name: format!("r{i}"),
             uid: format!("u{i}"),

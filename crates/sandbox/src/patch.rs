@@ -134,7 +134,10 @@ pub fn json_patch(doc: &mut Value, ops: &Value) -> Result<(), String> {
             }
             "test" => {
                 let v = value()?;
-                if doc.pointer(path) != Some(&v) {
+                // As the API server's json-patch: a missing member tests
+                // equal to null (kube-runtime's finalizer helper relies on it).
+                let found = doc.pointer(path);
+                if found != Some(&v) && !(found.is_none() && v.is_null()) {
                     return Err(format!("testing value {path} failed: test failed"));
                 }
             }
@@ -342,6 +345,12 @@ mod tests {
         .unwrap();
         assert_eq!(doc, json!({"a": [1, 2, 3], "b": {}, "d": 1}));
         assert!(json_patch(&mut doc, &json!([{"op": "test", "path": "/d", "value": 2}])).is_err());
+        // A missing member is null to a test, as on a real API server.
+        assert!(json_patch(
+            &mut doc,
+            &json!([{"op": "test", "path": "/e", "value": null}])
+        )
+        .is_ok());
     }
 
     #[test]

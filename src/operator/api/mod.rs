@@ -6,6 +6,7 @@
 
 pub mod capability;
 pub mod clickhouse;
+pub mod conditions;
 pub mod crds;
 pub mod gateway;
 pub mod kind;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use capability::{Capability, CapabilitySpec, CapabilityStatus};
 pub use clickhouse::{ClickHouseCluster, ClickHouseClusterSpec, ClickHouseClusterStatus};
+pub use conditions::{ConditionType, Reason};
 pub use gateway::{Gateway, GatewaySpec, GatewayStatus};
 pub use kind::{Family, Kind};
 pub use postgres::{PostgresCluster, PostgresClusterSpec, PostgresClusterStatus};

@@ -2,7 +2,7 @@
 //! condition's lastTransitionTime moves only when its status does, so an
 //! unchanged state writes an unchanged status (and so, nothing at all).
 
-use crate::operator::api::Condition;
+use crate::operator::api::{Condition, ConditionType, Reason};
 
 pub fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
@@ -12,22 +12,22 @@ pub fn now() -> String {
 /// status did not change.
 pub fn condition(
     old: &[Condition],
-    type_: &str,
+    type_: ConditionType,
     ok: bool,
-    reason: &str,
+    reason: Reason,
     message: &str,
     generation: Option<i64>,
 ) -> Condition {
     let status = if ok { "True" } else { "False" };
     let since = old
         .iter()
-        .find(|c| c.type_ == type_ && c.status == status)
+        .find(|c| c.type_ == type_.as_str() && c.status == status)
         .map(|c| c.last_transition_time.clone())
         .unwrap_or_else(now);
     Condition {
-        type_: type_.into(),
+        type_: type_.to_string(),
         status: status.into(),
-        reason: reason.into(),
+        reason: reason.to_string(),
         message: message.into(),
         observed_generation: generation,
         last_transition_time: since,
@@ -58,12 +58,12 @@ mod tests {
 
     #[test]
     fn transition_time_moves_only_with_the_status() {
-        let c = condition(&[], "Ready", false, "Waiting", "x", Some(1));
+        let c = condition(&[], ConditionType::Ready, false, Reason::Waiting, "x", Some(1));
         let mut old = vec![c.clone()];
         old[0].last_transition_time = "2020-01-01T00:00:00Z".into();
-        let same = condition(&old, "Ready", false, "Waiting", "y", Some(2));
+        let same = condition(&old, ConditionType::Ready, false, Reason::Waiting, "y", Some(2));
         assert_eq!(same.last_transition_time, "2020-01-01T00:00:00Z");
-        let flipped = condition(&old, "Ready", true, "Ready", "", Some(2));
+        let flipped = condition(&old, ConditionType::Ready, true, Reason::Ready, "", Some(2));
         assert_ne!(flipped.last_transition_time, "2020-01-01T00:00:00Z");
     }
 

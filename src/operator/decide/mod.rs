@@ -13,4 +13,5 @@ pub mod plan;
 pub mod provenance;
 pub mod realise;
 pub mod report;
+pub mod standing;
 pub mod verdict;

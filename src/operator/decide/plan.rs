@@ -485,3 +485,75 @@ mod tests {
         assert_ne!(d, inputs_digest(&e));
     }
 }
+
+/// What a workload resource's release needs, from the newest revision of
+/// the release of its name and the digest of the inputs wanted now.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorkloadStep {
+    /// A live release of that name is someone else's: never touched.
+    NotOurs(String),
+    /// Ours, deployed, made from these very inputs.
+    UpToDate,
+    Install,
+    Upgrade,
+}
+
+pub fn workload_step(
+    current: Option<&crate::operator::model::snapshot::ReleaseInfo>,
+    digest: &str,
+) -> WorkloadStep {
+    match current.filter(|c| c.is_live()) {
+        None => WorkloadStep::Install,
+        Some(c) if !c.ours => WorkloadStep::NotOurs(format!(
+            "release {} in namespace {} exists and is not ours: it is never touched",
+            c.name, c.namespace
+        )),
+        Some(c) if c.inputs.as_deref() == Some(digest) && c.status == "deployed" => {
+            WorkloadStep::UpToDate
+        }
+        Some(_) => WorkloadStep::Upgrade,
+    }
+}
+
+#[cfg(test)]
+mod workload_step_tests {
+    use super::*;
+    use crate::operator::model::snapshot::ReleaseInfo;
+
+    fn release(ours: bool, status: &str, inputs: &str) -> ReleaseInfo {
+        ReleaseInfo {
+            name: "chat-ui-web".into(),
+            namespace: "team-a".into(),
+            revision: 1,
+            status: status.into(),
+            ours,
+            chart_version: None,
+            inputs: Some(inputs.into()),
+        }
+    }
+
+    #[test]
+    fn a_workload_release_is_installed_upgraded_or_left_alone() {
+        assert_eq!(workload_step(None, "d1"), WorkloadStep::Install);
+        assert_eq!(
+            workload_step(Some(&release(true, "uninstalled", "d1")), "d1"),
+            WorkloadStep::Install
+        );
+        assert_eq!(
+            workload_step(Some(&release(true, "deployed", "d1")), "d1"),
+            WorkloadStep::UpToDate
+        );
+        assert_eq!(
+            workload_step(Some(&release(true, "deployed", "d0")), "d1"),
+            WorkloadStep::Upgrade
+        );
+        assert_eq!(
+            workload_step(Some(&release(true, "failed", "d1")), "d1"),
+            WorkloadStep::Upgrade
+        );
+        assert!(matches!(
+            workload_step(Some(&release(false, "deployed", "d1")), "d1"),
+            WorkloadStep::NotOurs(_)
+        ));
+    }
+}

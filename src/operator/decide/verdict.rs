@@ -1,6 +1,7 @@
 //! What the license allows: each resource's standing under the tier the
 //! license gives (`crate::operator::model::licensing`).
 
+use crate::operator::api::Reason;
 use crate::operator::model::licensing::*;
 use crate::operator::model::snapshot::{Resource, Snapshot};
 use std::collections::BTreeMap;
@@ -25,11 +26,11 @@ impl Verdict {
         matches!(self, Verdict::Licensed)
     }
 
-    pub fn reason(&self) -> &'static str {
+    pub fn reason(&self) -> Reason {
         match self {
-            Verdict::Licensed => "Licensed",
-            Verdict::FeatureSkipped { .. } => "LicenseSkipped",
-            Verdict::OverLimit { .. } => "InstanceLimitExceeded",
+            Verdict::Licensed => Reason::Licensed,
+            Verdict::FeatureSkipped { .. } => Reason::LicenseSkipped,
+            Verdict::OverLimit { .. } => Reason::InstanceLimitExceeded,
         }
     }
 
@@ -158,13 +159,13 @@ mod tests {
         with_deleting.push(deleting);
         assert_eq!(
             judge(&free, &with_deleting)["c"].reason(),
-            "InstanceLimitExceeded"
+            Reason::InstanceLimitExceeded
         );
         let mut altinity = resource("ClickHouseCluster", "ch", "2026-01-01T00:00:00Z");
         altinity.spec = json!({"type": "altinity"});
         assert_eq!(
             judge(&free, &[altinity.clone()])["ch"].reason(),
-            "LicenseSkipped"
+            Reason::LicenseSkipped
         );
         let data = signed(&key(), &enterprise());
         let licensed = tier(Some(&data), &key().verifying_key(), now());

@@ -5,6 +5,7 @@
 use super::{reference, release, Error, Operator};
 use crate::operator::api;
 use crate::operator::api::capability::{CapabilityStatus, ReleaseLocation};
+use crate::operator::api::{ConditionType, Reason};
 use crate::operator::decide::conditions::condition;
 use crate::operator::decide::plan::{self, CapabilityPlan, Step};
 use crate::operator::decide::provenance::Provenance;
@@ -151,11 +152,11 @@ async fn status_for(
 ) -> CapabilityStatus {
     let installed_version = release::installed_version(&op.client, &p.provenance).await;
     let (ready_reason, ready_message) = if p.readiness.ready {
-        ("Ready", String::new())
+        (Reason::Ready, String::new())
     } else if matches!(p.provenance, Provenance::Absent) {
-        ("NotInstalled", p.readiness.reason.clone())
+        (Reason::NotInstalled, p.readiness.reason.clone())
     } else {
-        ("NotReady", p.readiness.reason.clone())
+        (Reason::NotReady, p.readiness.reason.clone())
     };
     let step_message = match &p.step {
         Step::Wait { reason } | Step::HoldUninstall { reason } | Step::Upgrade { reason } => {
@@ -166,17 +167,24 @@ async fn status_for(
     };
     let mut conditions = vec![condition(
         &old.conditions,
-        "Ready",
+        ConditionType::Ready,
         p.readiness.ready,
         ready_reason,
         &ready_message,
         None,
     )];
     conditions.push(match failure {
-        Some(e) => condition(&old.conditions, "Progressing", false, "Failed", e, None),
+        Some(e) => condition(
+            &old.conditions,
+            ConditionType::Progressing,
+            false,
+            Reason::Failed,
+            e,
+            None,
+        ),
         None => condition(
             &old.conditions,
-            "Progressing",
+            ConditionType::Progressing,
             true,
             step_reason(&p.step),
             &step_message,
@@ -199,16 +207,16 @@ async fn status_for(
     }
 }
 
-fn step_reason(s: &Step) -> &'static str {
+fn step_reason(s: &Step) -> Reason {
     match s {
-        Step::Nothing => "UpToDate",
-        Step::Adopt(_) => "Adopted",
-        Step::Install => "Installing",
-        Step::Upgrade { .. } => "Upgrading",
-        Step::Recover { .. } => "Recovering",
-        Step::Wait { .. } => "WaitingForPrerequisites",
-        Step::Uninstall => "Uninstalling",
-        Step::HoldUninstall { .. } => "UninstallHeld",
+        Step::Nothing => Reason::UpToDate,
+        Step::Adopt(_) => Reason::Adopted,
+        Step::Install => Reason::Installing,
+        Step::Upgrade { .. } => Reason::Upgrading,
+        Step::Recover { .. } => Reason::Recovering,
+        Step::Wait { .. } => Reason::WaitingForPrerequisites,
+        Step::Uninstall => Reason::Uninstalling,
+        Step::HoldUninstall { .. } => Reason::UninstallHeld,
     }
 }
 

@@ -53,10 +53,10 @@ pub async fn api_for(
             match op.cluster.api_for(&o).await {
                 Ok(a) => Ok(Some(a)),
                 Err(crate::apply::ApplyError::Unknown(_)) => Ok(None),
-                Err(e) => Err(Error::Release(e.to_string())),
+                Err(e) => Err(e.into()),
             }
         }
-        Err(e) => Err(Error::Release(e.to_string())),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -88,10 +88,10 @@ pub async fn apply(op: &Operator, wanted: &Value) -> Result<bool, Error> {
     };
     let o = as_object(wanted);
     let Some(api) = api_for(op, &o.api_version, &o.kind, &o.namespace).await? else {
-        return Err(Error::Release(format!(
-            "{} {}: the cluster does not serve this kind",
-            o.api_version, o.kind
-        )));
+        return Err(Error::Unserved {
+            api_version: o.api_version.clone(),
+            kind: o.kind.clone(),
+        });
     };
     if let Some(existing) = api.get_opt(&o.name).await? {
         let existing = serde_json::to_value(existing).unwrap_or_default();

@@ -5,13 +5,15 @@
 
 pub mod capability;
 pub mod emit;
+pub mod error;
 pub mod release;
 pub mod resource;
 pub mod workload;
 
 use crate::operator::api;
-use crate::operator::model::catalog::{Catalog, CatalogError, ChartStore};
+use crate::operator::model::catalog::{Catalog, ChartStore};
 use crate::operator::runtime::telemetry::Metrics;
+pub use error::Error;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -26,32 +28,6 @@ pub const CONTROLLER_NAME: &str = "navique-ai-core-operator";
 pub const LEASE_NAME: &str = "navique-ai-core-operator";
 /// How often a settled object is looked at again unless told otherwise.
 pub const DEFAULT_RESYNC: Duration = Duration::from_secs(3600);
-
-#[derive(Debug)]
-pub enum Error {
-    Kube(kube::Error),
-    /// A release action (install, upgrade, uninstall), in its own words.
-    Release(String),
-    Catalog(CatalogError),
-}
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Error::Kube(e) => write!(f, "{e}"),
-            Error::Release(m) => f.write_str(m),
-            Error::Catalog(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl From<kube::Error> for Error {
-    fn from(e: kube::Error) -> Self {
-        Error::Kube(e)
-    }
-}
 
 /// What every reconcile shares.
 pub struct Operator {
@@ -96,6 +72,17 @@ pub struct Planned {
     /// The generation of each resource the verdicts judged, by uid: a spec
     /// changed since (an altinity type, say) needs a verdict of its own.
     pub generations: std::collections::BTreeMap<String, i64>,
+}
+
+impl Planned {
+    /// A resource's standing under the license (a resource the snapshot
+    /// did not judge is let through: it is judged on its next look).
+    pub fn verdict(&self, uid: &str) -> crate::operator::decide::verdict::Verdict {
+        self.verdicts
+            .get(uid)
+            .cloned()
+            .unwrap_or(crate::operator::decide::verdict::Verdict::Licensed)
+    }
 }
 
 /// How long resource reconciles share one snapshot of the capabilities.
@@ -230,6 +217,16 @@ impl Operator {
         self.event_related(on, type_, reason, note, None).await
     }
 
+    /// Publishes what a decision says should be announced.
+    pub async fn note(&self, on: &ObjectReference, note: crate::operator::decide::standing::Note) {
+        let type_ = if note.warning {
+            EventType::Warning
+        } else {
+            EventType::Normal
+        };
+        self.event(on, type_, note.reason, note.message).await
+    }
+
     /// An Event that names a second object (`related`). kube's Recorder
     /// folds Events of one reason on one object into a series that keeps
     /// the first note, so one per deleted object needs the object named.
@@ -286,19 +283,47 @@ pub async fn measured(
 ) -> Result<Action, Error> {
     let start = std::time::Instant::now();
     let result = reconcile.await;
+    // A deletion waiting for what it deleted is not a failure.
+    let ok = result.as_ref().map_or_else(Error::is_waiting, |_| true);
     op.metrics
-        .reconciled(kind.as_str(), result.is_ok(), start.elapsed().as_secs_f64());
-    if result.is_ok() {
+        .reconciled(kind.as_str(), ok, start.elapsed().as_secs_f64());
+    if ok {
         op.succeeded(key);
     }
     result
 }
 
-/// After a failed reconcile: look again after the object's next backoff.
+/// After a failed reconcile: look again after the object's next backoff;
+/// a deletion still waiting for what it deleted looks again soon.
 pub fn retry(op: &Operator, kind: api::Kind, key: &str, err: &Error) -> Action {
+    if err.is_waiting() {
+        return Action::requeue(op.poll);
+    }
+    op.metrics
+        .reconcile_failed(kind.as_str(), err.metric_label());
     let wait = op.backoff(key);
     tracing::warn!(kind = kind.as_str(), object = %key, error = %err, retry_in = ?wait, "reconcile failed");
     Action::requeue(wait)
+}
+
+/// Runs a resource's reconcile through kube-runtime's finalizer helper: our
+/// finalizer is on before anything is created for it, and comes off only
+/// once its cleanup has succeeded.
+pub async fn finalized<F, Fut>(
+    op: &Operator,
+    kind: api::Kind,
+    obj: Arc<DynamicObject>,
+    reconcile: F,
+) -> Result<Action, Error>
+where
+    F: FnOnce(kube::runtime::finalizer::Event<DynamicObject>) -> Fut,
+    Fut: std::future::Future<Output = Result<Action, Error>>,
+{
+    use kube::ResourceExt;
+    let api = resource::api(op, kind, &obj.namespace().unwrap_or_default());
+    kube::runtime::finalizer(&api, api::FINALIZER, obj, reconcile)
+        .await
+        .map_err(|e| Error::Finalizer(Box::new(e)))
 }
 
 fn truncate(s: &str, max: usize) -> String {

@@ -74,9 +74,7 @@ struct Busy {
 impl Busy {
     fn take(op: &Operator, release: &str) -> Result<Busy, Error> {
         if !op.busy.lock().expect("lock").insert(release.to_string()) {
-            return Err(Error::Release(format!(
-                "an action on release {release} is still running"
-            )));
+            return Err(Error::ReleaseBusy(release.to_string()));
         }
         Ok(Busy {
             set: op.busy.clone(),
@@ -106,9 +104,8 @@ async fn on_worker<T: Send + 'static>(
                 .expect("tokio runtime");
             let _ = tx.send(job(&rt));
         })
-        .map_err(|e| Error::Release(format!("starting a release worker: {e}")))?;
-    rx.await
-        .map_err(|_| Error::Release("the release worker stopped".into()))
+        .map_err(Error::Worker)?;
+    rx.await.map_err(|_| Error::WorkerStopped)
 }
 
 /// Install or upgrade our release to the pin. An upgrade first marks a
@@ -137,7 +134,7 @@ pub async fn install_or_upgrade(
                 &values,
                 true,
             ))
-            .map_err(|e| Error::Release(e.to_string()))?;
+            .map_err(Error::from)?;
         Ok(format!(
             "release {} revision {} in namespace {}: chart {}-{}",
             rel.name,
@@ -165,7 +162,7 @@ pub async fn uninstall(op: &Operator, entry: &CapabilityEntry) -> Result<String,
                     u.release.chart_version()
                 )
             })
-            .map_err(|e| Error::Release(e.to_string()))
+            .map_err(Error::from)
     })
     .await?
 }
@@ -254,7 +251,7 @@ pub async fn apply_workload(
             &values,
             true,
         ))
-        .map_err(|e| Error::Release(e.to_string()))
+        .map_err(Error::from)
     })
     .await?
 }
@@ -269,7 +266,7 @@ pub async fn uninstall_workload(op: &Operator, namespace: &str, name: &str) -> R
         let _busy = busy;
         rt.block_on(action::uninstall::uninstall(&ctx, &name, false))
             .map(|_| ())
-            .map_err(|e| Error::Release(e.to_string()))
+            .map_err(Error::from)
     })
     .await?
 }

@@ -7,18 +7,22 @@
 //! the capability operator. What differs per kind is `realise`'s.
 
 use super::{emit, reference, release, Error, Operator};
-use crate::operator::api::Kind;
-use crate::operator::api::{self, CapabilityUse, CommonStatus, Phase};
+use crate::operator::api::{
+    self, CapabilityUse, CommonStatus, Condition, ConditionType, Kind, Phase, Reason,
+};
 use crate::operator::decide::conditions::condition;
 use crate::operator::decide::plan;
 use crate::operator::decide::realise::{self, Inputs, PasswordSource, ReadyWhen};
+use crate::operator::decide::standing::{self, Standing};
 use crate::operator::decide::verdict::Verdict;
 use crate::operator::model::licensing::Tier;
-use crate::operator::model::snapshot::Resource;
+use crate::operator::model::snapshot::{resource_from, Resource};
 use base64::Engine;
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
+use kube::runtime::finalizer::Event;
 use kube::ResourceExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -35,12 +39,34 @@ pub(super) struct Status {
     pub(super) fields: serde_json::Map<String, Value>,
 }
 
+impl Status {
+    /// A status being made for `generation`, keeping what we own until
+    /// this reconcile knows better.
+    pub(super) fn observing(generation: Option<i64>, old: &Status) -> Status {
+        Status {
+            common: CommonStatus {
+                observed_generation: generation,
+                owned: old.common.owned.clone(),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+}
+
 pub async fn reconcile(
     kind: Kind,
     obj: Arc<DynamicObject>,
     op: Arc<Operator>,
 ) -> Result<Action, Error> {
-    super::measured(&op, kind, &key(kind, &obj), reconcile_one(kind, &obj, &op)).await
+    let key = key(kind, &obj);
+    let story = super::finalized(&op, kind, obj, |event| async {
+        match event {
+            Event::Apply(obj) => apply(kind, &obj, &op).await,
+            Event::Cleanup(obj) => cleanup(kind, &obj, &op).await,
+        }
+    });
+    super::measured(&op, kind, &key, story).await
 }
 
 fn key(kind: Kind, obj: &DynamicObject) -> String {
@@ -191,91 +217,95 @@ fn fresh_password() -> String {
     Alphanumeric.sample_string(&mut rand::rngs::OsRng, 32)
 }
 
-async fn reconcile_one(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
-    let r = crate::operator::model::snapshot::resource_from(
-        kind,
-        &serde_json::to_value(obj).unwrap_or_default(),
-    );
+/// One reconcile of a live resource: read what the decision needs, let
+/// `realise` and the plan decide, emit and collect, report.
+async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
+    let r = resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = old_status(obj);
-    if r.deleting {
-        return cleanup(kind, obj, op, &r, &old).await;
-    }
-    ensure_finalizer(op, kind, obj).await?;
-    let on = reference(obj, kind);
-    let generation = Some(r.generation);
-    let mut status = Status {
-        common: CommonStatus {
-            observed_generation: generation,
-            owned: old.common.owned.clone(),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
     let planned = op.planned(&r.uid, r.generation).await?;
-    let verdict = planned
-        .verdicts
-        .get(&r.uid)
-        .cloned()
-        .unwrap_or(Verdict::Licensed);
+    let verdict = planned.verdict(&r.uid);
     if !verdict.is_licensed() {
         return reject(kind, obj, op, &old, &verdict, &planned.tier).await;
     }
-    let licensed = condition(
-        &old.common.conditions,
-        "Licensed",
-        true,
-        "Licensed",
-        &verdict.message(&planned.tier),
-        generation,
-    );
-
+    let generation = Some(r.generation);
+    let licensed = licensed_condition(&old, &verdict, &planned.tier, generation);
+    let mut status = Status::observing(generation, &old);
     let realised = match realise::realise(&r, &inputs(op, &r).await?) {
         Ok(x) => x,
         Err(e) => {
             let message = e.to_string();
-            let was = old
-                .common
-                .conditions
-                .iter()
-                .find(|c| c.type_ == "Ready")
-                .map(|c| c.message.clone());
-            if was.as_deref() != Some(message.as_str()) {
-                op.event(
-                    &on,
-                    EventType::Warning,
-                    "Failed",
-                    format!("invalid spec: {message}"),
-                )
-                .await;
-            }
-            status.common.phase = Some(Phase::Failed);
-            status.common.conditions = vec![
-                condition(
-                    &old.common.conditions,
-                    "Ready",
-                    false,
-                    "InvalidSpec",
-                    &message,
-                    generation,
-                ),
-                condition(
-                    &old.common.conditions,
-                    "CapabilitiesReady",
-                    false,
-                    "InvalidSpec",
-                    &message,
-                    generation,
-                ),
-                licensed,
-            ];
-            write_status(op, kind, obj, &old, status).await?;
+            let caps = condition(
+                &old.common.conditions,
+                ConditionType::CapabilitiesReady,
+                false,
+                Reason::InvalidSpec,
+                &message,
+                generation,
+            );
+            let standing = Standing::Invalid(message);
+            finish(op, kind, obj, &old, status, &standing, caps, licensed).await?;
             return Ok(Action::await_change());
         }
     };
     status.fields = realised.status.clone();
+    let (uses, unready) = capability_uses(op, &planned, &realised.needs).await;
+    status.common.capabilities = uses;
+    let caps = capabilities_condition(&old, &unready, generation);
+    // References first: a PostgresCluster not Ready yet is the first thing
+    // a Gateway waits for.
+    let waits: Vec<String> = realised
+        .waiting_for
+        .iter()
+        .chain(&unready)
+        .cloned()
+        .collect();
+    if !waits.is_empty() {
+        let standing = Standing::Waiting(waits.join("; "));
+        finish(op, kind, obj, &old, status, &standing, caps, licensed).await?;
+        return Ok(Action::requeue(op.poll));
+    }
+    let on = reference(obj, kind);
+    status.common.owned = emit_and_collect(op, &on, &r, &old.common.owned, &realised.emit).await?;
+    let (ready, why) = datastore_ready(op, &r, &realised.ready_when).await?;
+    let standing = if ready {
+        Standing::Ready(ready_message(&realised))
+    } else {
+        Standing::Provisioning(why)
+    };
+    finish(op, kind, obj, &old, status, &standing, caps, licensed).await?;
+    Ok(if ready {
+        Action::requeue(until_expiry(&planned.tier).min(op.settled_after(&r.uid)))
+    } else {
+        Action::requeue(op.poll)
+    })
+}
 
-    let mut waiting = Vec::new();
-    for need in &realised.needs {
+pub(super) fn licensed_condition(
+    old: &Status,
+    verdict: &Verdict,
+    tier: &Tier,
+    generation: Option<i64>,
+) -> Condition {
+    condition(
+        &old.common.conditions,
+        ConditionType::Licensed,
+        true,
+        Reason::Licensed,
+        &verdict.message(tier),
+        generation,
+    )
+}
+
+/// Each capability operator the resource needs, as found now, and why
+/// those that are not Ready are not.
+async fn capability_uses(
+    op: &Operator,
+    planned: &super::Planned,
+    needs: &[String],
+) -> (Vec<CapabilityUse>, Vec<String>) {
+    let mut uses = Vec::new();
+    let mut unready = Vec::new();
+    for need in needs {
         let Some(p) = plan::capability(&planned.capabilities, need) else {
             continue;
         };
@@ -284,7 +314,7 @@ async fn reconcile_one(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result
             .capability(need)
             .expect("planned from the catalog");
         let location = p.provenance.location(entry);
-        status.common.capabilities.push(CapabilityUse {
+        uses.push(CapabilityUse {
             name: need.clone(),
             chart_version: release::installed_version(&op.client, &p.provenance).await,
             provenance: p.provenance.as_str().into(),
@@ -293,136 +323,93 @@ async fn reconcile_one(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result
             ready: p.readiness.ready,
         });
         if !p.readiness.ready {
-            waiting.push(format!(
+            unready.push(format!(
                 "capability {need} is not Ready: {}",
                 p.readiness.reason
             ));
         }
     }
-    let caps_ready = waiting.is_empty();
-    // References first: a PostgresCluster not Ready yet is the first thing
-    // a Gateway waits for.
-    let waits: Vec<String> = realised
-        .waiting_for
-        .iter()
-        .cloned()
-        .chain(waiting.iter().cloned())
-        .collect();
-    let caps_condition = if caps_ready {
-        condition(
-            &old.common.conditions,
-            "CapabilitiesReady",
-            true,
-            "Ready",
-            "",
-            generation,
-        )
-    } else {
-        condition(
-            &old.common.conditions,
-            "CapabilitiesReady",
-            false,
-            "Waiting",
-            &waiting.join("; "),
-            generation,
-        )
-    };
-    if !waits.is_empty() {
-        let message = waits.join("; ");
-        if !ready_says(&old, "Waiting", &message) {
-            op.event(&on, EventType::Normal, "Waiting", message.clone())
-                .await;
-        }
-        status.common.phase = Some(Phase::Pending);
-        status.common.conditions = vec![
-            condition(
-                &old.common.conditions,
-                "Ready",
-                false,
-                "Waiting",
-                &message,
-                generation,
-            ),
-            caps_condition,
-            licensed,
-        ];
-        write_status(op, kind, obj, &old, status).await?;
-        return Ok(Action::requeue(op.poll));
-    }
+    (uses, unready)
+}
 
-    // Emit what is wanted, then collect what we emitted before and no longer want.
+fn capabilities_condition(old: &Status, unready: &[String], generation: Option<i64>) -> Condition {
+    let (ok, reason, message) = if unready.is_empty() {
+        (true, Reason::Ready, String::new())
+    } else {
+        (false, Reason::Waiting, unready.join("; "))
+    };
+    condition(
+        &old.common.conditions,
+        ConditionType::CapabilitiesReady,
+        ok,
+        reason,
+        &message,
+        generation,
+    )
+}
+
+/// Applies what is wanted, then deletes what we emitted before and no
+/// longer want; the objects we own afterwards, sorted.
+async fn emit_and_collect(
+    op: &Operator,
+    on: &ObjectReference,
+    r: &Resource,
+    before: &[api::OwnedObject],
+    wanted: &[Value],
+) -> Result<Vec<api::OwnedObject>, Error> {
     let mut owned: Vec<api::OwnedObject> = Vec::new();
-    for o in &realised.emit {
+    for o in wanted {
         if let Err(e) = emit::apply(op, o).await {
-            op.event(
-                &on,
-                EventType::Warning,
-                "Failed",
-                format!("applying {}: {e}", describe(o)),
-            )
-            .await;
+            let note = format!("applying {}: {e}", describe(o));
+            op.event(on, EventType::Warning, "Failed", note).await;
             return Err(e);
         }
         owned.push(emit::owned_ref(o));
     }
-    let unwanted = crate::operator::decide::gc::unwanted(&old.common.owned, &owned);
-    for gone in &unwanted {
-        let still = emit::delete_if_ours(op, gone, &r.uid).await?;
-        if still {
-            owned.push(gone.clone());
-        } else {
-            op.event_related(
-                &on,
-                EventType::Normal,
-                "GarbageCollected",
-                format!(
-                    "deleted {} {}/{}: the spec no longer asks for it",
-                    gone.kind, gone.namespace, gone.name
-                ),
-                Some(object_reference(gone)),
-            )
-            .await;
+    for gone in crate::operator::decide::gc::unwanted(before, &owned) {
+        if emit::delete_if_ours(op, &gone, &r.uid).await? {
+            owned.push(gone);
+            continue;
         }
+        let note = format!(
+            "deleted {} {}/{}: the spec no longer asks for it",
+            gone.kind, gone.namespace, gone.name
+        );
+        let related = Some(object_reference(&gone));
+        op.event_related(on, EventType::Normal, "GarbageCollected", note, related)
+            .await;
     }
     owned.sort();
-    status.common.owned = owned;
+    Ok(owned)
+}
 
-    let (ready, why) = datastore_ready(op, &r, &realised.ready_when).await?;
-
-    status.common.phase = Some(if ready {
-        Phase::Ready
-    } else {
-        Phase::Provisioning
-    });
-    status.common.conditions = vec![
-        if ready {
-            condition(
-                &old.common.conditions,
-                "Ready",
-                true,
-                "Ready",
-                &ready_message(&realised),
-                generation,
-            )
-        } else {
-            condition(
-                &old.common.conditions,
-                "Ready",
-                false,
-                "Provisioning",
-                &why,
-                generation,
-            )
-        },
-        caps_condition,
+/// Writes down where the resource stands (status, and the Event when what
+/// is reported changed).
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn finish(
+    op: &Operator,
+    kind: Kind,
+    obj: &DynamicObject,
+    old: &Status,
+    mut status: Status,
+    standing: &Standing,
+    capabilities: Condition,
+    licensed: Condition,
+) -> Result<(), Error> {
+    let generation = status.common.observed_generation;
+    let report = standing::report(
+        &old.common.conditions,
+        standing,
+        capabilities,
         licensed,
-    ];
-    write_status(op, kind, obj, &old, status).await?;
-    Ok(if ready {
-        Action::requeue(until_expiry(&planned.tier).min(op.settled_after(&r.uid)))
-    } else {
-        Action::requeue(op.poll)
-    })
+        generation,
+    );
+    status.common.phase = Some(report.phase);
+    status.common.conditions = report.conditions;
+    if let Some(note) = report.note {
+        op.note(&reference(obj, kind), note).await;
+    }
+    write_status(op, kind, obj, old, status).await
 }
 
 /// How long until the license expires: the next look must not be later,
@@ -452,59 +439,19 @@ pub(super) async fn reject(
 ) -> Result<Action, Error> {
     let generation = Some(obj.metadata.generation.unwrap_or_default());
     let message = verdict.message(tier);
-    let was = old
-        .common
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "Licensed")
-        .map(|c| (c.status.clone(), c.reason.clone()));
-    if was != Some(("False".into(), verdict.reason().into())) {
-        op.event(
-            &reference(obj, kind),
-            EventType::Warning,
-            verdict.reason(),
-            message.clone(),
-        )
-        .await;
-    }
+    let report = standing::rejected(
+        &old.common.conditions,
+        verdict.reason(),
+        &message,
+        generation,
+    );
     let mut status = old.clone();
-    status.common.phase = Some(Phase::Rejected);
+    status.common.phase = Some(report.phase);
     status.common.observed_generation = generation;
-    let caps = old
-        .common
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "CapabilitiesReady")
-        .cloned()
-        .unwrap_or_else(|| {
-            condition(
-                &[],
-                "CapabilitiesReady",
-                false,
-                "Rejected",
-                &message,
-                generation,
-            )
-        });
-    status.common.conditions = vec![
-        condition(
-            &old.common.conditions,
-            "Ready",
-            false,
-            "Rejected",
-            &message,
-            generation,
-        ),
-        caps,
-        condition(
-            &old.common.conditions,
-            "Licensed",
-            false,
-            verdict.reason(),
-            &message,
-            generation,
-        ),
-    ];
+    status.common.conditions = report.conditions;
+    if let Some(note) = report.note {
+        op.note(&reference(obj, kind), note).await;
+    }
     write_status(op, kind, obj, old, status).await?;
     Ok(Action::requeue(op.poll * 5))
 }
@@ -630,47 +577,52 @@ pub(super) async fn check_ready(
     })
 }
 
-pub(super) async fn ensure_finalizer(
-    op: &Operator,
-    kind: Kind,
-    obj: &DynamicObject,
-) -> Result<(), Error> {
-    let finalizers = obj.finalizers();
-    if finalizers.iter().any(|f| f == api::FINALIZER) {
-        return Ok(());
+/// Deletion: the objects we emitted go first; kube-runtime's finalizer
+/// helper drops our finalizer once this returns Ok, so while any is still
+/// there this is `CleanupPending`. Releasing the capability is the
+/// capability controller's, which no longer counts this resource and waits
+/// for the emitted objects too.
+async fn cleanup(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
+    let r = resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
+    let old = old_status(obj);
+    let on = reference(obj, kind);
+    let mut remaining = Vec::new();
+    for o in emitted_or_wanted(&r, &old) {
+        if emit::delete_if_ours(op, &o, &r.uid).await? {
+            remaining.push(o);
+        } else if old.common.owned.contains(&o) {
+            let note = format!(
+                "deleted {} {}/{}: the {kind} is being deleted",
+                o.kind, o.namespace, o.name
+            );
+            let related = Some(object_reference(&o));
+            op.event_related(&on, EventType::Normal, "GarbageCollected", note, related)
+                .await;
+        }
     }
-    let mut list = finalizers.to_vec();
-    list.push(api::FINALIZER.into());
-    let patch =
-        json!({"metadata": {"finalizers": list, "resourceVersion": obj.resource_version()}});
-    api(op, kind, &obj.namespace().unwrap_or_default())
-        .patch(
-            &obj.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await?;
-    Ok(())
-}
-
-/// Deletion: the objects we emitted go first; the finalizer goes once they
-/// are gone. Releasing the capability is the capability controller's, which
-/// no longer counts this resource and waits for the emitted objects too.
-async fn cleanup(
-    kind: Kind,
-    obj: &DynamicObject,
-    op: &Operator,
-    r: &Resource,
-    old: &Status,
-) -> Result<Action, Error> {
-    if !obj.finalizers().iter().any(|f| f == api::FINALIZER) {
+    let mut status = old.clone();
+    status.common.phase = Some(Phase::Deleting);
+    status.common.owned = remaining.clone();
+    if remaining.is_empty() {
+        write_status(op, kind, obj, &old, status).await?;
         return Ok(Action::await_change());
     }
-    let on = reference(obj, kind);
+    let message = format!(
+        "waiting for {} to be deleted",
+        what_holds(op, &remaining).await?.join(", ")
+    );
+    let report = standing::deleting(&old.common.conditions, &message, Some(r.generation));
+    status.common.conditions = report.conditions;
+    write_status(op, kind, obj, &old, status).await?;
+    Err(Error::CleanupPending(message))
+}
+
+/// What the status says we emitted, and what the spec asks for now (if it
+/// still parses): objects emitted that the status never recorded (a crash
+/// between apply and status) go too. Only ours are deleted (label and
+/// ownerReference), so asking is safe.
+fn emitted_or_wanted(r: &Resource, old: &Status) -> Vec<api::OwnedObject> {
     let mut owned = old.common.owned.clone();
-    // Objects emitted that the status never recorded (a crash between
-    // apply and status): what the spec asks for now, if it still parses.
-    // Only ours are deleted (label and ownerReference), so asking is safe.
     let placeholder = Inputs {
         password: Some(String::new()),
         ..Default::default()
@@ -682,115 +634,28 @@ async fn cleanup(
             }
         }
     }
-    let mut remaining = Vec::new();
-    for o in &owned {
-        if emit::delete_if_ours(op, o, &r.uid).await? {
-            remaining.push(o.clone());
-        } else if old.common.owned.contains(o) {
-            op.event_related(
-                &on,
-                EventType::Normal,
-                "GarbageCollected",
-                format!(
-                    "deleted {} {}/{}: the {kind} is being deleted",
-                    o.kind, o.namespace, o.name
-                ),
-                Some(object_reference(o)),
-            )
-            .await;
-        }
-    }
-    let mut status = old.clone();
-    status.common.phase = Some(Phase::Deleting);
-    status.common.owned = remaining.clone();
-    if !remaining.is_empty() {
-        // Named, with what holds each: a finalizer of an upstream operator
-        // that no longer runs would otherwise be a silent hang.
-        let mut waits = Vec::new();
-        for o in &remaining {
-            let finalizers = emit::get(op, &o.api_version, &o.kind, &o.namespace, &o.name)
-                .await?
-                .and_then(|v| v.pointer("/metadata/finalizers").cloned())
-                .and_then(|f| serde_json::from_value::<Vec<String>>(f).ok())
-                .unwrap_or_default();
-            waits.push(if finalizers.is_empty() {
-                format!("{} {}/{}", o.kind, o.namespace, o.name)
-            } else {
-                format!(
-                    "{} {}/{} (finalizers: {})",
-                    o.kind,
-                    o.namespace,
-                    o.name,
-                    finalizers.join(", ")
-                )
-            });
-        }
-        let generation = Some(r.generation);
-        let message = format!("waiting for {} to be deleted", waits.join(", "));
-        let mut conditions: Vec<_> = old
-            .common
-            .conditions
-            .iter()
-            .filter(|c| c.type_ != "Ready")
-            .cloned()
-            .collect();
-        conditions.insert(
-            0,
-            condition(
-                &old.common.conditions,
-                "Ready",
-                false,
-                "Deleting",
-                &message,
-                generation,
-            ),
-        );
-        status.common.conditions = conditions;
-        write_status(op, kind, obj, old, status).await?;
-        return Ok(Action::requeue(op.poll));
-    }
-    write_status(op, kind, obj, old, status).await?;
-    remove_finalizer(op, kind, obj).await?;
-    Ok(Action::await_change())
+    owned
 }
 
-/// Drops our finalizer with a JSON patch that tests its position: another
-/// finalizer added meanwhile is kept, and a stale index fails instead of
-/// removing it. Gone already is done.
-pub(super) async fn remove_finalizer(
-    op: &Operator,
-    kind: Kind,
-    obj: &DynamicObject,
-) -> Result<(), Error> {
-    let Some(i) = obj.finalizers().iter().position(|f| f == api::FINALIZER) else {
-        return Ok(());
-    };
-    let patch: json_patch::Patch = serde_json::from_value(json!([
-        {"op": "test", "path": format!("/metadata/finalizers/{i}"), "value": api::FINALIZER},
-        {"op": "remove", "path": format!("/metadata/finalizers/{i}")},
-    ]))
-    .expect("a JSON patch");
-    match api(op, kind, &obj.namespace().unwrap_or_default())
-        .patch(
-            &obj.name_any(),
-            &PatchParams::default(),
-            &Patch::<()>::Json(patch),
-        )
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-        Err(e) => Err(e.into()),
+/// Each object still there, with the finalizers that hold it: a finalizer
+/// of an upstream operator that no longer runs would otherwise be a silent
+/// hang.
+async fn what_holds(op: &Operator, remaining: &[api::OwnedObject]) -> Result<Vec<String>, Error> {
+    let mut waits = Vec::new();
+    for o in remaining {
+        let finalizers = emit::get(op, &o.api_version, &o.kind, &o.namespace, &o.name)
+            .await?
+            .and_then(|v| v.pointer("/metadata/finalizers").cloned())
+            .and_then(|f| serde_json::from_value::<Vec<String>>(f).ok())
+            .unwrap_or_default();
+        let what = format!("{} {}/{}", o.kind, o.namespace, o.name);
+        waits.push(if finalizers.is_empty() {
+            what
+        } else {
+            format!("{what} (finalizers: {})", finalizers.join(", "))
+        });
     }
-}
-
-/// Whether the Ready condition already says this (an Event is published
-/// once per change of what is reported, not on every reconcile).
-pub(super) fn ready_says(old: &Status, reason: &str, message: &str) -> bool {
-    old.common
-        .conditions
-        .iter()
-        .any(|c| c.type_ == "Ready" && c.reason == reason && c.message == message)
+    Ok(waits)
 }
 
 pub(super) async fn write_status(

@@ -7,17 +7,19 @@
 
 use super::resource::{self, Status};
 use super::{emit, reference, release, Error, Operator};
-use crate::operator::api::Kind;
-use crate::operator::api::{self, CommonStatus, Phase};
+use crate::operator::api::{self, ConditionType, Kind, Reason};
 use crate::operator::decide::conditions::condition;
+use crate::operator::decide::plan::{self, WorkloadStep};
 use crate::operator::decide::realise::workload;
-use crate::operator::decide::verdict::Verdict;
-use crate::operator::model::snapshot::{ReleaseInfo, Resource};
+use crate::operator::decide::standing::Standing;
+use crate::operator::model::snapshot::{resource_from, ReleaseInfo};
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
+use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
+use kube::runtime::finalizer::Event;
 use kube::ResourceExt;
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -28,21 +30,26 @@ pub async fn reconcile(
     obj: Arc<DynamicObject>,
     op: Arc<Operator>,
 ) -> Result<Action, Error> {
-    let key = format!(
+    let key = key(kind, &obj);
+    let story = super::finalized(&op, kind, obj, |event| async {
+        match event {
+            Event::Apply(obj) => apply(kind, &obj, &op).await,
+            Event::Cleanup(obj) => cleanup(kind, &obj, &op).await,
+        }
+    });
+    super::measured(&op, kind, &key, story).await
+}
+
+fn key(kind: Kind, obj: &DynamicObject) -> String {
+    format!(
         "{kind}/{}/{}",
         obj.namespace().unwrap_or_default(),
         obj.name_any()
-    );
-    super::measured(&op, kind, &key, reconcile_one(kind, &obj, &op)).await
+    )
 }
 
 pub fn error_policy(kind: Kind, obj: Arc<DynamicObject>, err: &Error, op: Arc<Operator>) -> Action {
-    let key = format!(
-        "{kind}/{}/{}",
-        obj.namespace().unwrap_or_default(),
-        obj.name_any()
-    );
-    super::retry(&op, kind, &key, err)
+    super::retry(&op, kind, &key(kind, &obj), err)
 }
 
 /// The newest revision of one release, from its Secrets' labels only.
@@ -107,106 +114,49 @@ fn release_status(rel: &ReleaseInfo) -> Value {
            "chartVersion": rel.chart_version.clone().unwrap_or_default()})
 }
 
-async fn reconcile_one(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
-    let r = crate::operator::model::snapshot::resource_from(
-        kind,
-        &serde_json::to_value(obj).unwrap_or_default(),
-    );
+/// One reconcile of a live workload resource: read, let `realise` decide the
+/// release's values, install or upgrade when its inputs changed, report.
+async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
+    let r = resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = resource::old_status(obj);
-    let Some(entry) = op.catalog.workload_for(kind.as_str()).cloned() else {
-        return Err(Error::Release(format!(
-            "the catalog has no workload chart for {kind}"
-        )));
-    };
-    let release_name = api::workloads::release_name(&entry.release_prefix, &r.name);
-    if r.deleting {
-        return cleanup(kind, obj, op, &r, &old, &release_name).await;
-    }
-    resource::ensure_finalizer(op, kind, obj).await?;
-    let on = reference(obj, kind);
-    let generation = Some(r.generation);
-    let planned = op.planned(&r.uid, r.generation).await?;
-    let verdict = planned
-        .verdicts
-        .get(&r.uid)
+    let entry = op
+        .catalog
+        .workload_for(kind.as_str())
         .cloned()
-        .unwrap_or(Verdict::Licensed);
+        .ok_or(Error::NoWorkloadChart(kind))?;
+    let planned = op.planned(&r.uid, r.generation).await?;
+    let verdict = planned.verdict(&r.uid);
     if !verdict.is_licensed() {
         return resource::reject(kind, obj, op, &old, &verdict, &planned.tier).await;
     }
-    let licensed = condition(
-        &old.common.conditions,
-        "Licensed",
-        true,
-        "Licensed",
-        &verdict.message(&planned.tier),
-        generation,
-    );
+    let generation = Some(r.generation);
+    let licensed = resource::licensed_condition(&old, &verdict, &planned.tier, generation);
     let caps = condition(
         &old.common.conditions,
-        "CapabilitiesReady",
+        ConditionType::CapabilitiesReady,
         true,
-        "Ready",
+        Reason::Ready,
         "a workload release needs no capability operator",
         generation,
     );
-    let mut status = Status {
-        common: CommonStatus {
-            observed_generation: generation,
-            owned: old.common.owned.clone(),
-            ..Default::default()
-        },
-        fields: old.fields.clone(),
+    let finish = |status: Status, standing: Standing| {
+        let (caps, licensed) = (caps.clone(), licensed.clone());
+        let old = &old;
+        async move { resource::finish(op, kind, obj, old, status, &standing, caps, licensed).await }
     };
-    let report = |status: &mut Status, phase: Phase, ok: bool, reason: &str, message: &str| {
-        status.common.phase = Some(phase);
-        status.common.conditions = vec![
-            condition(
-                &old.common.conditions,
-                "Ready",
-                ok,
-                reason,
-                message,
-                generation,
-            ),
-            caps.clone(),
-            licensed.clone(),
-        ];
-    };
+    let mut status = Status::observing(generation, &old);
+    status.fields = old.fields.clone();
 
-    let w = match workload::realise(&r, &entry.release_prefix, &resource::inputs(op, &r).await?) {
+    let inputs = resource::inputs(op, &r).await?;
+    let w = match workload::realise(&r, &entry.release_prefix, &inputs) {
         Ok(w) => w,
         Err(e) => {
-            let message = e.to_string();
-            if old
-                .common
-                .conditions
-                .iter()
-                .find(|c| c.type_ == "Ready")
-                .map(|c| c.message.as_str())
-                != Some(message.as_str())
-            {
-                op.event(
-                    &on,
-                    EventType::Warning,
-                    "Failed",
-                    format!("invalid spec: {message}"),
-                )
-                .await;
-            }
-            report(&mut status, Phase::Failed, false, "InvalidSpec", &message);
-            resource::write_status(op, kind, obj, &old, status).await?;
+            finish(status, Standing::Invalid(e.to_string())).await?;
             return Ok(Action::await_change());
         }
     };
     if !w.waiting_for.is_empty() {
-        let message = w.waiting_for.join("; ");
-        if !resource::ready_says(&old, "Waiting", &message) {
-            op.event(&on, EventType::Normal, "Waiting", message.clone())
-                .await;
-        }
-        report(&mut status, Phase::Pending, false, "Waiting", &message);
-        resource::write_status(op, kind, obj, &old, status).await?;
+        finish(status, Standing::Waiting(w.waiting_for.join("; "))).await?;
         return Ok(Action::requeue(op.poll));
     }
     let mut owned = Vec::new();
@@ -224,115 +174,91 @@ async fn reconcile_one(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result
         values: w.values.clone(),
         owner: format!("{kind}/{}/{}", r.namespace, r.name),
     };
-    let digest = wanted.inputs_digest();
     let current = release_info(op, &r.namespace, &w.release).await?;
-    if let Some(c) = current.as_ref().filter(|c| !c.ours && c.is_live()) {
-        let message = format!(
-            "release {} in namespace {} exists and is not ours: it is never touched",
-            c.name, c.namespace
-        );
-        report(&mut status, Phase::Failed, false, "NotOurs", &message);
-        resource::write_status(op, kind, obj, &old, status).await?;
+    let step = plan::workload_step(current.as_ref(), &wanted.inputs_digest());
+    if let WorkloadStep::NotOurs(message) = step {
+        finish(status, Standing::NotOurs(message)).await?;
         return Ok(Action::requeue(Duration::from_secs(60)));
     }
-    let up_to_date = current.as_ref().is_some_and(|c| {
-        c.is_live() && c.inputs.as_deref() == Some(digest.as_str()) && c.status == "deployed"
-    });
-    if !up_to_date {
-        let (verb, action) = if current.as_ref().is_some_and(|c| c.is_live()) {
-            ("Upgraded", "upgrade")
-        } else {
-            ("Installed", "install")
-        };
-        match release::apply_workload(op, wanted).await {
-            Ok(rel) => {
-                op.metrics.release_action(&rel.name, action, true);
-                op.event(
-                    &on,
-                    EventType::Normal,
-                    verb,
-                    format!(
-                        "release {} revision {} in namespace {}: chart {}-{}",
-                        rel.name,
-                        rel.version,
-                        rel.namespace,
-                        rel.chart_name(),
-                        rel.chart_version()
-                    ),
-                )
-                .await;
-            }
-            Err(e) => {
-                op.metrics.release_action(&w.release, action, false);
-                op.event(
-                    &on,
-                    EventType::Warning,
-                    "Failed",
-                    format!("release {}: {e}", w.release),
-                )
-                .await;
-                report(
-                    &mut status,
-                    Phase::Failed,
-                    false,
-                    "ReleaseFailed",
-                    &e.to_string(),
-                );
-                resource::write_status(op, kind, obj, &old, status).await?;
-                return Err(e);
-            }
-        }
+    if let Err(e) = act(op, &reference(obj, kind), &step, wanted).await {
+        finish(status, Standing::ReleaseFailed(e.to_string())).await?;
+        return Err(e);
     }
     let Some(rel) = release_info(op, &r.namespace, &w.release).await? else {
         return Ok(Action::requeue(op.poll));
     };
     status.fields.insert("release".into(), release_status(&rel));
-    let mut why = workloads_unready(op, &r.namespace, &rel.name).await?;
-    if why.is_none() {
-        let (ok, reason) = resource::datastore_ready(op, &r, &w.ready_when).await?;
-        if !ok {
-            why = Some(reason);
+    let why = match workloads_unready(op, &r.namespace, &rel.name).await? {
+        Some(why) => Some(why),
+        None => match resource::datastore_ready(op, &r, &w.ready_when).await? {
+            (true, _) => None,
+            (false, why) => Some(why),
+        },
+    };
+    let settled = why.is_none();
+    let standing = match why {
+        None => Standing::Ready(format!("release {} revision {}", rel.name, rel.revision)),
+        Some(why) => Standing::Provisioning(why),
+    };
+    finish(status, standing).await?;
+    Ok(Action::requeue(if settled {
+        op.settled_after(&r.uid)
+    } else {
+        op.poll
+    }))
+}
+
+/// Carries out the release step: install or upgrade, with its Event and
+/// metric; nothing when up to date.
+async fn act(
+    op: &Operator,
+    on: &ObjectReference,
+    step: &WorkloadStep,
+    wanted: release::WorkloadRelease,
+) -> Result<(), Error> {
+    let (verb, action) = match step {
+        WorkloadStep::Install => ("Installed", "install"),
+        WorkloadStep::Upgrade => ("Upgraded", "upgrade"),
+        WorkloadStep::UpToDate | WorkloadStep::NotOurs(_) => return Ok(()),
+    };
+    let name = wanted.name.clone();
+    match release::apply_workload(op, wanted).await {
+        Ok(rel) => {
+            op.metrics.release_action(&rel.name, action, true);
+            let note = format!(
+                "release {} revision {} in namespace {}: chart {}-{}",
+                rel.name,
+                rel.version,
+                rel.namespace,
+                rel.chart_name(),
+                rel.chart_version()
+            );
+            op.event(on, EventType::Normal, verb, note).await;
+            Ok(())
+        }
+        Err(e) => {
+            op.metrics.release_action(&name, action, false);
+            let note = format!("release {name}: {e}");
+            op.event(on, EventType::Warning, "Failed", note).await;
+            Err(e)
         }
     }
-    match &why {
-        None => report(
-            &mut status,
-            Phase::Ready,
-            true,
-            "Ready",
-            &format!("release {} revision {}", rel.name, rel.revision),
-        ),
-        Some(reason) => report(
-            &mut status,
-            Phase::Provisioning,
-            false,
-            "Provisioning",
-            reason,
-        ),
-    }
-    resource::write_status(op, kind, obj, &old, status).await?;
-    Ok(if why.is_none() {
-        Action::requeue(op.settled_after(&r.uid))
-    } else {
-        Action::requeue(op.poll)
-    })
 }
 
 /// Deletion: our release is uninstalled (a release of that name that is not
-/// ours stays), then what we emitted goes, then the finalizer.
-async fn cleanup(
-    kind: Kind,
-    obj: &DynamicObject,
-    op: &Operator,
-    r: &Resource,
-    old: &Status,
-    release_name: &str,
-) -> Result<Action, Error> {
-    if !obj.finalizers().iter().any(|f| f == api::FINALIZER) {
-        return Ok(Action::await_change());
-    }
+/// ours stays), then what we emitted goes; kube-runtime's finalizer helper
+/// drops our finalizer once this returns Ok.
+async fn cleanup(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
+    let r = resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
+    let old = resource::old_status(obj);
+    let entry = op
+        .catalog
+        .workload_for(kind.as_str())
+        .cloned()
+        .ok_or(Error::NoWorkloadChart(kind))?;
+    let release_name = api::workloads::release_name(&entry.release_prefix, &r.name);
     let on = reference(obj, kind);
-    if let Some(rel) = release_info(op, &r.namespace, release_name)
+    if let Some(rel) = release_info(op, &r.namespace, &release_name)
         .await?
         .filter(|c| c.ours && c.is_live())
     {
@@ -340,22 +266,19 @@ async fn cleanup(
         op.metrics
             .release_action(&rel.name, "uninstall", result.is_ok());
         result?;
-        op.event(
-            &on,
-            EventType::Normal,
-            "Uninstalled",
-            format!(
-                "release {} in namespace {}: the {kind} is being deleted",
-                rel.name, rel.namespace
-            ),
-        )
-        .await;
+        let note = format!(
+            "release {} in namespace {}: the {kind} is being deleted",
+            rel.name, rel.namespace
+        );
+        op.event(&on, EventType::Normal, "Uninstalled", note).await;
     }
     for o in &old.common.owned {
         if emit::delete_if_ours(op, o, &r.uid).await? {
-            return Ok(Action::requeue(op.poll));
+            return Err(Error::CleanupPending(format!(
+                "waiting for {} {}/{} to be deleted",
+                o.kind, o.namespace, o.name
+            )));
         }
     }
-    resource::remove_finalizer(op, kind, obj).await?;
     Ok(Action::await_change())
 }

@@ -18,6 +18,12 @@ pub struct ReconcileLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReconcileErrorLabels {
+    pub kind: String,
+    pub error: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabels {
     pub kind: String,
 }
@@ -54,6 +60,8 @@ pub struct Metrics {
     /// converged operator only watches.
     pub api_requests_total: Family<ApiRequestLabels, Counter>,
     pub reconcile_total: Family<ReconcileLabels, Counter>,
+    /// Failed reconciles by kind and the error's variant.
+    pub reconcile_errors_total: Family<ReconcileErrorLabels, Counter>,
     pub reconcile_duration: Family<KindLabels, Histogram>,
     pub capability_info: Family<CapabilityInfoLabels, Gauge>,
     pub capability_ready: Family<CapabilityLabels, Gauge>,
@@ -78,6 +86,7 @@ impl Metrics {
     pub fn new() -> Arc<Metrics> {
         let mut registry = Registry::default();
         let reconcile_total = Family::<ReconcileLabels, Counter>::default();
+        let reconcile_errors_total = Family::<ReconcileErrorLabels, Counter>::default();
         let reconcile_duration = Family::<KindLabels, Histogram>::new_with_constructor(
             duration_histogram as fn() -> Histogram,
         );
@@ -94,6 +103,11 @@ impl Metrics {
             "navique_reconcile",
             "Reconciles by kind and result",
             reconcile_total.clone(),
+        );
+        registry.register(
+            "navique_reconcile_errors",
+            "Failed reconciles by kind and error",
+            reconcile_errors_total.clone(),
         );
         registry.register(
             "navique_reconcile_duration_seconds",
@@ -119,6 +133,7 @@ impl Metrics {
             registry,
             api_requests_total,
             reconcile_total,
+            reconcile_errors_total,
             reconcile_duration,
             capability_info,
             capability_ready,
@@ -138,6 +153,15 @@ impl Metrics {
         self.reconcile_duration
             .get_or_create(&KindLabels { kind: kind.into() })
             .observe(seconds);
+    }
+
+    pub fn reconcile_failed(&self, kind: &str, error: &str) {
+        self.reconcile_errors_total
+            .get_or_create(&ReconcileErrorLabels {
+                kind: kind.into(),
+                error: error.into(),
+            })
+            .inc();
     }
 
     pub fn api_request(&self, method: &hyper::Method, uri: &hyper::Uri) {
