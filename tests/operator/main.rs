@@ -4,7 +4,6 @@
 //! CloudNativePG never runs here: the tests write the status it would write
 //! on its Cluster (`Env::cnpg_reports_ready`).
 
-#[path = "operator/harness.rs"]
 mod harness;
 
 use harness::*;
