@@ -67,6 +67,12 @@ pub fn validate_release_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// How `helm template`, `install` and `upgrade` report what
+/// [`check_dependencies`] found missing.
+pub fn dependency_error(e: String) -> String {
+    format!("an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: {e}")
+}
+
 /// Helm's action.CheckDependencies, which `helm template`, `install` and
 /// `upgrade` run before rendering: every dependency Chart.yaml names (by
 /// name, whatever its alias, condition or tags) must be a chart under charts/.

@@ -95,11 +95,6 @@ fn set_leaf(m: &mut Map, v: Value) {
     }
 }
 
-/// How `helm template`, `install` and `upgrade` report missing dependencies.
-pub fn dependency_error(e: String) -> String {
-    format!("an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: {e}")
-}
-
 pub fn run(a: &Args) -> Result<(), String> {
     crate::par::one_shot();
     let pos = &a.positional;
@@ -130,7 +125,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     if chart.is_library() {
         return Err("library charts are not installable".into());
     }
-    crate::chart::check_dependencies(&chart).map_err(dependency_error)?;
+    crate::chart::check_dependencies(&chart).map_err(crate::chart::dependency_error)?;
     crate::chart::validate_release_name(&name).map_err(|e| {
         format!(
             "release name check failed: release name {}: {e}",

@@ -10,10 +10,11 @@
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
 use kube::discovery::ApiResource;
+use navique_ai_core_operator::operator::api::Kind;
 use navique_ai_core_operator::operator::decide::conditions::is_subset;
 use navique_ai_core_operator::operator::model::catalog::Catalog;
+use navique_ai_core_operator::operator::reconcile::metrics::Metrics;
 use navique_ai_core_operator::operator::runtime::process::{self, RunOptions};
-use navique_ai_core_operator::operator::runtime::telemetry::Metrics;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -51,23 +52,9 @@ impl Drop for Turn {
 /// On namespaces a test makes, so a later run can find them.
 const TEST_LABEL: &str = "navique.test/created";
 
-/// Our kinds the scenarios create, with their plurals.
-pub const DATASTORES: [(&str, &str); 7] = [
-    ("PostgresCluster", "postgresclusters"),
-    ("ClickHouseCluster", "clickhouseclusters"),
-    ("Gateway", "gateways"),
-    ("SecretsManagement", "secretsmanagements"),
-    ("ChatUI", "chatuis"),
-    ("MeilisearchInstance", "meilisearchinstances"),
-    ("Observability", "observabilities"),
-];
-
+/// The plural of one of our kinds, as the operator's own `Kind` knows it.
 fn plural(kind: &str) -> &'static str {
-    DATASTORES
-        .iter()
-        .find(|(k, _)| *k == kind)
-        .map(|(_, p)| *p)
-        .expect("a datastore kind")
+    Kind::parse(kind).expect("one of our kinds").facts().plural
 }
 
 pub struct Env {
@@ -199,7 +186,8 @@ impl Env {
     /// Deletes every resource of our kinds, finalizers first: no operator
     /// runs to release them any more.
     fn delete_our_resources(&self) {
-        for (kind, plural) in DATASTORES {
+        for kind in Kind::resources() {
+            let (kind, plural) = (kind.as_str(), kind.facts().plural);
             let Ok(list) = self.block(self.ours(kind, plural, None).list(&ListParams::default()))
             else {
                 continue;

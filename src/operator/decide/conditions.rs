@@ -58,10 +58,24 @@ mod tests {
 
     #[test]
     fn transition_time_moves_only_with_the_status() {
-        let c = condition(&[], ConditionType::Ready, false, Reason::Waiting, "x", Some(1));
+        let c = condition(
+            &[],
+            ConditionType::Ready,
+            false,
+            Reason::Waiting,
+            "x",
+            Some(1),
+        );
         let mut old = vec![c.clone()];
         old[0].last_transition_time = "2020-01-01T00:00:00Z".into();
-        let same = condition(&old, ConditionType::Ready, false, Reason::Waiting, "y", Some(2));
+        let same = condition(
+            &old,
+            ConditionType::Ready,
+            false,
+            Reason::Waiting,
+            "y",
+            Some(2),
+        );
         assert_eq!(same.last_transition_time, "2020-01-01T00:00:00Z");
         let flipped = condition(&old, ConditionType::Ready, true, Reason::Ready, "", Some(2));
         assert_ne!(flipped.last_transition_time, "2020-01-01T00:00:00Z");

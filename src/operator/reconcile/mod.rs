@@ -6,13 +6,14 @@
 pub mod capability;
 pub mod emit;
 pub mod error;
+pub mod metrics;
 pub mod release;
 pub mod resource;
 pub mod workload;
 
 use crate::operator::api;
 use crate::operator::model::catalog::{Catalog, ChartStore};
-use crate::operator::runtime::telemetry::Metrics;
+use crate::operator::reconcile::metrics::Metrics;
 pub use error::Error;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ObjectReference;

@@ -3,8 +3,9 @@
 //! stop that lets the reconciles in flight finish.
 
 use crate::operator::model::catalog::{Catalog, ChartStore};
+use crate::operator::reconcile::metrics::Metrics;
 use crate::operator::reconcile::{self, Operator};
-use crate::operator::runtime::telemetry::{self, Metrics};
+use crate::operator::runtime::telemetry;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
