@@ -1,5 +1,5 @@
 //! The install paths, from one source: `manifests --check` (config/, the
-//! chart's generated templates, bundle/ as `src/operator/shipping.rs`
+//! chart's generated templates, bundle/ as `src/packaging/shipping.rs`
 //! makes them); the operator's Helm chart rendered byte for byte alike by
 //! our engine and real Helm, installed and upgraded by real Helm (CRDs move
 //! forward) and listed by `helm list`; `make install`/`make deploy IMG=...`

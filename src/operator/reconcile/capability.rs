@@ -9,6 +9,9 @@ use crate::operator::api::{ConditionType, Reason};
 use crate::operator::decide::conditions::condition;
 use crate::operator::decide::plan::{self, CapabilityPlan, Step};
 use crate::operator::decide::provenance::Provenance;
+use crate::operator::model::catalog::CapabilityEntry;
+use crate::operator::model::snapshot::Snapshot;
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
@@ -37,92 +40,30 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         .get("status")
         .and_then(|s| serde_json::from_value(s.clone()).ok())
         .unwrap_or_default();
-    let plan_of = |snap: &crate::operator::model::snapshot::Snapshot| {
-        plan::capability(&plan::capabilities(&op.catalog, snap), &name)
-            .expect("every catalog entry is planned")
-            .clone()
-    };
-    let mut snap = op.observed().await?;
-    let mut p = plan_of(&snap);
-    if p.step.acts() {
-        // Decided on the watched view; acted on only if a fresh read agrees.
-        snap = op.snapshot().await?;
-        p = plan_of(&snap);
-    }
+    let (p, snap) = decide(op, &name).await?;
     tracing::debug!(capability = %name, step = p.step.verb(), "planned");
-
-    let outcome = match &p.step {
-        Step::Install | Step::Upgrade { .. } | Step::Recover { .. } => {
-            let (verb, reason) = match &p.step {
-                Step::Install => ("install", "Installed"),
-                _ => ("upgrade", "Upgraded"),
-            };
-            if let Step::Recover { revision } = &p.step {
-                tracing::info!(capability = %name, revision, "recovering a release an interrupted run left pending");
-            }
-            let r = release::install_or_upgrade(op, entry, &snap).await;
-            op.metrics.release_action(&entry.release, verb, r.is_ok());
-            Some((reason, r))
-        }
-        Step::Uninstall => {
-            let r = release::uninstall(op, entry).await;
-            op.metrics
-                .release_action(&entry.release, "uninstall", r.is_ok());
-            Some(("Uninstalled", r))
-        }
-        Step::Adopt(evidence) => {
-            let found = p
-                .provenance
-                .location(entry)
-                .map(|(name, namespace)| ReleaseLocation { name, namespace });
-            if old.provenance != "adopted" || old.release != found {
-                op.event(
-                    &on,
-                    EventType::Normal,
-                    "Adopted",
-                    format!(
-                        "{name} is installed by someone else ({evidence}); recorded, never touched"
-                    ),
-                )
+    let acted = match act(op, entry, &p, &snap).await {
+        None => false,
+        Some((reason, Ok(what))) => {
+            tracing::info!(capability = %name, "{reason} {what}");
+            op.event(&on, EventType::Normal, reason, format!("{reason} {what}"))
                 .await;
-            }
-            None
+            true
         }
-        _ => None,
+        Some((_, Err(e))) => {
+            let note = format!("{} of {name} failed: {e}", p.step.verb());
+            op.event(&on, EventType::Warning, "Failed", note).await;
+            let status = status_for(op, entry, &p, &old, Some(&e.to_string())).await;
+            write_status(op, obj, &old, status).await?;
+            return Err(e);
+        }
     };
-    let acted = outcome.is_some();
-    if let Some((reason, result)) = outcome {
-        match result {
-            Ok(what) => {
-                tracing::info!(capability = %name, "{reason} {what}");
-                op.event(&on, EventType::Normal, reason, format!("{reason} {what}"))
-                    .await;
-            }
-            Err(e) => {
-                op.event(
-                    &on,
-                    EventType::Warning,
-                    "Failed",
-                    format!("{} of {name} failed: {e}", p.step.verb()),
-                )
-                .await;
-                write_status(
-                    op,
-                    obj,
-                    &old,
-                    status_for(op, entry, &p, &old, Some(&e.to_string())).await,
-                )
-                .await?;
-                return Err(e);
-            }
-        }
+    if let Step::Adopt(evidence) = &p.step {
+        announce_adoption(op, &on, entry, &p, &old, evidence).await;
     }
     // After an action, report what the cluster holds now.
     let p = if acted {
-        let snap = op.snapshot().await?;
-        plan::capability(&plan::capabilities(&op.catalog, &snap), &name)
-            .expect("planned")
-            .clone()
+        fresh_plan(op, &name).await?.0
     } else {
         p
     };
@@ -141,6 +82,78 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     } else {
         Action::requeue(op.poll)
     })
+}
+
+/// The capability's plan, decided on the watched view; a step that acts is
+/// decided again on a fresh read, and acted on only if that agrees.
+async fn decide(op: &Operator, name: &str) -> Result<(CapabilityPlan, Snapshot), Error> {
+    let snap = op.observed().await?;
+    let p = plan_of(op, &snap, name);
+    if p.step.acts() {
+        return fresh_plan(op, name).await;
+    }
+    Ok((p, snap))
+}
+
+async fn fresh_plan(op: &Operator, name: &str) -> Result<(CapabilityPlan, Snapshot), Error> {
+    let snap = op.snapshot().await?;
+    Ok((plan_of(op, &snap, name), snap))
+}
+
+fn plan_of(op: &Operator, snap: &Snapshot, name: &str) -> CapabilityPlan {
+    plan::capability(&plan::capabilities(&op.catalog, snap), name)
+        .expect("every catalog entry is planned")
+        .clone()
+}
+
+/// Carries out the plan's release step, if it has one: the Event reason
+/// and what was done, or why it failed.
+async fn act(
+    op: &Operator,
+    entry: &CapabilityEntry,
+    p: &CapabilityPlan,
+    snap: &Snapshot,
+) -> Option<(&'static str, Result<String, Error>)> {
+    let (verb, reason) = match &p.step {
+        Step::Install => ("install", "Installed"),
+        Step::Upgrade { .. } => ("upgrade", "Upgraded"),
+        Step::Recover { revision } => {
+            tracing::info!(capability = %entry.name, revision, "recovering a release an interrupted run left pending");
+            ("upgrade", "Upgraded")
+        }
+        Step::Uninstall => ("uninstall", "Uninstalled"),
+        _ => return None,
+    };
+    let result = if verb == "uninstall" {
+        release::uninstall(op, entry).await
+    } else {
+        release::install_or_upgrade(op, entry, snap).await
+    };
+    op.metrics
+        .release_action(&entry.release, verb, result.is_ok());
+    Some((reason, result))
+}
+
+/// An adopted capability is announced once per change of where it is.
+async fn announce_adoption(
+    op: &Operator,
+    on: &ObjectReference,
+    entry: &CapabilityEntry,
+    p: &CapabilityPlan,
+    old: &CapabilityStatus,
+    evidence: &impl std::fmt::Display,
+) {
+    let found = p
+        .provenance
+        .location(entry)
+        .map(|(name, namespace)| ReleaseLocation { name, namespace });
+    if old.provenance != "adopted" || old.release != found {
+        let note = format!(
+            "{} is installed by someone else ({evidence}); recorded, never touched",
+            entry.name
+        );
+        op.event(on, EventType::Normal, "Adopted", note).await;
+    }
 }
 
 async fn status_for(

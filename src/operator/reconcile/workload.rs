@@ -1,5 +1,5 @@
 //! The controllers of the resources realised as a workload release of ours
-//! (ChatUI, MeilisearchInstance): wait for references, install or upgrade
+//! (ChatUI, MeilisearchInstance, Observability): wait for references, install or upgrade
 //! the release when its inputs (chart digest + computed values) differ from
 //! those recorded on it, report Ready from the release and its workloads;
 //! on delete, uninstall the release, then drop the finalizer. A release of

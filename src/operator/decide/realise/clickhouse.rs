@@ -317,7 +317,7 @@ impl super::Realise for ClickHouse {
         password_source(r)
     }
 
-    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+    fn realise_spec(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
         realise(r, inputs).map(super::Realisation::Objects)
     }
 }

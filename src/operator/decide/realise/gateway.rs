@@ -188,7 +188,7 @@ impl super::Realise for Gateway {
         references(r)
     }
 
-    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+    fn realise_spec(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
         realise(r, inputs).map(super::Realisation::Objects)
     }
 }

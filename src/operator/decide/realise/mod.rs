@@ -198,9 +198,16 @@ pub trait Realise: Sync {
         vec![]
     }
 
-    /// The spec, checked against its schema, and the inputs: what the
-    /// resource asks for.
-    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<Realisation, SpecError>;
+    /// What the resource asks for, from a spec its schema accepts and the
+    /// inputs.
+    fn realise_spec(&self, r: &Resource, inputs: &Inputs) -> Result<Realisation, SpecError>;
+
+    /// The spec, checked against the CRD's schema again (API servers without
+    /// CEL, objects written before the CRD had a rule), then realised.
+    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<Realisation, SpecError> {
+        schema::check(r.kind.as_str(), &r.spec)?;
+        self.realise_spec(r, inputs)
+    }
 }
 
 /// What a resource asks for, by how its kind is carried out.

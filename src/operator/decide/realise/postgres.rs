@@ -82,12 +82,11 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
 pub struct Postgres;
 
 impl super::Realise for Postgres {
-    fn realise(
+    fn realise_spec(
         &self,
         r: &Resource,
-        inputs: &super::Inputs,
+        _inputs: &super::Inputs,
     ) -> Result<super::Realisation, SpecError> {
-        let _ = inputs;
         realise(r).map(super::Realisation::Objects)
     }
 }
@@ -99,6 +98,15 @@ mod tests {
 
     fn pg(spec: Value) -> Resource {
         Resource::for_test("PostgresCluster", "app-db", "u-1", spec)
+    }
+
+    #[test]
+    fn every_kind_checks_its_spec_against_the_crd_schema_again() {
+        // Parses (an i32), but the schema's minimum refuses it: an API
+        // server without the rule must not get a CNPG Cluster of 0 instances.
+        let r = pg(json!({"mode": "managed", "managed": {"instances": 0}}));
+        let e = crate::operator::decide::realise::realise(&r, &Default::default()).unwrap_err();
+        assert_eq!(e.field, "spec.managed.instances", "{e}");
     }
 
     #[test]

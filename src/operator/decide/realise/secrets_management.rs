@@ -65,12 +65,11 @@ pub fn realise(r: &Resource) -> Result<Realised, SpecError> {
 pub struct SecretsManagement;
 
 impl super::Realise for SecretsManagement {
-    fn realise(
+    fn realise_spec(
         &self,
         r: &Resource,
-        inputs: &super::Inputs,
+        _inputs: &super::Inputs,
     ) -> Result<super::Realisation, SpecError> {
-        let _ = inputs;
         realise(r).map(super::Realisation::Objects)
     }
 }

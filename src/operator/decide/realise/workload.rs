@@ -330,7 +330,7 @@ impl super::Realise for ChatUi {
         references(r)
     }
 
-    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+    fn realise_spec(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
         release(r, inputs, chat_ui)
     }
 }
@@ -340,7 +340,7 @@ impl super::Realise for Meilisearch {
         copied_keys(r)
     }
 
-    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+    fn realise_spec(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
         release(r, inputs, meilisearch)
     }
 }
@@ -354,7 +354,7 @@ impl super::Realise for Observability {
         Some(observability_generated(r))
     }
 
-    fn realise(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
+    fn realise_spec(&self, r: &Resource, inputs: &Inputs) -> Result<super::Realisation, SpecError> {
         release(r, inputs, observability)
     }
 }
@@ -362,7 +362,6 @@ impl super::Realise for Observability {
 type Values = fn(&Resource, String, &Inputs) -> Result<Workload, SpecError>;
 
 fn release(r: &Resource, inputs: &Inputs, values: Values) -> Result<super::Realisation, SpecError> {
-    super::schema::check(r.kind.as_str(), &r.spec)?;
     values(r, release_name(&inputs.release_prefix, &r.name), inputs)
         .map(super::Realisation::Release)
 }
