@@ -161,9 +161,14 @@ pub fn plan(a: &Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let report = rt.block_on(async {
         let client = process::client(kubeconfig.as_deref()).await?;
-        crate::operator::decide::report::plan_report(&client, &catalog, &licensing, charts.as_ref())
+        let snap = crate::operator::model::gather::gather(&client, &catalog, &licensing)
             .await
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(crate::operator::decide::report::with_chart_problems(
+            &catalog,
+            &snap,
+            charts.as_ref(),
+        ))
     })?;
     if a.one(&["-o", "--output"]).as_deref() == Some("json") {
         println!(

@@ -311,16 +311,16 @@ impl PlanReport {
     }
 }
 
-pub async fn plan_report(
-    client: &kube::Client,
+/// The report of `snap`, with what is wrong with the pinned chart archives
+/// (`--charts-dir`), if given.
+pub fn with_chart_problems(
     catalog: &Catalog,
-    licensing: &crate::operator::model::licensing::Licensing,
+    snap: &Snapshot,
     charts: Option<&ChartStore>,
-) -> Result<PlanReport, kube::Error> {
-    let snap = crate::operator::model::gather::gather(client, catalog, licensing).await?;
-    let mut report = build(catalog, &snap);
+) -> PlanReport {
+    let mut report = build(catalog, snap);
     if let Some(c) = charts {
         report.chart_problems = c.verify_all(catalog).into_iter().map(|e| e.0).collect();
     }
-    Ok(report)
+    report
 }
