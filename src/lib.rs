@@ -17,3 +17,4 @@ pub mod operator;
 pub mod packaging;
 pub mod par;
 pub mod release;
+pub mod value;

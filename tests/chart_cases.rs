@@ -3,8 +3,8 @@
 //! same message. Runs the real binary, as `helm template` would be run.
 //! Under CI (`CI=true`) a missing ../shared is a failure, not a skip.
 
-use navique_ai_core_operator::gotmpl::value::Value;
 use navique_ai_core_operator::goyaml::json;
+use navique_ai_core_operator::value::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! guarantees such as never panicking and bounded recursion.
 
 use navique_ai_core_operator::gotmpl::render_str;
-use navique_ai_core_operator::gotmpl::value::{Map, Value};
+use navique_ai_core_operator::value::{Map, Value};
 
 fn render(t: &str) -> String {
     render_str("t", t, Value::map(Map::new()))

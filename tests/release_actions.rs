@@ -646,10 +646,10 @@ async fn provenance_label_and_annotation_ride_on_the_release_secret() {
     action::install::install(&ctx, "ours", &chart, &Default::default())
         .await
         .unwrap();
-    let mut values = navique_ai_core_operator::gotmpl::value::Map::new();
+    let mut values = navique_ai_core_operator::value::Map::new();
     values.insert(
         "mode".into(),
-        navique_ai_core_operator::gotmpl::value::Value::str("b"),
+        navique_ai_core_operator::value::Value::str("b"),
     );
     action::upgrade::upgrade(&ctx, "ours", &chart, &values, false)
         .await

@@ -5,9 +5,9 @@
 use navique_ai_core_operator::chart::load::load_files;
 use navique_ai_core_operator::chart::render::{render_chart, ReleaseOptions, RenderOptions};
 use navique_ai_core_operator::chart::File;
-use navique_ai_core_operator::gotmpl::gostr;
-use navique_ai_core_operator::gotmpl::value::{Map, Value};
 use navique_ai_core_operator::goyaml::json;
+use navique_ai_core_operator::value::gostr;
+use navique_ai_core_operator::value::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -5,8 +5,8 @@ use super::render::{capabilities, render, Pending, Request};
 use super::{record_failure, run_hooks, validate_name, ActionError, Context};
 use crate::apply::objects::Object;
 use crate::chart::Chart;
-use crate::gotmpl::value::Map;
 use crate::release::{Release, Status};
+use crate::value::Map;
 use kube::api::PostParams;
 
 /// CRDs from `crds/` are created when absent and, as Helm does, never

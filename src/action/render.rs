@@ -8,7 +8,7 @@ use crate::chart::render::{
     render_chart, Capabilities, KubeVersion, ReleaseOptions, RenderOptions,
 };
 use crate::chart::Chart;
-use crate::gotmpl::value::Map;
+use crate::value::Map;
 
 pub struct Rendered {
     pub manifest: String,

@@ -5,8 +5,8 @@ use super::render::{capabilities, render, Pending, Request};
 use super::{record_failure, run_hooks, ActionError, Context};
 use crate::apply::objects::{parse_manifest, removed, Object};
 use crate::chart::Chart;
-use crate::gotmpl::value::Map;
 use crate::release::{Release, Status};
+use crate::value::Map;
 
 pub async fn upgrade(
     ctx: &Context,

@@ -1,6 +1,6 @@
 //! `.Files`: a chart's non-template files with Helm's accessor methods.
 
-use crate::gotmpl::value::{ListKind, Map, Object, Value};
+use crate::value::{ListKind, Map, Object, Value};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -213,7 +213,7 @@ impl Object for Files {
             "Get" => Value::string(
                 self.files
                     .get(&arg()?)
-                    .map(|b| crate::gotmpl::gostr::from_bytes(b).into_owned())
+                    .map(|b| crate::value::gostr::from_bytes(b).into_owned())
                     .unwrap_or_default(),
             ),
             "GetBytes" => Value::Bytes(self.files.get(&arg()?).cloned().unwrap_or_default()),
@@ -222,7 +222,7 @@ impl Object for Files {
                 match self.files.get(&p) {
                     None => Value::List(Rc::new(Vec::new()), ListKind::Str),
                     Some(b) => {
-                        let mut s = crate::gotmpl::gostr::from_bytes(b).into_owned();
+                        let mut s = crate::value::gostr::from_bytes(b).into_owned();
                         if s.ends_with('\n') {
                             s.pop();
                         }
@@ -243,7 +243,7 @@ impl Object for Files {
             "AsConfig" => str_map_yaml(
                 self.files
                     .iter()
-                    .map(|(k, v)| (base(k), crate::gotmpl::gostr::from_bytes(v).into_owned()))
+                    .map(|(k, v)| (base(k), crate::value::gostr::from_bytes(v).into_owned()))
                     .collect(),
             )
             .into(),

@@ -1,8 +1,8 @@
 //! Turning rendered files into Helm's manifest: notes taken out, documents
 //! split, hooks separated, manifests sorted in install order.
 
-use crate::gotmpl::value::Value;
 use crate::goyaml::parse::{parse_documents, to_json};
+use crate::value::Value;
 use std::collections::BTreeMap;
 
 pub const INSTALL_ORDER: &[&str] = &[
@@ -374,7 +374,7 @@ fn go_float_text(f: f64) -> String {
             "-Inf".into()
         };
     }
-    crate::gotmpl::format::format_float_g(f)
+    crate::value::float::format_float_g(f)
 }
 
 fn head_full(doc: &str, path: &str) -> Result<Head, String> {
@@ -480,7 +480,7 @@ pub fn sort_manifests(files: BTreeMap<String, String>, root_chart: &str) -> Resu
     for (path, content) in files {
         if path.ends_with("NOTES.txt") {
             if path == root_notes {
-                notes = crate::gotmpl::gostr::lossy(&content).into_owned();
+                notes = crate::value::gostr::lossy(&content).into_owned();
             }
             continue;
         }
@@ -504,9 +504,9 @@ pub fn sort_manifests(files: BTreeMap<String, String>, root_chart: &str) -> Resu
         // A template that printed bytes that are not UTF-8 (a binary file's
         // contents) or a control character fails go-yaml's reader before
         // any parsing.
-        if crate::gotmpl::gostr::may_upset_yaml_reader(&doc) {
+        if crate::value::gostr::may_upset_yaml_reader(&doc) {
             if let Some(p) =
-                crate::gotmpl::gostr::yaml_reader_error(&crate::gotmpl::gostr::to_bytes(&doc))
+                crate::value::gostr::yaml_reader_error(&crate::value::gostr::to_bytes(&doc))
             {
                 return Err(format!(
                     "YAML parse error on {path}: error converting YAML to JSON: yaml: {p}"

@@ -1,9 +1,9 @@
 //! Chart.yaml, decoded as sigs.k8s.io/yaml decodes it into Helm's
 //! Metadata struct (scalars in string fields become their text).
 
-use crate::gotmpl::value::{ListKind, Map, MapKind, Value};
 use crate::goyaml::parse::{parse_documents, Node};
 use crate::goyaml::resolve::Scalar;
+use crate::value::{ListKind, Map, MapKind, Value};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -68,7 +68,7 @@ fn scalar_text(n: &Node) -> Option<String> {
             Scalar::Bool(b) => b.to_string(),
             Scalar::Int(i) => i.to_string(),
             Scalar::Uint(u) => u.to_string(),
-            Scalar::Float(f) => crate::gotmpl::format::format_float32_g(*f as f32),
+            Scalar::Float(f) => crate::value::float::format_float32_g(*f as f32),
             Scalar::Str(s) | Scalar::Timestamp(s) => s.clone(),
             Scalar::Merge => "<<".into(),
         }),

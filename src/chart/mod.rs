@@ -13,7 +13,7 @@ pub mod values;
 pub use load::{load_chart, LoadError};
 pub use metadata::Metadata;
 
-use crate::gotmpl::value::Map;
+use crate::value::Map;
 
 /// A file of a chart. The bytes are shared: rendering clones charts and
 /// file sets freely without copying contents, and a template's text is

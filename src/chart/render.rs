@@ -7,7 +7,7 @@ use super::values::{coalesce_values_for, process_dependencies};
 use super::Chart;
 use crate::gotmpl::exec::{Exec, LookupFn, Slot, TemplateSet};
 use crate::gotmpl::source::Source;
-use crate::gotmpl::value::{ListKind, Map, MapKind, Object, Value};
+use crate::value::{ListKind, Map, MapKind, Object, Value};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -485,7 +485,7 @@ fn collect(
 /// that are not UTF-8 as gostr markers (Go copies text bytes as they are).
 fn utf8(b: &bytes::Bytes) -> Source {
     Source::from_utf8(b.clone())
-        .unwrap_or_else(|b| Source::from(crate::gotmpl::gostr::from_vec(b.to_vec())))
+        .unwrap_or_else(|b| Source::from(crate::value::gostr::from_vec(b.to_vec())))
 }
 
 /// Helm's sortTemplates: deeper paths first, then reverse lexical order.

@@ -2,8 +2,8 @@
 //! with Helm's error layout.
 
 use super::Chart;
-use crate::gotmpl::value::{Map, Value};
 use crate::goyaml::json;
+use crate::value::{Map, Value};
 
 fn kind(v: &Value) -> &'static str {
     match v {
@@ -50,7 +50,7 @@ fn get<'a>(m: &'a Map, k: &str) -> Option<&'a Value> {
 }
 
 fn fmt_num(f: f64) -> String {
-    crate::gotmpl::format::format_float_g(f)
+    crate::value::float::format_float_g(f)
 }
 
 struct Ctx<'a> {

@@ -1,7 +1,7 @@
 //! Helm's `--set` syntax (pkg/strvals): dotted keys, list indexes, `{a,b}`
 //! lists, backslash escapes, and its typing of values.
 
-use crate::gotmpl::value::{Map, Value};
+use crate::value::{Map, Value};
 
 const MAX_INDEX: usize = 65536;
 const MAX_NESTED: usize = 30;

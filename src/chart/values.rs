@@ -2,7 +2,7 @@
 //! and dependency processing (condition, tags, alias, import-values).
 
 use super::Chart;
-use crate::gotmpl::value::{Map, Value};
+use crate::value::{Map, Value};
 
 fn as_map(v: &Value) -> Option<Map> {
     match v {

@@ -362,15 +362,11 @@ async fn walk_through(
         let mut ctx = crate::action::Context::new(client.clone(), "platform-tools");
         ctx.wait = true;
         ctx.field_manager = "helm".into();
-        let mut values = crate::gotmpl::value::Map::new();
+        let mut values = crate::value::Map::new();
         values.insert(
             "crds".into(),
-            crate::gotmpl::value::Value::map(
-                [(
-                    "enabled".to_string(),
-                    crate::gotmpl::value::Value::Bool(true),
-                )]
-                .into(),
+            crate::value::Value::map(
+                [("enabled".to_string(), crate::value::Value::Bool(true))].into(),
             ),
         );
         let r = crate::action::install::install(&ctx, "platform-cert-manager", &cm.chart, &values)

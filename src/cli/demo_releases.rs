@@ -69,7 +69,7 @@ pub fn run() -> Result<(), String> {
 /// Deployment Ready).
 fn release_on_embedded_server(chart: &crate::chart::Chart) -> Result<(), String> {
     use crate::action::{self, Context};
-    use crate::gotmpl::value::{Map, Value};
+    use crate::value::{Map, Value};
     let sandbox = navique_sandbox::Sandbox::start(navique_sandbox::Options {
         ready_delay: std::time::Duration::from_millis(300),
         ..Default::default()

@@ -7,7 +7,7 @@ use crate::chart::render::{
 };
 use crate::chart::strvals::{parse_into, Mode};
 use crate::chart::values::merge_maps;
-use crate::gotmpl::value::{Map, Value};
+use crate::value::{Map, Value};
 use std::path::Path;
 
 pub const USAGE: &str = "usage: navique-operator template [NAME] CHART [flags]";

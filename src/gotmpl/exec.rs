@@ -6,7 +6,7 @@ use super::error::{Cause, Detail, Error, ExecError};
 use super::format;
 use super::funcs::{self, FuncError, P};
 use super::parse::{Arg, Branch, Command, Node, NumberLit, Pipe, Tree};
-use super::value::{ListKind, MapKind, Value};
+use crate::value::{ListKind, MapKind, Value};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -1237,8 +1237,8 @@ impl Complex {
             }
         }
         let num = |s: &str| {
-            super::parse::parse_go_float(s)
-                .or_else(|| super::parse::parse_go_int(s).map(|i| i as f64))
+            crate::value::strconv::parse_go_float(s)
+                .or_else(|| crate::value::strconv::parse_go_int(s).map(|i| i as f64))
         };
         match split {
             Some(i) => Some(Complex {
@@ -1253,7 +1253,7 @@ impl Complex {
     }
 }
 
-impl super::value::Object for Complex {
+impl crate::value::Object for Complex {
     fn type_name(&self) -> String {
         "complex128".into()
     }

@@ -2,89 +2,8 @@
 //! quoting, shortest float formatting, and `Sprintf` with its verbs, flags
 //! and error markers (`%!d(float64=42)`).
 
-use super::value::Value;
-
-/// `strconv.FormatFloat(f, 'g', -1, 64)`.
-pub fn format_float_g(f: f64) -> String {
-    if f.is_nan() {
-        return "NaN".into();
-    }
-    if f.is_infinite() {
-        return if f > 0.0 {
-            "+Inf".into()
-        } else {
-            "-Inf".into()
-        };
-    }
-    let (neg, digits, exp) = shortest_digits(f);
-    let x = exp; // decimal exponent of d.ddd form
-    let mut out = String::new();
-    if neg {
-        out.push('-');
-    }
-    if x < -4 || x >= 6 {
-        out.push_str(&sci(&digits, x));
-    } else {
-        out.push_str(&fixed(&digits, x));
-    }
-    out
-}
-
-/// Shortest round-trip decimal digits of |f| and the decimal exponent of
-/// the first digit (value = 0.d1d2.. * 10^(exp+1)).
-pub fn shortest_digits(f: f64) -> (bool, String, i32) {
-    let neg = f.is_sign_negative();
-    let a = f.abs();
-    if a == 0.0 {
-        return (neg, "0".into(), 0);
-    }
-    let s = format!("{:e}", a);
-    let (m, e) = s.split_once('e').unwrap();
-    let exp: i32 = e.parse().unwrap();
-    let digits: String = m.chars().filter(|c| *c != '.').collect();
-    (neg, digits, exp)
-}
-
-fn sci(digits: &str, x: i32) -> String {
-    let mut s = String::new();
-    s.push_str(&digits[..1]);
-    if digits.len() > 1 {
-        s.push('.');
-        s.push_str(&digits[1..]);
-    }
-    s.push('e');
-    s.push(if x < 0 { '-' } else { '+' });
-    let ax = x.abs();
-    if ax < 10 {
-        s.push('0');
-    }
-    s.push_str(&ax.to_string());
-    s
-}
-
-fn fixed(digits: &str, x: i32) -> String {
-    let nd = digits.len() as i32;
-    if x < 0 {
-        let mut s = String::from("0.");
-        for _ in 0..(-x - 1) {
-            s.push('0');
-        }
-        s.push_str(digits);
-        s
-    } else if x + 1 >= nd {
-        let mut s = digits.to_string();
-        for _ in 0..(x + 1 - nd) {
-            s.push('0');
-        }
-        s
-    } else {
-        format!(
-            "{}.{}",
-            &digits[..(x + 1) as usize],
-            &digits[(x + 1) as usize..]
-        )
-    }
-}
+pub use crate::value::float::*;
+use crate::value::Value;
 
 /// `%v` formatting of a value as Go's fmt does it, nil printing `<nil>`.
 pub fn format_v(v: &Value) -> String {
@@ -185,7 +104,7 @@ pub fn quote_bytes_go(b: &[u8]) -> String {
 fn can_backquote(s: &str) -> bool {
     s.chars().all(|c| {
         c != '\u{FEFF}'
-            && super::gostr::raw_byte(c).is_none()
+            && crate::value::gostr::raw_byte(c).is_none()
             && !((c < ' ' && c != '\t') || c == '`' || c == '\u{7F}')
     })
 }
@@ -201,7 +120,7 @@ pub fn quote_with(s: &str, q: char, ascii_only: bool) -> String {
 }
 
 fn escape_rune(out: &mut String, c: char, q: char, ascii_only: bool) {
-    if let Some(b) = super::gostr::raw_byte(c) {
+    if let Some(b) = crate::value::gostr::raw_byte(c) {
         out.push_str(&format!("\\x{:02x}", b));
         return;
     }
@@ -807,7 +726,7 @@ fn fmt_arg(out: &mut String, arg: &Value, verb: char, f: &Flags) {
             'b' => bad_verb(out, verb, arg),
             _ => bad_verb(out, verb, arg),
         },
-        Value::Str(s) => fmt_string(out, &super::gostr::to_bytes(s), verb, f, arg),
+        Value::Str(s) => fmt_string(out, &crate::value::gostr::to_bytes(s), verb, f, arg),
         Value::Bytes(b) => match verb {
             's' | 'q' | 'x' | 'X' => fmt_string(out, b, verb, f, arg),
             _ => {
@@ -907,7 +826,7 @@ fn fmt_integer(out: &mut String, arg: &Value, neg: bool, mag: u128, verb: char, 
 }
 
 fn fmt_string(out: &mut String, b: &[u8], verb: char, f: &Flags, arg: &Value) {
-    let s = super::gostr::from_bytes(b);
+    let s = crate::value::gostr::from_bytes(b);
     match verb {
         'v' | 's' => {
             let s: String = match f.prec {
@@ -958,43 +877,9 @@ fn fmt_string(out: &mut String, b: &[u8], verb: char, f: &Flags, arg: &Value) {
     }
 }
 
-/// `strconv.FormatFloat(f, 'e', -1, 64)`.
-pub fn format_e_shortest(f: f64) -> String {
-    let (neg, digits, x) = shortest_digits(f);
-    let s = sci(&digits, x);
-    if neg {
-        format!("-{s}")
-    } else {
-        s
-    }
-}
-
-/// Plain decimal text of `digits` with decimal exponent `x` of the first digit.
-pub fn fixed_digits(digits: &str, x: i32) -> String {
-    fixed(digits, x)
-}
-
-/// Go's %g formatting of a float32 value (shortest float32 digits).
-pub fn format_float32_g(f: f32) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    let s = format!("{:e}", f.abs());
-    let (m, e) = s.split_once('e').unwrap();
-    let x: i32 = e.parse().unwrap();
-    let digits: String = m.chars().filter(|c| *c != '.').collect();
-    let body = if x < -4 || x >= 6 {
-        sci(&digits, x)
-    } else {
-        fixed(&digits, x)
-    };
-    if f < 0.0 {
-        format!("-{body}")
-    } else {
-        body
+/// `Type(%v)`, as the engine's tests and errors print a value.
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}({})", self.type_name(), format_v(self))
     }
 }

@@ -5,15 +5,13 @@ pub mod error;
 pub mod exec;
 pub mod format;
 pub mod funcs;
-pub mod gostr;
 pub mod lex;
 pub mod parse;
 pub mod source;
-pub mod value;
 
+pub use crate::value::{ListKind, Map, MapKind, Object, Value};
 pub use error::Error;
 pub use exec::{Exec, TemplateSet};
-pub use value::{ListKind, Map, MapKind, Object, Value};
 
 /// Parse one template text and execute it with `data`, Helm style
 /// (`<no value>` erased). Convenience for tests and small uses.

@@ -4,7 +4,7 @@
 //! "natural" key order.
 
 use super::resolve::{is_base60_float, resolve_plain, Scalar};
-use crate::gotmpl::value::Value;
+use crate::value::Value;
 use std::cmp::Ordering;
 
 /// The data model after the JSON round trip.
@@ -32,7 +32,7 @@ fn to_y_mode(v: &Value, pretty: bool) -> Result<Y, JsonError> {
             if !f.is_finite() {
                 return Err(JsonError(format!(
                     "json: unsupported value: {}",
-                    crate::gotmpl::format::format_float_g(*f)
+                    crate::value::float::format_float_g(*f)
                 )));
             }
             if pretty {
@@ -51,13 +51,13 @@ fn to_y_mode(v: &Value, pretty: bool) -> Result<Y, JsonError> {
             use base64::Engine as _;
             Y::Str(base64::engine::general_purpose::STANDARD.encode(&b[..]))
         }
-        Value::List(_, crate::gotmpl::value::ListKind::NilStr) => Y::Null,
+        Value::List(_, crate::value::ListKind::NilStr) => Y::Null,
         Value::List(l, _) => Y::Seq(
             l.iter()
                 .map(|x| to_y_mode(x, pretty))
                 .collect::<Result<_, _>>()?,
         ),
-        Value::Map(_, crate::gotmpl::value::MapKind::NilStrStr) => Y::Null,
+        Value::Map(_, crate::value::MapKind::NilStrStr) => Y::Null,
         Value::Map(m, _) => {
             let mut pairs: Vec<(String, Y)> = m
                 .borrow()
@@ -381,7 +381,7 @@ impl Emitter {
                         "-.inf".into()
                     }
                 } else {
-                    crate::gotmpl::format::format_float_g(*f)
+                    crate::value::float::format_float_g(*f)
                 };
                 self.emit_scalar(&s, Style::Plain, simple_key)
             }
@@ -437,7 +437,7 @@ impl Emitter {
     fn emit_scalar(&mut self, s: &str, mut style: Style, simple_key: bool) {
         // Helm's YAML goes through encoding/json: bytes that are not UTF-8
         // arrive as U+FFFD.
-        let lossy = crate::gotmpl::gostr::lossy(s);
+        let lossy = crate::value::gostr::lossy(s);
         let s = &*lossy;
         let a = analyze(s);
         if simple_key && a.multiline {

@@ -1,13 +1,13 @@
 //! Go's encoding/json as Helm's templates observe it: sorted keys, HTML
 //! escaping, Go's float formatting; and a decoder with Go's error texts.
 
-use crate::gotmpl::value::{Map, Value};
+use crate::value::{Map, Value};
 
 /// encoding/json's float64 text.
 pub fn format_float(f: f64) -> String {
     let abs = f.abs();
     if abs != 0.0 && (abs < 1e-6 || abs >= 1e21) {
-        let s = crate::gotmpl::format::format_e_shortest(f);
+        let s = crate::value::float::format_e_shortest(f);
         // e-09 -> e-9
         if let Some(i) = s.find("e-0") {
             return format!("{}e-{}", &s[..i], &s[i + 3..]);
@@ -17,8 +17,8 @@ pub fn format_float(f: f64) -> String {
         }
         return s;
     }
-    let (neg, digits, x) = crate::gotmpl::format::shortest_digits(f);
-    let body = crate::gotmpl::format::fixed_digits(&digits, x);
+    let (neg, digits, x) = crate::value::float::shortest_digits(f);
+    let body = crate::value::float::fixed_digits(&digits, x);
     if neg && f != 0.0 || (neg && f == 0.0) {
         format!("-{body}")
     } else {
@@ -59,7 +59,7 @@ fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), Stri
             if !f.is_finite() {
                 return Err(format!(
                     "json: unsupported value: {}",
-                    crate::gotmpl::format::format_float_g(*f)
+                    crate::value::float::format_float_g(*f)
                 ));
             }
             out.push_str(&format_float(*f));
@@ -71,7 +71,7 @@ fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), Stri
             out.push_str(&base64::engine::general_purpose::STANDARD.encode(&b[..]));
             out.push('"');
         }
-        Value::List(_, crate::gotmpl::value::ListKind::NilStr) => out.push_str("null"),
+        Value::List(_, crate::value::ListKind::NilStr) => out.push_str("null"),
         Value::List(l, _) => {
             out.push('[');
             for (i, x) in l.iter().enumerate() {
@@ -86,7 +86,7 @@ fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), Stri
             }
             out.push(']');
         }
-        Value::Map(_, crate::gotmpl::value::MapKind::NilStrStr) => out.push_str("null"),
+        Value::Map(_, crate::value::MapKind::NilStrStr) => out.push_str("null"),
         Value::Map(m, _) => {
             let m = m.borrow();
             let pairs: Vec<(&str, &Value)> = m.iter().map(|(k, v)| (k.as_str(), v)).collect();
@@ -134,7 +134,7 @@ pub fn write_string(out: &mut String, s: &str, escape_html: bool) {
     for c in s.chars() {
         match c {
             // encoding/json writes each byte that is not UTF-8 as \ufffd.
-            c if crate::gotmpl::gostr::raw_byte(c).is_some() => out.push_str("\\ufffd"),
+            c if crate::value::gostr::raw_byte(c).is_some() => out.push_str("\\ufffd"),
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),

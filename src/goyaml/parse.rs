@@ -1,7 +1,7 @@
 //! Reading YAML the way Helm does (sigs.k8s.io/yaml over go-yaml v2).
 
 use super::resolve::{resolve_plain, Scalar};
-use crate::gotmpl::value::{Map, Value};
+use crate::value::{Map, Value};
 use std::collections::HashMap;
 use yaml_rust2::parser::{Event, Parser, Tag};
 use yaml_rust2::scanner::TScalarStyle;
@@ -327,7 +327,7 @@ fn float32_key(f: f64) -> String {
             "-.inf".into()
         };
     }
-    crate::gotmpl::format::format_float32_g(f as f32)
+    crate::value::float::format_float32_g(f as f32)
 }
 
 /// The first value JSON cannot hold, in the order json.Marshal meets it:

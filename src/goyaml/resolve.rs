@@ -159,14 +159,14 @@ fn valid_date(s: &str) -> bool {
 
 /// Go's strconv.ParseInt(s, 0, 64) after underscores were removed.
 fn parse_int0(s: &str) -> Option<i64> {
-    crate::gotmpl::parse::parse_go_int(s).filter(|_| !s.contains('_'))
+    crate::value::strconv::parse_go_int(s).filter(|_| !s.contains('_'))
 }
 
 fn parse_uint0(s: &str) -> Option<u64> {
     if s.starts_with(['+', '-']) {
         return None;
     }
-    crate::gotmpl::parse::parse_go_uint(s)
+    crate::value::strconv::parse_go_uint(s)
 }
 
 /// Resolve a plain scalar's text to its YAML 1.1 type.
@@ -186,7 +186,7 @@ pub fn resolve_plain(s: &str) -> Scalar {
     }
     match hint_kind {
         '.' => {
-            if let Some(f) = crate::gotmpl::funcs::cast::parse_float(s) {
+            if let Some(f) = crate::value::strconv::parse_float(s) {
                 if is_yaml_style_float(s) || s.parse::<f64>().is_ok() {
                     return Scalar::Float(f);
                 }

@@ -6,8 +6,8 @@
 //! which is what lets a mirror we seed keep the pins' manifest digests.
 
 use crate::chart::metadata::Metadata;
-use crate::gotmpl::value::Value;
 use crate::goyaml::json;
+use crate::value::Value;
 use std::collections::BTreeMap;
 
 pub const CONFIG_MEDIA_TYPE: &str = "application/vnd.cncf.helm.config.v1+json";

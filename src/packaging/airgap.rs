@@ -25,7 +25,7 @@ pub fn rendered_objects(
     let mut capabilities = crate::chart::render::Capabilities::default();
     let render = |name: &str,
                   pin: &Pin,
-                  values: crate::gotmpl::value::Map,
+                  values: crate::value::Map,
                   namespace: &str,
                   capabilities: &mut crate::chart::render::Capabilities|
      -> Result<Vec<serde_json::Value>, String> {

@@ -14,15 +14,15 @@ fn b64(data: &[u8]) -> String {
 }
 
 /// gotmpl values to JSON values (Go's encoding, as Helm stores them).
-pub fn values_to_json(m: &crate::gotmpl::value::Map) -> Value {
+pub fn values_to_json(m: &crate::value::Map) -> Value {
     // A map never encodes to null: null means it could not be encoded.
-    match value_to_json(&crate::gotmpl::value::Value::map(m.clone())) {
+    match value_to_json(&crate::value::Value::map(m.clone())) {
         Value::Null => Value::Object(Map::new()),
         v => v,
     }
 }
 
-fn value_to_json(v: &crate::gotmpl::value::Value) -> Value {
+fn value_to_json(v: &crate::value::Value) -> Value {
     crate::goyaml::json::encode(
         v,
         crate::goyaml::json::Opts {
@@ -37,13 +37,13 @@ fn value_to_json(v: &crate::gotmpl::value::Value) -> Value {
 
 /// JSON values back to the engine's values (numbers become float64, as Go's
 /// json.Unmarshal leaves them).
-pub fn values_from_json(v: &Value) -> crate::gotmpl::value::Map {
+pub fn values_from_json(v: &Value) -> crate::value::Map {
     if !v.is_object() {
-        return crate::gotmpl::value::Map::new();
+        return crate::value::Map::new();
     }
     match crate::goyaml::json::decode(&v.to_string()) {
-        Ok(crate::gotmpl::value::Value::Map(m, _)) => m.borrow().clone(),
-        _ => crate::gotmpl::value::Map::new(),
+        Ok(crate::value::Value::Map(m, _)) => m.borrow().clone(),
+        _ => crate::value::Map::new(),
     }
 }
 

@@ -3,7 +3,7 @@
 use super::{FResult, Registry, P};
 use crate::gotmpl::exec::Exec;
 use crate::gotmpl::format::{self, sprint, sprintf, sprintln};
-use crate::gotmpl::value::Value;
+use crate::value::Value;
 
 pub fn register(r: &mut Registry) {
     // and/or are handled by the executor (short-circuit); the entries give
@@ -86,7 +86,7 @@ fn len(x: &mut Exec, a: Vec<Value>) -> FResult {
             Value::Map(m, _) => Ok(Value::Int(m.borrow().len() as i64)),
             _ => Err(format!("len of type {}", o.type_name()).into()),
         },
-        Value::Str(s) => Ok(Value::Int(crate::gotmpl::gostr::byte_len(s) as i64)),
+        Value::Str(s) => Ok(Value::Int(crate::value::gostr::byte_len(s) as i64)),
         Value::Bytes(b) => Ok(Value::Int(b.len() as i64)),
         Value::List(l, _) => Ok(Value::Int(l.len() as i64)),
         Value::Map(m, _) => Ok(Value::Int(m.borrow().len() as i64)),
@@ -133,7 +133,7 @@ fn index(x: &mut Exec, a: Vec<Value>) -> FResult {
             }
             Value::Str(s) => {
                 let i = index_value(idx)?;
-                let b = crate::gotmpl::gostr::to_bytes(s);
+                let b = crate::value::gostr::to_bytes(s);
                 if i < 0 || i as usize >= b.len() {
                     return Err(format!("index out of range: {i}").into());
                 }

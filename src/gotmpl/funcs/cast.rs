@@ -1,8 +1,9 @@
 //! spf13/cast v1.7.0 conversions, which Sprig uses for `int`, `int64`,
 //! `float64` and the implicit conversions of its math functions.
 
-use crate::gotmpl::parse::{parse_go_float, parse_go_int};
-use crate::gotmpl::value::Value;
+pub use crate::value::strconv::parse_float;
+use crate::value::strconv::parse_go_int;
+use crate::value::Value;
 
 fn trim_zero_decimal(s: &str) -> &str {
     let b = s.as_bytes();
@@ -70,78 +71,6 @@ pub fn to_float64(v: &Value) -> f64 {
         Value::Str(s) => parse_float(s).unwrap_or(0.0),
         _ => 0.0,
     }
-}
-
-/// Go's strconv.ParseFloat(s, 64).
-pub fn parse_float(s: &str) -> Option<f64> {
-    let l = s.to_ascii_lowercase();
-    let body = l.trim_start_matches(['+', '-']);
-    if s.len() - body.len() > 1 {
-        return None;
-    }
-    let neg = l.starts_with('-');
-    match body {
-        "inf" | "infinity" => {
-            return Some(if neg {
-                f64::NEG_INFINITY
-            } else {
-                f64::INFINITY
-            })
-        }
-        "nan" => return Some(f64::NAN),
-        _ => {}
-    }
-    if body.starts_with("0x") {
-        if !body.contains('p') {
-            return None;
-        }
-        return parse_go_float(s);
-    }
-    let plain: String;
-    let s = if s.contains('_') {
-        if !underscores_ok(s) {
-            return None;
-        }
-        plain = s.replace('_', "");
-        plain.as_str()
-    } else {
-        s
-    };
-    let body = body.replace('_', "");
-    if body.is_empty()
-        || !body
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-'))
-    {
-        return None;
-    }
-    // Out of range: Go returns ±Inf with ErrRange, which callers take as failure.
-    s.parse::<f64>().ok().filter(|f| f.is_finite())
-}
-
-/// Go's underscoreOK: an underscore only between digits, or between a base
-/// prefix and a digit.
-fn underscores_ok(s: &str) -> bool {
-    let b = s.strip_prefix(['+', '-']).unwrap_or(s).as_bytes();
-    let (mut saw, mut i, mut hex) = (b'^', 0, false);
-    if b.len() >= 2 && b[0] == b'0' && matches!(b[1].to_ascii_lowercase(), b'b' | b'o' | b'x') {
-        (i, saw, hex) = (2, b'0', b[1].to_ascii_lowercase() == b'x');
-    }
-    for &c in &b[i..] {
-        if c.is_ascii_digit() || (hex && c.is_ascii_hexdigit()) {
-            saw = b'0';
-        } else if c == b'_' {
-            if saw != b'0' {
-                return false;
-            }
-            saw = b'_';
-        } else if saw == b'_' {
-            return false;
-        } else {
-            saw = b'!';
-        }
-    }
-    saw != b'_'
 }
 
 /// Go's strconv.Atoi.

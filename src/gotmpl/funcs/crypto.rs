@@ -1,7 +1,7 @@
 //! Sprig's random and cryptographic functions.
 
 use super::{arg_int, FResult, Registry, P};
-use crate::gotmpl::value::Value;
+use crate::value::Value;
 use base64::Engine as _;
 use rand::Rng;
 

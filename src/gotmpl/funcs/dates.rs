@@ -4,7 +4,7 @@
 //! embedded by chrono-tz. A zone Go cannot load is UTC, as Sprig falls back.
 
 use super::{arg_str, Registry, P};
-use crate::gotmpl::value::{Object, Value};
+use crate::value::{Object, Value};
 use chrono::{
     DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Offset, TimeZone,
     Timelike, Utc,

@@ -3,7 +3,7 @@
 
 use super::strings::is_empty;
 use super::{arg_map, arg_str, strval, Registry, P};
-use crate::gotmpl::value::{Map, MapKind, Value};
+use crate::value::{Map, MapKind, Value};
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -2,8 +2,8 @@
 
 use super::{arg_str, FuncError, Registry, P};
 use crate::gotmpl::exec::Exec;
-use crate::gotmpl::value::{Map, Value};
 use crate::goyaml::{emit, json, parse};
+use crate::value::{Map, Value};
 
 fn json_opts(html: bool, indent: Option<&'static str>) -> json::Opts {
     json::Opts {
@@ -57,7 +57,7 @@ pub fn register(r: &mut Registry) {
     });
     r.add("fromYaml", &[Str], None, |_, a| {
         Ok(match parse::parse_first(arg_str(&a[0])) {
-            Ok(Value::Map(m, _)) => Value::Map(m, crate::gotmpl::value::MapKind::Any),
+            Ok(Value::Map(m, _)) => Value::Map(m, crate::value::MapKind::Any),
             Ok(Value::Nil) => Value::empty_map(),
             Ok(other) => error_map(format!(
                 "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -113,7 +113,7 @@ pub fn register(r: &mut Registry) {
                 if let Some(e) = soft {
                     m.borrow_mut().insert("Error".into(), Value::string(e));
                 }
-                Value::Map(m, crate::gotmpl::value::MapKind::Any)
+                Value::Map(m, crate::value::MapKind::Any)
             }
             Ok((v, _)) => match v {
                 Value::Map(..) => unreachable!(),
@@ -237,7 +237,7 @@ fn toml_float(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    let s = crate::gotmpl::format::format_float_g(f);
+    let s = crate::value::float::format_float_g(f);
     if s.contains(['.', 'e', 'E']) {
         s
     } else {

@@ -5,7 +5,7 @@
 use super::cast::to_int64;
 use super::strings::is_empty;
 use super::{FResult, FuncError, Registry, P};
-use crate::gotmpl::value::{ListKind, Value};
+use crate::value::{ListKind, Value};
 use std::rc::Rc;
 
 const NIL_DEREF: &str = "runtime error: invalid memory address or nil pointer dereference";

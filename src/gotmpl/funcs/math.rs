@@ -3,7 +3,7 @@
 use super::cast::{atoi, to_float64, to_int64};
 use super::{arg_int, Registry, P};
 use crate::gotmpl::format::format_v;
-use crate::gotmpl::value::{ListKind, Value};
+use crate::value::{ListKind, Value};
 use std::rc::Rc;
 
 const DIV_ZERO: &str = "runtime error: integer divide by zero";
@@ -248,7 +248,7 @@ fn to_dec(f: f64) -> Option<Dec> {
     if !f.is_finite() {
         return None;
     }
-    let (neg, digits, x) = crate::gotmpl::format::shortest_digits(f);
+    let (neg, digits, x) = crate::value::float::shortest_digits(f);
     if digits.len() > 30 {
         return None;
     }

@@ -18,59 +18,11 @@ pub mod strings;
 
 use super::error::ExecError;
 use super::exec::Exec;
-use super::value::{Map, Value};
+use crate::value::{Map, Value};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-/// Go parameter types the executor distinguishes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum P {
-    /// `interface {}`
-    Any,
-    /// `reflect.Value` (built-ins that take raw values)
-    Raw,
-    Str,
-    Int,
-    Int64,
-    Float,
-    Bool,
-    Uint32,
-    /// `[]interface {}`
-    List,
-    /// `map[string]interface {}`
-    Dict,
-    /// Sprig's `certificate` struct (genSignedCert's CA argument).
-    Cert,
-}
-
-impl P {
-    pub fn go_name(self) -> &'static str {
-        match self {
-            P::Any => "interface {}",
-            P::Raw => "reflect.Value",
-            P::Str => "string",
-            P::Int => "int",
-            P::Int64 => "int64",
-            P::Float => "float64",
-            P::Bool => "bool",
-            P::Uint32 => "uint32",
-            P::List => "[]interface {}",
-            P::Dict => "map[string]interface {}",
-            P::Cert => "sprig.certificate",
-        }
-    }
-    pub fn can_be_nil(self) -> bool {
-        matches!(self, P::Any | P::Raw | P::List | P::Dict)
-    }
-    pub fn zero(self) -> Value {
-        match self {
-            P::List => Value::list(Vec::new()),
-            // A nil map: reads see it empty, writes fail as in Go.
-            P::Dict => Value::Nil,
-            _ => Value::Nil,
-        }
-    }
-}
+pub use crate::value::go_type::P;
 
 pub enum FuncError {
     Msg(String),
@@ -190,7 +142,7 @@ pub fn arg_map(v: &Value) -> Option<std::rc::Rc<std::cell::RefCell<Map>>> {
 pub fn strval(v: &Value) -> String {
     match v {
         Value::Str(s) => s.to_string(),
-        Value::Bytes(b) => super::gostr::from_bytes(b).into_owned(),
+        Value::Bytes(b) => crate::value::gostr::from_bytes(b).into_owned(),
         other => super::format::format_v(other),
     }
 }

@@ -5,7 +5,7 @@
 //! serial, server and client auth usages, CA certificates able to sign.
 
 use super::{arg_int, arg_str, FResult, FuncError, Registry, P};
-use crate::gotmpl::value::{Map, Object, Value};
+use crate::value::{Map, Object, Value};
 use base64::Engine as _;
 use rand::rngs::OsRng;
 use rand::RngCore;

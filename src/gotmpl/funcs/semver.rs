@@ -2,7 +2,7 @@
 //! used by `semver`, `semverCompare` and chart `kubeVersion` checks.
 
 use super::{arg_str, FResult, Registry, P};
-use crate::gotmpl::value::{Object, Value};
+use crate::value::{Object, Value};
 use std::cmp::Ordering;
 use std::rc::Rc;
 

@@ -258,12 +258,12 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 
 impl CapabilityEntry {
     /// The values we set, as the engine's values.
-    pub fn chart_values(&self) -> crate::gotmpl::value::Map {
+    pub fn chart_values(&self) -> crate::value::Map {
         toml_values(&self.values)
     }
 }
 
-pub fn toml_values(t: &toml::Table) -> crate::gotmpl::value::Map {
+pub fn toml_values(t: &toml::Table) -> crate::value::Map {
     let json = serde_json::to_value(t).unwrap_or(serde_json::Value::Null);
     crate::release::record::values_from_json(&json)
 }
@@ -439,7 +439,7 @@ mod tests {
         }
         let ch = c.capability("clickhouse-operator").unwrap();
         assert_eq!(
-            crate::goyaml::emit::to_yaml(&crate::gotmpl::value::Value::map(ch.chart_values()))
+            crate::goyaml::emit::to_yaml(&crate::value::Value::map(ch.chart_values()))
                 .unwrap_or_default(),
             "certManager:\n  install: false"
         );

@@ -4,9 +4,13 @@
 //! keep the distinctions Go makes: `int` vs `int64` vs `float64`, `[]string`
 //! vs `[]interface {}`, `common.Values` vs `map[string]interface {}`.
 
+pub mod float;
+pub mod go_type;
+pub mod gostr;
+pub mod strconv;
+
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -85,13 +89,7 @@ pub trait Object {
     }
     /// Go parameter types of a method (fixed, variadic), checked like a
     /// function's arguments before the call.
-    fn method_sig(
-        &self,
-        _name: &str,
-    ) -> Option<(
-        &'static [crate::gotmpl::funcs::P],
-        Option<crate::gotmpl::funcs::P>,
-    )> {
+    fn method_sig(&self, _name: &str) -> Option<(&'static [go_type::P], Option<go_type::P>)> {
         None
     }
     fn call_method(&self, name: &str, _args: Vec<Value>) -> Result<Value, String> {
@@ -292,17 +290,6 @@ impl Value {
             Value::Bytes(b) => Some(b.iter().map(|x| Value::Uint8(*x)).collect()),
             _ => None,
         }
-    }
-}
-
-impl fmt::Debug for Value {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}({})",
-            self.type_name(),
-            crate::gotmpl::format::format_v(self)
-        )
     }
 }
 
