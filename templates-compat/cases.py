@@ -1221,6 +1221,29 @@ for i, t in enumerate([
     c(B, f"files-{i:03d}", t, binfiles=BIN)
 c(B, "rune-functions", '{{ $r := .Files.Get "files/raw.bin" }}{{ swapcase $r | b64enc }}|{{ untitle $r | b64enc }}|{{ shuffle $r | len }}|{{ abbrev 6 $r | b64enc }}|{{ wrap 4 $r | b64enc }}', binfiles=BIN)
 c(B, "rune-functions-2", '{{ $r := .Files.Get "files/raw.bin" }}{{ camelcase $r | b64enc }}|{{ snakecase $r | b64enc }}|{{ kebabcase $r | b64enc }}|{{ initials $r | b64enc }}', binfiles=BIN)
+# Each function that walks runes, on bytes that are not UTF-8 at every
+# place a word can start, end or be cut (xstrings skips them with
+# nextValidRune, goutils reads bytes as Latin-1, strings.Map writes U+FFFD),
+# and on a genuine U+FFFD, which Go cannot tell from a bad byte.
+RUNEBIN = {
+    "files/r1": b"\xffabc",
+    "files/r2": b"ab\xff_cd",
+    "files/r3": b"HTTP\xffServer\xfe",
+    "files/r4": b"_\xff-\xfe x",
+    "files/r5": b"\xff\xfe",
+    "files/r6": b"a1\xff2b Bld4\xffFloor3rd",
+    "files/r7": b"Abc\xc3\xa9D\xe2\x82 \xa0x\x85y",
+    "files/r8": "a\ufffdB \ufffd".encode(),
+    "files/r9": b"\xe2\x82HTTP20xOK \xf0\x9f\x98 go-PATH\xff",
+    "files/ra": b"  \xc3\x28 \xe9t\xe9 \xcc\x88a  ",
+}
+for i, fn in enumerate(["camelcase", "snakecase", "kebabcase", "initials", "swapcase", "untitle", "title",
+                        "upper", "lower", "nospace", "trim", "shuffle | len", "wrap 3", "wrapWith 4 \"/\"",
+                        "abbrev 5", "abbrevboth 5 9", "substr 1 4", "trunc 3", "trunc -3", "replace \"\" \".\"",
+                        "indent 2", "repeat 2", "quote", "cat \"x\"", "trimAll \"_\"", "splitList \"\" | join \",\"",
+                        "toJson", "toYaml"]):
+    c(B, f"rune-invalid-{i:03d}", '{{ range $p, $_ := .Files.Glob "files/r*" }}{{ $.Files.Get $p | ' + fn +
+      ' | toString | b64enc }}|{{ end }}', binfiles=RUNEBIN)
 c(B, "template-text", "{{ .Release.Name }}\n", binfiles={"templates/b.yaml": b"a: \xff\xfe{{ \"x\" | b64enc }}\xe9\n"})
 c(B, "secret-data", 'data:\n{{- range $p, $_ := .Files.Glob "files/*.{gz,bz2}" }}\n  {{ base $p }}: {{ $.Files.Get $p | b64enc | quote }}\n{{- end }}\n', binfiles=BIN)
 
@@ -1284,3 +1307,41 @@ for i, v in enumerate([
     "x: 1\n...\n---\ny: 2\n",
 ]):
     c("valuesdocs", f"docs-{i:03d}", "{{ toJson .Values }}", values=v)
+
+# ---------------------------------------------------------------- unicode
+# Go's unicode tables (Unicode 15.0.0 in Go 1.26): categories (Lu, Ll, Lt,
+# L, N, P, White_Space) and the simple one-rune case mappings behind upper,
+# lower, title, swapcase, untitle and the xstrings case converters.
+U = "unicode"
+many(U, "case", [
+    '{{ upper "ß ǰ ŉ ᾀ ᾳ ᾈ ﬀ ΐ ǆ ǅ İ ı ſ ẞ K Å µ" }}|{{ lower "ß ǰ ŉ ᾀ ᾳ ᾈ ﬀ ΐ Ǆ ǅ İ I K Å Ω ẞ" }}',
+    '{{ title "ǆemal ᾀx ßx ﬀx ŉx ǰx ǳ ᾳ ı i" }}|{{ title "a_b a-b a.b a\\u00a0b a\\u2003b a\\u00adb 1a ½a a·b" }}',
+    '{{ swapcase "ǅ ǆ ǆǆ Ǆ ᾈ ᾀ ß ǰ İ ı Ⅰ ⅰ Ⓐ ⓐ ª ʰ" }}|{{ untitle "Ǆ ǅ İ Ⅰ Ⓐ ᾈ ÉCOLE" }}',
+    '{{ camelcase "ǆ_ǅ-Ǆ ﬀ_ß ᾀ_ᾈ ⅰ_ⓐ ª_ʰ" }}|{{ camelcase "_" }}|{{ camelcase "__" }}|{{ camelcase "a" }}|{{ camelcase "-a_" }}|{{ camelcase " " }}|{{ camelcase "HTTPServer_x" }}',
+    '{{ snakecase "ǅemalǄX ⅠⅡ ⒶⒷ ªBc ʰA ÉcoleNormale 日本Go語 Ⅻ½3x ١٢٣a" }}|{{ kebabcase "a«b»C¿D¡e — F‿g ⁅h⁆" }}',
+    '{{ snakecase "α1Β2γΔ ΣΊΣΥΦΟΣ Ꭰꭰ ႠⴀᲐა 𐐀𐐨" }}|{{ kebabcase "HTTP20xOK Bld4Floor3rd Duration2m3s http2xx FOO_bar--Baz  x" }}',
+    '{{ initials "ábc déf\\u00a0ghi" }}|{{ nospace "a\\u00a0b\\u3000c\\u2003d" }}|{{ nospace "café" }}|{{ nospace "日本" }}|{{ initials "日本 語" }}',
+    '{{ upper "ａｂｃ ⓐ ⅰ ꭰ ა ᲀ" }}|{{ lower "ＡＢＣ Ⓐ Ⅰ Ꭰ Ა Ᲊ" }}|{{ title "ⓐⓑ ⅰⅱ ꭰx აბ" }}',
+])
+# Every rune of the blocks that have cased letters, through each case
+# function: the tables must agree rune by rune.
+_CASED_BLOCKS = [(0xA0, 0x58F), (0x10A0, 0x10FF), (0x13A0, 0x13FF), (0x1C80, 0x1CBF), (0x1D00, 0x1FFF),
+                 (0x2100, 0x218F), (0x24B0, 0x24FF), (0x2C00, 0x2D2F), (0xA640, 0xA7FF), (0xAB30, 0xABBF),
+                 (0xFB00, 0xFB4F), (0xFF20, 0xFF5A), (0x10400, 0x104FF), (0x10570, 0x105BF), (0x10C80, 0x10CFF),
+                 (0x118A0, 0x118FF), (0x16E40, 0x16E9F), (0x1E900, 0x1E95F)]
+_CASED = "".join(chr(x) for lo, hi in _CASED_BLOCKS for x in range(lo, hi + 1))
+c(U, "cased-all", '{{ $s := .Files.Get "files/cased.txt" }}{{ $w := .Files.Get "files/cased-words.txt" }}'
+  '{{ upper $s }}\n{{ lower $s }}\n{{ title $w }}\n{{ swapcase $s }}\n{{ swapcase $w }}\n{{ untitle $w }}\n',
+  files={"files/cased.txt": _CASED, "files/cased-words.txt": " ".join(_CASED)})
+c(U, "cased-all-xstrings", '{{ $s := .Files.Get "files/cased.txt" }}{{ $w := .Files.Get "files/cased-words.txt" }}'
+  '{{ camelcase $w }}\n{{ snakecase $s }}\n{{ kebabcase $w }}\n',
+  files={"files/cased.txt": _CASED, "files/cased-words.txt": "_".join(_CASED)})
+# text/template names: `_`, unicode.IsLetter, unicode.IsDigit (Nd only).
+many(U, "ident", [
+    '{{ $aⅰ := 1 }}{{ $aⅰ }}',
+    '{{ $a١٢ := 2 }}{{ $a١٢ }}',
+    '{{ $aা := 3 }}{{ $aা }}',
+    '{{ $ªʰ := 4 }}{{ $ªʰ }}',
+    '{{ $a½ := 5 }}{{ $a½ }}',
+    '{{ $日本 := 6 }}{{ $日本 }}|{{ .Values.ünï }}',
+], values="ünï: 7\n")

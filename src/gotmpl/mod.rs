@@ -6,6 +6,7 @@ pub mod exec;
 pub mod format;
 pub mod funcs;
 pub mod gostr;
+pub mod gounicode;
 pub mod lex;
 pub mod parse;
 pub mod source;
