@@ -1345,3 +1345,33 @@ many(U, "ident", [
     '{{ $a½ := 5 }}{{ $a½ }}',
     '{{ $日本 := 6 }}{{ $日本 }}|{{ .Values.ünï }}',
 ], values="ünï: 7\n")
+
+# ---------------------------------------------------------------- chartmeta
+# Chart.yaml's strings after Validate's sanitizeString: unicode.IsSpace
+# becomes a space, what unicode.IsPrint refuses goes; version, apiVersion,
+# type, annotations and a dependency's alias are left alone.
+CM = "chartmeta"
+_CM_HEAD = "apiVersion: v2\nname: mychart\nversion: 0.1.0\n"
+for i, chart in enumerate([
+    _CM_HEAD + 'description: "a\\tb\\nc\\u00a0d\\u200be\\x01f\\u0378g\\ue000h\\U000E0001i\\u00adj\\u2028k\\x85l\\ufeffm\\u08e2n\\u1c89o"\n',
+    _CM_HEAD + 'description: "x\\u3000y\\u1680z\\u205f\\u202f\\u2000\\u200a.\\u180e\\u061c\\u0600\\U0001d173\\U000F0000\\ufff9\\ufffd\\u0300\\u20ac\\U0001F600"\n',
+    _CM_HEAD + 'appVersion: "1.0\\t\\u200b"\nkubeVersion: ">=1.0\\u200b"\nhome: "h\\u200b"\nicon: "i\\u200b"\nsources: ["s\\u200b\\t"]\nkeywords: ["k\\u200b\\n"]\nmaintainers: [{name: "n\\u200b", email: "e\\u200b", url: "u\\u200b"}]\nannotations: {a: "x\\u200b\\t"}\ncondition: "c\\u200b"\ntags: "t\\u200b"\n',
+    'apiVersion: "v2\\u200b"\nname: mychart\nversion: 0.1.0\n',
+    'apiVersion: v2\nname: "my\\u200bchart\\u00ad"\nversion: 0.1.0\n',
+    _CM_HEAD + 'description: |\n  line one\n  line two\n\n  after a blank\n',
+    _CM_HEAD + 'description: >-\n  folded\n  text\n',
+]):
+    c(CM, f"sanitize-{i:03d}", '{{ toJson .Chart }}|{{ .Chart.Description | b64enc }}', files={"Chart.yaml": chart})
+for i, chart in enumerate([
+    'apiVersion: v2\nname: mychart\nversion: "0.1.0\\t"\n',
+    'apiVersion: v2\nname: mychart\nversion: "0.1.0\\u200b"\n',
+    _CM_HEAD + 'type: "application\\u200b"\n',
+    _CM_HEAD + 'type: "application "\n',
+    'apiVersion: v2\nname: "\\u200b"\nversion: 0.1.0\n',
+    'apiVersion: v2\nname: "a/\\u200bb"\nversion: 0.1.0\n',
+    'apiVersion: v2\nname: ".\\u200b."\nversion: 0.1.0\n',
+    _CM_HEAD + 'dependencies: [{name: "d\\u200b", version: "1", alias: "a\\u200b"}]\n',
+    _CM_HEAD + 'dependencies: [{name: "d\\u00e9\\t", version: "1", alias: "a b"}]\n',
+    _CM_HEAD + 'dependencies: [{name: "d\\u200b", version: "1"}, {name: "d", version: "2"}]\n',
+]):
+    c(CM, f"validate-{i:03d}", '{{ toJson .Chart }}', files={"Chart.yaml": chart})
