@@ -900,6 +900,16 @@ many(CR, "crypto", [
     "{{ buildCustomCert \"bad\" \"bad\" }}",
     "{{ len (randAlphaNum 7) }} {{ len uuidv4 }} {{ len (randBytes 4) }}",
 ])
+# genPrivateKey "dsa": Sprig's pemBlockForKey writes a DSA PRIVATE KEY
+# (SEQUENCE { 0, P, Q, G, Y, X }); Go reads it back, yet cannot make a
+# certificate with it (no crypto.Signer, no DSA public keys in x509).
+many(CR, "dsa", [
+    '{{ $k := genPrivateKey "dsa" }}{{ hasPrefix "-----BEGIN DSA PRIVATE KEY-----\\n" $k }} {{ hasSuffix "\\n-----END DSA PRIVATE KEY-----\\n" $k }}',
+    '{{ $k := genPrivateKey "dsa" }}{{ genCAWithKey "x" 1 $k }}',
+    '{{ $k := genPrivateKey "dsa" }}{{ genSelfSignedCertWithKey "x" nil nil 1 $k }}',
+    '{{ $k := genPrivateKey "dsa" }}{{ $ca := genCA "ca" 1 }}{{ genSignedCertWithKey "x" nil nil 1 $ca $k }}',
+    '{{ $k := genPrivateKey "dsa" }}{{ $ca := genCA "ca" 1 }}{{ $c := buildCustomCert ($ca.Cert | b64enc) ($k | b64enc) }}{{ eq $c.Key $k }} {{ genSignedCert "x" nil nil 1 $c }}',
+])
 
 # ---------------------------------------------------------------- TOML
 T = "toml"
