@@ -105,6 +105,16 @@ fn cases() -> Vec<Case> {
         case("head-list", "rel", &[("Chart.yaml", CHART), t("- a\n- b\n")]),
         case("head-string", "rel", &[("Chart.yaml", CHART), t("just text\n")]),
         case("no-kind", "rel", &[("Chart.yaml", CHART), t("apiVersion: v1\nmetadata:\n  name: x\n")]),
+        // go-yaml's scanner and parser errors on a manifest, and what it
+        // never reads (after the first document's end).
+        case("yaml-mapping-values", "rel", &[("Chart.yaml", CHART), t("kind: ConfigMap\ndata:\n  a: b: c\n")]),
+        case("yaml-tab-indent", "rel", &[("Chart.yaml", CHART), t("kind: ConfigMap\ndata:\n\ta: b\n")]),
+        case("yaml-unterminated-quote", "rel", &[("Chart.yaml", CHART), t("kind: ConfigMap\ndata:\n  a: \"x\n")]),
+        case("yaml-expected-key", "rel", &[("Chart.yaml", CHART), t("kind: ConfigMap\ndata:\n  a: 1\n b: 2\n")]),
+        case("yaml-second-document", "rel", &[("Chart.yaml", CHART), t("kind: A\n---\nkind: B\nx: [1, 2\n")]),
+        case("yaml-after-document-end", "rel", &[("Chart.yaml", CHART), t("kind: A\n...\n}}garbage\n")]),
+        case("yaml-after-quote", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: 'a'b\n")]),
+        case("yaml-tab-in-block-scalar", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: |\n  a\n\tb\n")]),
         // The chart's kubeVersion is checked in renderResources, after the
         // values are validated against the schema and dependencies checked;
         // a constraint that does not parse is "incompatible" (IsCompatibleRange).

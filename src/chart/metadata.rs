@@ -2,7 +2,7 @@
 //! Metadata struct (scalars in string fields become their text).
 
 use crate::gotmpl::value::{ListKind, Map, MapKind, Value};
-use crate::goyaml::parse::{parse_documents, Node};
+use crate::goyaml::parse::{parse_first_document, Node};
 use crate::goyaml::resolve::Scalar;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -150,17 +150,17 @@ pub fn parse_dependencies(n: &Node) -> Vec<Dependency> {
 
 impl Metadata {
     pub fn parse(text: &str) -> Result<Metadata, String> {
-        let docs = parse_documents(text).map_err(|e| {
+        let doc = parse_first_document(text).map_err(|e| {
             format!(
                 "cannot load Chart.yaml: error converting YAML to JSON: {}",
                 e.msg
             )
         })?;
         let mut m = Metadata::default();
-        let Some(doc) = docs.first() else {
+        let Some(doc) = doc else {
             return Ok(m);
         };
-        for (k, v) in pairs(doc) {
+        for (k, v) in pairs(&doc) {
             let text = || sanitize(&scalar_text(v).unwrap_or_default());
             // Validate leaves version, apiVersion and type as they are.
             let raw = || scalar_text(v).unwrap_or_default();

@@ -760,6 +760,13 @@ impl<T: LineSkip> Scanner<T> {
             return Ok(());
         }
 
+        if self.ch() == '\t' {
+            return Err(ScanError::new(
+                self.mark,
+                "while scanning for the next token, found character that cannot start any token",
+            ));
+        }
+
         // libyaml (and so go-yaml) does not check indentation inside flow
         // collections; Helm charts rely on that (`envVars: {\n}`).
         if self.flow_level == 0 && (self.mark.col as isize) < self.indent {
@@ -800,7 +807,7 @@ impl<T: LineSkip> Scanner<T> {
             }
             '%' | '@' | '`' => Err(ScanError::new(
                 self.mark,
-                &format!("unexpected character: `{c}'"),
+                "while scanning for the next token, found character that cannot start any token",
             )),
             _ => self.fetch_plain_scalar(),
         }
@@ -873,12 +880,15 @@ impl<T: LineSkip> Scanner<T> {
     fn stale_simple_keys(&mut self) -> ScanResult {
         for sk in &mut self.simple_keys {
             if sk.possible
-                // If not in a flow construct, simple keys cannot span multiple lines.
-                && self.flow_level == 0
-                    && (sk.mark.line < self.mark.line || sk.mark.index + 1024 < self.mark.index)
+                // Simple keys cannot span lines, in a flow collection too
+                // (libyaml's yaml_simple_key_is_valid; Navique patch).
+                && (sk.mark.line < self.mark.line || sk.mark.index + 1024 < self.mark.index)
             {
                 if sk.required {
-                    return Err(ScanError::new(self.mark, "simple key expect ':'"));
+                    return Err(ScanError::new(
+                        self.mark,
+                        "while scanning a simple key, could not find expected ':'",
+                    ));
                 }
                 sk.possible = false;
             }
@@ -901,20 +911,12 @@ impl<T: LineSkip> Scanner<T> {
                 // whitespaces outside of indentation.
                 // If a flow-style construct is in an indented block, its contents must still be
                 // indented. Also, tabs are allowed anywhere in it if it has no content.
-                '\t' if self.is_within_block()
-                    && self.leading_whitespace
-                    && (self.mark.col as isize) < self.indent =>
-                {
-                    self.skip_ws_to_eol(SkipTabs::Yes)?;
-                    // If we have content on that line with a tab, return an error.
-                    if !is_breakz(self.ch()) {
-                        return Err(ScanError::new(
-                            self.mark,
-                            "tabs disallowed within this context (block indentation)",
-                        ));
-                    }
-                }
-                '\t' => self.skip_blank(),
+                // libyaml skips a tab only in a flow collection or where no
+                // simple key may start (after a scalar, or a key's ':'); any
+                // other is a character that cannot start a token (Navique
+                // patch).
+                '\t' if self.flow_level > 0 || !self.simple_key_allowed => self.skip_blank(),
+                '\t' => break,
                 ' ' => {
                     self.skip_blank();
                     // Navique patch (speed): indentation in one step.
@@ -1076,19 +1078,12 @@ impl<T: LineSkip> Scanner<T> {
         let tok = match name.as_ref() {
             "YAML" => self.scan_version_directive_value(&start_mark)?,
             "TAG" => self.scan_tag_directive_value(&start_mark)?,
-            // XXX This should be a warning instead of an error
+            // libyaml refuses other directives (Navique patch).
             _ => {
-                // skip current line
-                while !is_breakz(self.look_ch()) {
-                    self.skip_non_blank();
-                }
-                // XXX return an empty TagDirective token
-                Token(
-                    start_mark,
-                    TokenType::TagDirective(String::new(), String::new()),
-                )
-                // return Err(ScanError::new(start_mark,
-                //     "while scanning a directive, found unknown directive name"))
+                return Err(ScanError::new(
+                    self.mark,
+                    "while scanning a directive, found unknown directive name",
+                ))
             }
         };
 
@@ -1710,12 +1705,7 @@ impl<T: LineSkip> Scanner<T> {
             self.read_break(&mut chomping_break);
         }
 
-        if self.look_ch() == '\t' {
-            return Err(ScanError::new(
-                start_mark,
-                "a block scalar content cannot start with a tab",
-            ));
-        }
+        self.lookahead(1);
 
         if increment > 0 {
             indent = if self.indent >= 0 {
@@ -1727,9 +1717,9 @@ impl<T: LineSkip> Scanner<T> {
 
         // Scan the leading line breaks and determine the indentation level if needed.
         if indent == 0 {
-            self.skip_block_scalar_first_line_indent(&mut indent, &mut trailing_breaks);
+            self.skip_block_scalar_first_line_indent(&mut indent, &mut trailing_breaks)?;
         } else {
-            self.skip_block_scalar_indent(indent, &mut trailing_breaks);
+            self.skip_block_scalar_indent(indent, &mut trailing_breaks)?;
         }
 
         // We have an end-of-stream with no content, e.g.:
@@ -1799,7 +1789,7 @@ impl<T: LineSkip> Scanner<T> {
             self.read_break(&mut leading_break);
 
             // Eat the following indentation spaces and line breaks.
-            self.skip_block_scalar_indent(indent, &mut trailing_breaks);
+            self.skip_block_scalar_indent(indent, &mut trailing_breaks)?;
         }
 
         // Chomp the tail.
@@ -1873,7 +1863,7 @@ impl<T: LineSkip> Scanner<T> {
     }
 
     /// Skip the block scalar indentation and empty lines.
-    fn skip_block_scalar_indent(&mut self, indent: usize, breaks: &mut String) {
+    fn skip_block_scalar_indent(&mut self, indent: usize, breaks: &mut String) -> ScanResult {
         loop {
             // Consume all spaces. Tabs cannot be used as indentation.
             if indent < BUFFER_LEN - 2 {
@@ -1897,6 +1887,10 @@ impl<T: LineSkip> Scanner<T> {
                 self.lookahead(2);
             }
 
+            // libyaml: a tab where indentation spaces are due (Navique patch).
+            if self.mark.col < indent && self.ch() == '\t' {
+                return Err(tab_in_block_scalar_indent(self.mark));
+            }
             // If our current line is empty, skip over the break and continue looping.
             if is_break(self.ch()) {
                 self.read_break(breaks);
@@ -1905,13 +1899,18 @@ impl<T: LineSkip> Scanner<T> {
                 break;
             }
         }
+        Ok(())
     }
 
     /// Determine the indentation level for a block scalar from the first line of its contents.
     ///
     /// The function skips over whitespace-only lines and sets `indent` to the the longest
     /// whitespace line that was encountered.
-    fn skip_block_scalar_first_line_indent(&mut self, indent: &mut usize, breaks: &mut String) {
+    fn skip_block_scalar_first_line_indent(
+        &mut self,
+        indent: &mut usize,
+        breaks: &mut String,
+    ) -> ScanResult {
         let mut max_indent = 0;
         loop {
             // Consume all spaces. Tabs cannot be used as indentation.
@@ -1921,6 +1920,9 @@ impl<T: LineSkip> Scanner<T> {
 
             if self.mark.col > max_indent {
                 max_indent = self.mark.col;
+            }
+            if self.ch() == '\t' {
+                return Err(tab_in_block_scalar_indent(self.mark));
             }
 
             if is_break(self.ch()) {
@@ -1945,6 +1947,7 @@ impl<T: LineSkip> Scanner<T> {
         if self.indent > 0 {
             *indent = (*indent).max(1);
         }
+        Ok(())
     }
 
     fn fetch_flow_scalar(&mut self, single: bool) -> ScanResult {
@@ -1986,15 +1989,16 @@ impl<T: LineSkip> Scanner<T> {
                         && (self.buffer[2] == '.')))
                 && is_blank_or_breakz(self.buffer[3])
             {
+                // libyaml reports where it stopped (Navique patch).
                 return Err(ScanError::new(
-                    start_mark,
+                    self.mark,
                     "while scanning a quoted scalar, found unexpected document indicator",
                 ));
             }
 
             if is_z(self.ch()) {
                 return Err(ScanError::new(
-                    start_mark,
+                    self.mark,
                     "while scanning a quoted scalar, found unexpected end of stream",
                 ));
             }
@@ -2027,13 +2031,9 @@ impl<T: LineSkip> Scanner<T> {
             while is_blank(self.ch()) || is_break(self.ch()) {
                 if is_blank(self.ch()) {
                     // Consume a space or a tab character.
+                    // libyaml takes tabs in a quoted scalar's indentation
+                    // (Navique patch).
                     if leading_blanks {
-                        if self.ch() == '\t' && (self.mark.col as isize) < self.indent {
-                            return Err(ScanError::new(
-                                self.mark,
-                                "tab cannot be used as indentation",
-                            ));
-                        }
                         self.skip_blank();
                     } else {
                         whitespaces.push(self.ch());
@@ -2075,27 +2075,9 @@ impl<T: LineSkip> Scanner<T> {
             }
         } // loop
 
-        // Eat the right quote.
+        // Eat the right quote. libyaml does not look at what follows: a
+        // scalar after it fails in the parser (Navique patch).
         self.skip_non_blank();
-        // Ensure there is no invalid trailing content.
-        self.skip_ws_to_eol(SkipTabs::Yes)?;
-        match self.ch() {
-            // These can be encountered in flow sequences or mappings.
-            ',' | '}' | ']' if self.flow_level > 0 => {}
-            // An end-of-line / end-of-stream is fine. No trailing content.
-            c if is_breakz(c) => {}
-            // ':' can be encountered if our scalar is a key.
-            // Outside of flow contexts, keys cannot span multiple lines
-            ':' if self.flow_level == 0 && start_mark.line == self.mark.line => {}
-            // Inside a flow context, this is allowed.
-            ':' if self.flow_level > 0 => {}
-            _ => {
-                return Err(ScanError::new(
-                    self.mark,
-                    "invalid trailing content after double-quoted scalar",
-                ));
-            }
-        }
 
         let style = if single {
             TScalarStyle::SingleQuoted
@@ -2208,7 +2190,7 @@ impl<T: LineSkip> Scanner<T> {
                 if !is_hex(self.buffer[i]) {
                     return Err(ScanError::new(
                         *start_mark,
-                        "while parsing a quoted scalar, did not find expected hexadecimal number",
+                        "while parsing a quoted scalar, did not find expected hexdecimal number",
                     ));
                 }
                 value = (value << 4) + as_hex(self.buffer[i]);
@@ -2346,15 +2328,12 @@ impl<T: LineSkip> Scanner<T> {
                         whitespaces.push(self.ch());
                         self.skip_blank();
                     } else if (self.mark.col as isize) < indent && self.ch() == '\t' {
-                        // Tabs in an indentation columns are allowed if and only if the line is
-                        // empty. Skip to the end of the line.
-                        self.skip_ws_to_eol(SkipTabs::Yes)?;
-                        if !is_breakz(self.ch()) {
-                            return Err(ScanError::new(
-                                start_mark,
-                                "while scanning a plain scalar, found a tab",
-                            ));
-                        }
+                        // libyaml: no tab in the indentation after a line
+                        // break, even on an empty line (Navique patch).
+                        return Err(ScanError::new(
+                            self.mark,
+                            "while scanning a plain scalar, found a tab character that violates indentation",
+                        ));
                     } else {
                         self.skip_blank();
                     }
@@ -2638,11 +2617,6 @@ impl<T: LineSkip> Scanner<T> {
         }
     }
 
-    /// Return whether the scanner is inside a block but outside of a flow sequence.
-    fn is_within_block(&self) -> bool {
-        !self.indents.is_empty()
-    }
-
     /// If an implicit mapping had started, end it.
     fn end_implicit_mapping(&mut self, mark: Marker) {
         if self.implicit_flow_mapping {
@@ -2652,6 +2626,14 @@ impl<T: LineSkip> Scanner<T> {
                 .push_back(Token(mark, TokenType::FlowMappingEnd));
         }
     }
+}
+
+/// libyaml's error for a tab in a block scalar's indentation.
+fn tab_in_block_scalar_indent(mark: Marker) -> ScanError {
+    ScanError::new(
+        mark,
+        "while scanning a block scalar, found a tab character where an indentation space is expected",
+    )
 }
 
 /// Behavior to adopt regarding treating tabs as whitespace.
