@@ -1494,6 +1494,20 @@ for i, v in enumerate([
     "- ? a\n  : b\n - c\n",
 ]):
     c(YE, f"values-{i:03d}", "x", values=v)
+# Found by comparing random inputs with real Helm: empty block scalars,
+# anchors' characters, '-' and '#' where libyaml takes them, a tab after
+# '- ', a block scalar's blank lines indented deeper than its text.
+for i, v in enumerate([
+    "k: |\n", "k: |+\n", "k: |\n\n\n", "k: |+\n\n\n", "k: >\n", "k: |\n  \n", "k: |+\n  \n", "k: |2\n",
+    "k: >+\n\n", "k: |\nn: 1\n", "k: |+\n    \n\n  *al\n", "k: |\n   \n  x\nn: 1\n",
+    "- &a\t{#c\n", "]#c\n", "a: [x, - y]\n", "a: [-]\n", "- \tx\n", "-\tx\n", "a: \"x\"#c\n",
+    "a: *b:\n", "a: &x1 1\nb: *x1\n", "a: &x.y 1\n", "a: [1,2]#c\n", "a: 1\n|\n*ab\n",
+    "a: 1\n\"q\"    ,>\n", "[true{>~\n", "a: 1\n[-}\n", "a:\tb\n", "a: [1,\t2]\n", "a: 1\t# c\n",
+    "a: 1\n \tb: 2\n", "a:\n  b: 1\n  \tc: 2\n", "a: |\n  x\n \ty\n", "a: \"x\n\ty\"\n", "a: x\n\t# c\n",
+    "\t# c\na: 1\n", "? \ta\n: b\n", "a:\n  - b\n\t- c\n", "{a: 1}: x\n", "[1, 2.5, true, null, [x], {b: c}]: x\n",
+    "a: {[1]: 2}\n",
+]):
+    c(YE, f"found-{i:03d}", "{{ toJson .Values }}", values=v)
 for i, chart in enumerate([
     "apiVersion: v2\nname: mychart\nversion: 0.1.0\ndescription: a: b\n",
     "apiVersion: v2\nname: mychart\nversion: 0.1.0\nkeywords:\n  - a\n - b\n",

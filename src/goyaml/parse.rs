@@ -81,12 +81,17 @@ pub fn scan_err(e: &yaml_rust2::scanner::ScanError, text: &str) -> YamlError {
     let line = m.line();
     let info = e.info();
     if info.contains("unknown anchor") {
-        // go-yaml names the alias: the text after '*' at the error mark.
-        let rest = text.get(m.index()..).unwrap_or("");
+        // go-yaml names the alias: the name after '*' at the error mark
+        // (the mark counts characters; names are [0-9A-Za-z_-]).
+        let at = text
+            .char_indices()
+            .nth(m.index())
+            .map_or(text.len(), |(b, _)| b);
+        let rest = &text[at..];
         let rest = rest.strip_prefix('*').unwrap_or(rest);
         let name: String = rest
             .chars()
-            .take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c))
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
             .collect();
         return YamlError {
             line,

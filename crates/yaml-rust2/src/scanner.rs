@@ -14,7 +14,7 @@ use std::{char, collections::VecDeque, error::Error, fmt};
 use arraydeque::ArrayDeque;
 
 use crate::char_traits::{
-    as_hex, is_alpha, is_anchor_char, is_blank, is_blank_or_breakz, is_break, is_breakz, is_digit,
+    as_hex, is_alpha, is_blank, is_blank_or_breakz, is_break, is_breakz, is_digit,
     is_flow, is_hex, is_tag_char, is_uri_char, is_z,
 };
 
@@ -805,7 +805,7 @@ impl<T: LineSkip> Scanner<T> {
             ':' | '?' if !is_blank_or_breakz(nc) && self.flow_level == 0 => {
                 self.fetch_plain_scalar()
             }
-            '%' | '@' | '`' => Err(ScanError::new(
+            '%' | '@' | '`' | '|' | '>' => Err(ScanError::new(
                 self.mark,
                 "while scanning for the next token, found character that cannot start any token",
             )),
@@ -1008,13 +1008,8 @@ impl<T: LineSkip> Scanner<T> {
                     encountered_tab = true;
                     self.skip_blank();
                 }
-                // YAML comments must be preceded by whitespace.
-                '#' if !encountered_tab && !has_yaml_ws => {
-                    return Err(ScanError::new(
-                        self.mark,
-                        "comments must be separated from other tokens by whitespace",
-                    ));
-                }
+                // libyaml takes '#' for a comment wherever a token may
+                // start, space before it or not (Navique patch).
                 '#' => self.skip_comment(),
                 _ => break,
             }
@@ -1044,7 +1039,10 @@ impl<T: LineSkip> Scanner<T> {
         // had. If one was required, however, that was an error and we must propagate it.
         for sk in &mut self.simple_keys {
             if sk.required && sk.possible {
-                return Err(ScanError::new(self.mark, "simple key expected"));
+                return Err(ScanError::new(
+                self.mark,
+                "while scanning a simple key, could not find expected ':'",
+            ));
             }
             sk.possible = false;
         }
@@ -1455,13 +1453,18 @@ impl<T: LineSkip> Scanner<T> {
         let start_mark = self.mark;
 
         self.skip_non_blank();
-        while is_anchor_char(self.look_ch()) {
+        // libyaml: letters, digits, '_' and '-', then a blank or one of
+        // ?:,]}%@` (Navique patch: YAML 1.2 allows more).
+        while matches!(self.look_ch(), '0'..='9' | 'A'..='Z' | 'a'..='z' | '_' | '-') {
             string.push(self.ch());
             self.skip_non_blank();
         }
 
-        if string.is_empty() {
-            return Err(ScanError::new(start_mark, "while scanning an anchor or alias, did not find expected alphabetic or numeric character"));
+        let c = self.look_ch();
+        if string.is_empty()
+            || !(is_blank_or_breakz(c) || matches!(c, '?' | ':' | ',' | ']' | '}' | '%' | '@' | '`'))
+        {
+            return Err(ScanError::new(self.mark, "while scanning an anchor or alias, did not find expected alphabetic or numeric character"));
         }
 
         if alias {
@@ -1557,11 +1560,14 @@ impl<T: LineSkip> Scanner<T> {
     /// This function only skips over the `-` and does not fetch the entry value.
     fn fetch_block_entry(&mut self) -> ScanResult {
         if self.flow_level > 0 {
-            // - * only allowed in block
-            return Err(ScanError::new(
-                self.mark,
-                r#""-" is only valid inside a block"#,
-            ));
+            // libyaml leaves a '-' in a flow collection to the parser,
+            // which names what it expected there (Navique patch).
+            self.remove_simple_key()?;
+            self.allow_simple_key();
+            let mark = self.mark;
+            self.skip_non_blank();
+            self.tokens.push_back(Token(mark, TokenType::BlockEntry));
+            return Ok(());
         }
         // Check if we are allowed to start a new entry.
         if !self.simple_key_allowed {
@@ -1584,15 +1590,9 @@ impl<T: LineSkip> Scanner<T> {
 
         // generate BLOCK-SEQUENCE-START if indented
         self.roll_indent(mark.col, None, TokenType::BlockSequenceStart, mark);
-        let found_tabs = self.skip_ws_to_eol(SkipTabs::Yes)?.found_tabs();
-        self.lookahead(2);
-        if found_tabs && self.buffer[0] == '-' && is_blank_or_breakz(self.buffer[1]) {
-            return Err(ScanError::new(
-                self.mark,
-                "'-' must be followed by a valid YAML whitespace",
-            ));
-        }
-
+        // Spaces only: after '-' a simple key may start, where libyaml
+        // takes a tab for a character that cannot start a token (Navique
+        // patch).
         self.skip_ws_to_eol(SkipTabs::No)?;
         if is_break(self.look_ch()) || is_flow(self.ch()) {
             self.roll_one_col_indent();
@@ -1621,7 +1621,8 @@ impl<T: LineSkip> Scanner<T> {
     }
 
     fn fetch_block_scalar(&mut self, literal: bool) -> ScanResult {
-        self.save_simple_key();
+        // libyaml: no key starts at a block scalar (Navique patch).
+        self.remove_simple_key()?;
         self.allow_simple_key();
         let tok = self.scan_block_scalar(literal)?;
 
@@ -1727,32 +1728,21 @@ impl<T: LineSkip> Scanner<T> {
         // - |+
         // ```
         if is_z(self.ch()) {
+            // libyaml drops the line break after the header: only kept
+            // empty lines remain (Navique patch; `k: |` at the end is "").
             let contents = match chomping {
-                // We strip trailing linebreaks. Nothing remain.
-                Chomping::Strip => String::new(),
-                // There was no newline after the chomping indicator.
-                _ if self.mark.line == start_mark.line() => String::new(),
-                // We clip lines, and there was a newline after the chomping indicator.
-                // All other breaks are ignored.
-                Chomping::Clip => chomping_break,
-                // We keep lines. There was a newline after the chomping indicator but nothing
-                // else.
-                Chomping::Keep if trailing_breaks.is_empty() => chomping_break,
-                // Otherwise, the newline after chomping is ignored.
                 Chomping::Keep => trailing_breaks,
+                Chomping::Strip | Chomping::Clip => String::new(),
             };
             return Ok(Token(start_mark, TokenType::Scalar(style, contents)));
         }
 
-        if self.mark.col < indent && (self.mark.col as isize) > self.indent {
-            return Err(ScanError::new(
-                self.mark,
-                "wrongly indented line in block scalar",
-            ));
-        }
+        // (libyaml ends the scalar at a line indented less than its blank
+        // lines were; what follows fails in the parser. Navique patch: no
+        // "wrongly indented line" error.)
 
         let mut line_buffer = String::with_capacity(100);
-        let start_mark = self.mark;
+        // The token keeps the indicator's mark, as libyaml's (Navique patch).
         while self.mark.col == indent && !is_z(self.ch()) {
             if indent == 0 {
                 self.lookahead(4);
@@ -2251,12 +2241,8 @@ impl<T: LineSkip> Scanner<T> {
                 break;
             }
 
-            if self.flow_level > 0 && self.ch() == '-' && is_flow(self.buffer[1]) {
-                return Err(ScanError::new(
-                    self.mark,
-                    "plain scalar cannot start with '-' followed by ,[]{}",
-                ));
-            }
+            // (libyaml takes "-" before a flow indicator as a plain scalar;
+            // Navique patch: no error here.)
 
             if !is_blank_or_breakz(self.ch()) && self.next_can_be_plain_scalar() {
                 if self.leading_whitespace {
@@ -2413,17 +2399,9 @@ impl<T: LineSkip> Scanner<T> {
         let start_mark = self.mark;
         self.implicit_flow_mapping = self.flow_level > 0 && !self.flow_mapping_started;
 
-        // Skip over ':'.
+        // Skip over ':'. (A tab may follow: libyaml skips it wherever no
+        // simple key may start; Navique patch.)
         self.skip_non_blank();
-        if self.look_ch() == '\t'
-            && !self.skip_ws_to_eol(SkipTabs::Yes)?.has_valid_yaml_ws()
-            && (self.ch() == '-' || is_alpha(self.ch()))
-        {
-            return Err(ScanError::new(
-                self.mark,
-                "':' must be followed by a valid YAML whitespace",
-            ));
-        }
 
         if sk.possible {
             // insert simple key
@@ -2591,7 +2569,10 @@ impl<T: LineSkip> Scanner<T> {
     fn remove_simple_key(&mut self) -> ScanResult {
         let last = self.simple_keys.last_mut().unwrap();
         if last.possible && last.required {
-            return Err(ScanError::new(self.mark, "simple key expected"));
+            return Err(ScanError::new(
+                self.mark,
+                "while scanning a simple key, could not find expected ':'",
+            ));
         }
 
         last.possible = false;
@@ -2654,22 +2635,6 @@ enum SkipTabs {
     ),
 }
 
-impl SkipTabs {
-    /// Whether tabs were found while skipping whitespace.
-    ///
-    /// This function must be called after a call to `skip_ws_to_eol`.
-    fn found_tabs(self) -> bool {
-        matches!(self, SkipTabs::Result(true, _))
-    }
-
-    /// Whether a valid YAML whitespace has been found in skipped-over content.
-    ///
-    /// This function must be called after a call to `skip_ws_to_eol`.
-    fn has_valid_yaml_ws(self) -> bool {
-        matches!(self, SkipTabs::Result(_, true))
-    }
-}
-
 /// Chomping, how final line breaks and trailing empty lines are interpreted.
 ///
 /// See YAML spec 8.1.1.2.
@@ -2683,11 +2648,3 @@ pub enum Chomping {
     Keep,
 }
 
-#[cfg(test)]
-mod test {
-    #[test]
-    fn test_is_anchor_char() {
-        use super::is_anchor_char;
-        assert!(is_anchor_char('x'));
-    }
-}
