@@ -900,6 +900,16 @@ many(CR, "crypto", [
     "{{ buildCustomCert \"bad\" \"bad\" }}",
     "{{ len (randAlphaNum 7) }} {{ len uuidv4 }} {{ len (randBytes 4) }}",
 ])
+# genPrivateKey "dsa": Sprig's pemBlockForKey writes a DSA PRIVATE KEY
+# (SEQUENCE { 0, P, Q, G, Y, X }); Go reads it back, yet cannot make a
+# certificate with it (no crypto.Signer, no DSA public keys in x509).
+many(CR, "dsa", [
+    '{{ $k := genPrivateKey "dsa" }}{{ hasPrefix "-----BEGIN DSA PRIVATE KEY-----\\n" $k }} {{ hasSuffix "\\n-----END DSA PRIVATE KEY-----\\n" $k }}',
+    '{{ $k := genPrivateKey "dsa" }}{{ genCAWithKey "x" 1 $k }}',
+    '{{ $k := genPrivateKey "dsa" }}{{ genSelfSignedCertWithKey "x" nil nil 1 $k }}',
+    '{{ $k := genPrivateKey "dsa" }}{{ $ca := genCA "ca" 1 }}{{ genSignedCertWithKey "x" nil nil 1 $ca $k }}',
+    '{{ $k := genPrivateKey "dsa" }}{{ $ca := genCA "ca" 1 }}{{ $c := buildCustomCert ($ca.Cert | b64enc) ($k | b64enc) }}{{ eq $c.Key $k }} {{ genSignedCert "x" nil nil 1 $c }}',
+])
 
 # ---------------------------------------------------------------- TOML
 T = "toml"
@@ -1221,6 +1231,29 @@ for i, t in enumerate([
     c(B, f"files-{i:03d}", t, binfiles=BIN)
 c(B, "rune-functions", '{{ $r := .Files.Get "files/raw.bin" }}{{ swapcase $r | b64enc }}|{{ untitle $r | b64enc }}|{{ shuffle $r | len }}|{{ abbrev 6 $r | b64enc }}|{{ wrap 4 $r | b64enc }}', binfiles=BIN)
 c(B, "rune-functions-2", '{{ $r := .Files.Get "files/raw.bin" }}{{ camelcase $r | b64enc }}|{{ snakecase $r | b64enc }}|{{ kebabcase $r | b64enc }}|{{ initials $r | b64enc }}', binfiles=BIN)
+# Each function that walks runes, on bytes that are not UTF-8 at every
+# place a word can start, end or be cut (xstrings skips them with
+# nextValidRune, goutils reads bytes as Latin-1, strings.Map writes U+FFFD),
+# and on a genuine U+FFFD, which Go cannot tell from a bad byte.
+RUNEBIN = {
+    "files/r1": b"\xffabc",
+    "files/r2": b"ab\xff_cd",
+    "files/r3": b"HTTP\xffServer\xfe",
+    "files/r4": b"_\xff-\xfe x",
+    "files/r5": b"\xff\xfe",
+    "files/r6": b"a1\xff2b Bld4\xffFloor3rd",
+    "files/r7": b"Abc\xc3\xa9D\xe2\x82 \xa0x\x85y",
+    "files/r8": "a\ufffdB \ufffd".encode(),
+    "files/r9": b"\xe2\x82HTTP20xOK \xf0\x9f\x98 go-PATH\xff",
+    "files/ra": b"  \xc3\x28 \xe9t\xe9 \xcc\x88a  ",
+}
+for i, fn in enumerate(["camelcase", "snakecase", "kebabcase", "initials", "swapcase", "untitle", "title",
+                        "upper", "lower", "nospace", "trim", "shuffle | len", "wrap 3", "wrapWith 4 \"/\"",
+                        "abbrev 5", "abbrevboth 5 9", "substr 1 4", "trunc 3", "trunc -3", "replace \"\" \".\"",
+                        "indent 2", "repeat 2", "quote", "cat \"x\"", "trimAll \"_\"", "splitList \"\" | join \",\"",
+                        "toJson", "toYaml"]):
+    c(B, f"rune-invalid-{i:03d}", '{{ range $p, $_ := .Files.Glob "files/r*" }}{{ $.Files.Get $p | ' + fn +
+      ' | toString | b64enc }}|{{ end }}', binfiles=RUNEBIN)
 c(B, "template-text", "{{ .Release.Name }}\n", binfiles={"templates/b.yaml": b"a: \xff\xfe{{ \"x\" | b64enc }}\xe9\n"})
 c(B, "secret-data", 'data:\n{{- range $p, $_ := .Files.Glob "files/*.{gz,bz2}" }}\n  {{ base $p }}: {{ $.Files.Get $p | b64enc | quote }}\n{{- end }}\n', binfiles=BIN)
 
@@ -1284,3 +1317,203 @@ for i, v in enumerate([
     "x: 1\n...\n---\ny: 2\n",
 ]):
     c("valuesdocs", f"docs-{i:03d}", "{{ toJson .Values }}", values=v)
+
+# ---------------------------------------------------------------- unicode
+# Go's unicode tables (Unicode 15.0.0 in Go 1.26): categories (Lu, Ll, Lt,
+# L, N, P, White_Space) and the simple one-rune case mappings behind upper,
+# lower, title, swapcase, untitle and the xstrings case converters.
+U = "unicode"
+many(U, "case", [
+    '{{ upper "ß ǰ ŉ ᾀ ᾳ ᾈ ﬀ ΐ ǆ ǅ İ ı ſ ẞ K Å µ" }}|{{ lower "ß ǰ ŉ ᾀ ᾳ ᾈ ﬀ ΐ Ǆ ǅ İ I K Å Ω ẞ" }}',
+    '{{ title "ǆemal ᾀx ßx ﬀx ŉx ǰx ǳ ᾳ ı i" }}|{{ title "a_b a-b a.b a\\u00a0b a\\u2003b a\\u00adb 1a ½a a·b" }}',
+    '{{ swapcase "ǅ ǆ ǆǆ Ǆ ᾈ ᾀ ß ǰ İ ı Ⅰ ⅰ Ⓐ ⓐ ª ʰ" }}|{{ untitle "Ǆ ǅ İ Ⅰ Ⓐ ᾈ ÉCOLE" }}',
+    '{{ camelcase "ǆ_ǅ-Ǆ ﬀ_ß ᾀ_ᾈ ⅰ_ⓐ ª_ʰ" }}|{{ camelcase "_" }}|{{ camelcase "__" }}|{{ camelcase "a" }}|{{ camelcase "-a_" }}|{{ camelcase " " }}|{{ camelcase "HTTPServer_x" }}',
+    '{{ snakecase "ǅemalǄX ⅠⅡ ⒶⒷ ªBc ʰA ÉcoleNormale 日本Go語 Ⅻ½3x ١٢٣a" }}|{{ kebabcase "a«b»C¿D¡e — F‿g ⁅h⁆" }}',
+    '{{ snakecase "α1Β2γΔ ΣΊΣΥΦΟΣ Ꭰꭰ ႠⴀᲐა 𐐀𐐨" }}|{{ kebabcase "HTTP20xOK Bld4Floor3rd Duration2m3s http2xx FOO_bar--Baz  x" }}',
+    '{{ initials "ábc déf\\u00a0ghi" }}|{{ nospace "a\\u00a0b\\u3000c\\u2003d" }}|{{ nospace "café" }}|{{ nospace "日本" }}|{{ initials "日本 語" }}',
+    '{{ upper "ａｂｃ ⓐ ⅰ ꭰ ა ᲀ" }}|{{ lower "ＡＢＣ Ⓐ Ⅰ Ꭰ Ა Ᲊ" }}|{{ title "ⓐⓑ ⅰⅱ ꭰx აბ" }}',
+])
+# Every rune of the blocks that have cased letters, through each case
+# function: the tables must agree rune by rune.
+_CASED_BLOCKS = [(0xA0, 0x58F), (0x10A0, 0x10FF), (0x13A0, 0x13FF), (0x1C80, 0x1CBF), (0x1D00, 0x1FFF),
+                 (0x2100, 0x218F), (0x24B0, 0x24FF), (0x2C00, 0x2D2F), (0xA640, 0xA7FF), (0xAB30, 0xABBF),
+                 (0xFB00, 0xFB4F), (0xFF20, 0xFF5A), (0x10400, 0x104FF), (0x10570, 0x105BF), (0x10C80, 0x10CFF),
+                 (0x118A0, 0x118FF), (0x16E40, 0x16E9F), (0x1E900, 0x1E95F)]
+_CASED = "".join(chr(x) for lo, hi in _CASED_BLOCKS for x in range(lo, hi + 1))
+c(U, "cased-all", '{{ $s := .Files.Get "files/cased.txt" }}{{ $w := .Files.Get "files/cased-words.txt" }}'
+  '{{ upper $s }}\n{{ lower $s }}\n{{ title $w }}\n{{ swapcase $s }}\n{{ swapcase $w }}\n{{ untitle $w }}\n',
+  files={"files/cased.txt": _CASED, "files/cased-words.txt": " ".join(_CASED)})
+c(U, "cased-all-xstrings", '{{ $s := .Files.Get "files/cased.txt" }}{{ $w := .Files.Get "files/cased-words.txt" }}'
+  '{{ camelcase $w }}\n{{ snakecase $s }}\n{{ kebabcase $w }}\n',
+  files={"files/cased.txt": _CASED, "files/cased-words.txt": "_".join(_CASED)})
+# text/template names: `_`, unicode.IsLetter, unicode.IsDigit (Nd only).
+many(U, "ident", [
+    '{{ $aⅰ := 1 }}{{ $aⅰ }}',
+    '{{ $a١٢ := 2 }}{{ $a١٢ }}',
+    '{{ $aা := 3 }}{{ $aা }}',
+    '{{ $ªʰ := 4 }}{{ $ªʰ }}',
+    '{{ $a½ := 5 }}{{ $a½ }}',
+    '{{ $日本 := 6 }}{{ $日本 }}|{{ .Values.ünï }}',
+], values="ünï: 7\n")
+
+# ---------------------------------------------------------------- chartmeta
+# Chart.yaml's strings after Validate's sanitizeString: unicode.IsSpace
+# becomes a space, what unicode.IsPrint refuses goes; version, apiVersion,
+# type, annotations and a dependency's alias are left alone.
+CM = "chartmeta"
+_CM_HEAD = "apiVersion: v2\nname: mychart\nversion: 0.1.0\n"
+for i, chart in enumerate([
+    _CM_HEAD + 'description: "a\\tb\\nc\\u00a0d\\u200be\\x01f\\u0378g\\ue000h\\U000E0001i\\u00adj\\u2028k\\x85l\\ufeffm\\u08e2n\\u1c89o"\n',
+    _CM_HEAD + 'description: "x\\u3000y\\u1680z\\u205f\\u202f\\u2000\\u200a.\\u180e\\u061c\\u0600\\U0001d173\\U000F0000\\ufff9\\ufffd\\u0300\\u20ac\\U0001F600"\n',
+    _CM_HEAD + 'appVersion: "1.0\\t\\u200b"\nkubeVersion: ">=1.0\\u200b"\nhome: "h\\u200b"\nicon: "i\\u200b"\nsources: ["s\\u200b\\t"]\nkeywords: ["k\\u200b\\n"]\nmaintainers: [{name: "n\\u200b", email: "e\\u200b", url: "u\\u200b"}]\nannotations: {a: "x\\u200b\\t"}\ncondition: "c\\u200b"\ntags: "t\\u200b"\n',
+    'apiVersion: "v2\\u200b"\nname: mychart\nversion: 0.1.0\n',
+    'apiVersion: v2\nname: "my\\u200bchart\\u00ad"\nversion: 0.1.0\n',
+    _CM_HEAD + 'description: |\n  line one\n  line two\n\n  after a blank\n',
+    _CM_HEAD + 'description: >-\n  folded\n  text\n',
+]):
+    c(CM, f"sanitize-{i:03d}", '{{ toJson .Chart }}|{{ .Chart.Description | b64enc }}', files={"Chart.yaml": chart})
+for i, chart in enumerate([
+    'apiVersion: v2\nname: mychart\nversion: "0.1.0\\t"\n',
+    'apiVersion: v2\nname: mychart\nversion: "0.1.0\\u200b"\n',
+    _CM_HEAD + 'type: "application\\u200b"\n',
+    _CM_HEAD + 'type: "application "\n',
+    'apiVersion: v2\nname: "\\u200b"\nversion: 0.1.0\n',
+    'apiVersion: v2\nname: "a/\\u200bb"\nversion: 0.1.0\n',
+    'apiVersion: v2\nname: ".\\u200b."\nversion: 0.1.0\n',
+    _CM_HEAD + 'dependencies: [{name: "d\\u200b", version: "1", alias: "a\\u200b"}]\n',
+    _CM_HEAD + 'dependencies: [{name: "d\\u00e9\\t", version: "1", alias: "a b"}]\n',
+    _CM_HEAD + 'dependencies: [{name: "d\\u200b", version: "1"}, {name: "d", version: "2"}]\n',
+]):
+    c(CM, f"validate-{i:03d}", '{{ toJson .Chart }}', files={"Chart.yaml": chart})
+
+# ---------------------------------------------------------------- yamlerrors
+# go-yaml's scanner and parser errors (go.yaml.in/yaml/v2, a port of
+# libyaml, under sigs.k8s.io/yaml), worded and numbered as Helm prints
+# them: values.yaml (and so -f files), Chart.yaml. A scanner error gives
+# the 1-based line of where it stopped, a parser error the 0-based line of
+# its problem (or of its context), and none shows line 0.
+YE = "yamlerrors"
+for i, v in enumerate([
+    "a: b: c\n",
+    "x: 1\na: b: c\n",
+    "a:\n  - 1\n - 2\n",
+    "a: 'unterminated\n",
+    "a: \"unterminated\n",
+    "x: 1\ny: \"abc\n",
+    "a: 1\n\tb: 2\n",
+    "\ta: 1\n",
+    "a:\n\t- 1\n",
+    "a: [1, 2\n",
+    "a: {b: 1\n",
+    "a: [1, 2}\n",
+    "a: {b: 1]\n",
+    "a: @x\n",
+    "a: `x\n",
+    "x: 1\na: %x\n",
+    "a: 1\n b: 2\n",
+    "a: 1\n  b: 2\n",
+    "- a\nb: 1\n",
+    "a: 1\n- b\n",
+    "a: *x\n",
+    "a: &x\n",
+    "a: &\n",
+    "a: !<x\n",
+    "a: !x!y z\n",
+    "a: \"\\q\"\n",
+    "a: \"\\x4\"\n",
+    "a: \"\\ud800\"\n",
+    "a: |\n  x\n y\n",
+    "a: |0\n  x\n",
+    "a: |x\n",
+    "a: >2-x\n",
+    "? a\n? b\n: c\n",
+    "a: b\nc\n",
+    "a\nb: c\n",
+    "%YAML 1.1\n%YAML 1.1\n---\na: 1\n",
+    "%FOO\n---\na: 1\n",
+    "%TAG ! !x\n%TAG ! !y\n---\na: 1\n",
+    "a: !e!x y\n",
+    "--- a\n--- b: c\n",
+    "a: 1\n...\nb\n: 2\n",
+    "a: [b: c: d]\n",
+    "a: {b: c: d}\n",
+    "[a, b]: c\n",
+    "a: -\n",
+    "a: - b\n",
+    "a:\n- b\n - c\n",
+    "a: 'x'y\n",
+    "a: \"x\"y\n",
+    "'a' b: c\n",
+    "a: b #c\nd: e f: g\n",
+    "key: value\n  extra: 1\n",
+    "list:\n  - a\n  b: 1\n",
+    "a: 1\nb:\n  c: 2\n d: 3\n",
+    "a: |\n\tx\n",
+    "a:\n  b: 1\n\t c: 2\n",
+    "a: b\n\t\n",
+    "a: 'x\n\n",
+    "a: \"x\n---\n",
+    "a: 'x\n...\n",
+    "a: [\n",
+    "a: {\n",
+    "a: [1,,2]\n",
+    "a: {,}\n",
+    "a: ]\n",
+    "a: }\n",
+    "a: ,b\n",
+    "a: b,c\n",
+    "a: -b\n",
+    "a: ?b\n",
+    "a: :b\n",
+    "!!\n",
+    "&a &b c: d\n",
+    "a: *a *b\n",
+    "a:\n  - b\n  -c\n",
+    "a:\n   b: 1\n  c: 2\n",
+    "a: 1\n\n\n  b: 2\n",
+    "a: 1\r\n b: 2\r\n",
+    "a: \"\\\n",
+    "- - - a\n - b\n",
+    "a: 'don''t' x\n",
+    "x:\n  y: [a, b\n  z: 1\n",
+    "{a: 1}}\n",
+    "[1]]\n",
+    "a: b\n---\nc: d: e\n",
+    "a: 1 # x\n# y\n b: 2\n",
+    "a: \"\\U0011FFFF\"\n",
+    "a: !<tag:yaml.org,2002:str> x\n",
+    "a: !!str\n",
+    "a:\n  - x\n  - y: 1\n   z: 2\n",
+    "a: >\n  x\n\ty\n",
+    "a: b\n c\n",
+    "a:\n  b\n  c: d\n",
+    "a: -1\n- 2\n",
+    "a: 1\n? b\n",
+    "? a\n",
+    ": a\n",
+    "- ? a\n  : b\n - c\n",
+]):
+    c(YE, f"values-{i:03d}", "x", values=v)
+# Found by comparing random inputs with real Helm: empty block scalars,
+# anchors' characters, '-' and '#' where libyaml takes them, a tab after
+# '- ', a block scalar's blank lines indented deeper than its text.
+for i, v in enumerate([
+    "k: |\n", "k: |+\n", "k: |\n\n\n", "k: |+\n\n\n", "k: >\n", "k: |\n  \n", "k: |+\n  \n", "k: |2\n",
+    "k: >+\n\n", "k: |\nn: 1\n", "k: |+\n    \n\n  *al\n", "k: |\n   \n  x\nn: 1\n",
+    "- &a\t{#c\n", "]#c\n", "a: [x, - y]\n", "a: [-]\n", "- \tx\n", "-\tx\n", "a: \"x\"#c\n",
+    "a: *b:\n", "a: &x1 1\nb: *x1\n", "a: &x.y 1\n", "a: [1,2]#c\n", "a: 1\n|\n*ab\n",
+    "a: 1\n\"q\"    ,>\n", "[true{>~\n", "a: 1\n[-}\n", "a:\tb\n", "a: [1,\t2]\n", "a: 1\t# c\n",
+    "a: 1\n \tb: 2\n", "a:\n  b: 1\n  \tc: 2\n", "a: |\n  x\n \ty\n", "a: \"x\n\ty\"\n", "a: x\n\t# c\n",
+    "\t# c\na: 1\n", "? \ta\n: b\n", "a:\n  - b\n\t- c\n", "{a: 1}: x\n", "[1, 2.5, true, null, [x], {b: c}]: x\n",
+    "a: {[1]: 2}\n",
+]):
+    c(YE, f"found-{i:03d}", "{{ toJson .Values }}", values=v)
+for i, chart in enumerate([
+    "apiVersion: v2\nname: mychart\nversion: 0.1.0\ndescription: a: b\n",
+    "apiVersion: v2\nname: mychart\nversion: 0.1.0\nkeywords:\n  - a\n - b\n",
+    "apiVersion: v2\nname: mychart\nversion: 0.1.0\n\tdescription: x\n",
+    "apiVersion: v2\nname: 'mychart\nversion: 0.1.0\n",
+    "apiVersion: v2\nname: mychart\nversion: 0.1.0\nmaintainers: [{name: a}\n",
+    "apiVersion: v2\nname: mychart\nversion: 0.1.0\nannotations:\n  a: @b\n",
+]):
+    c(YE, f"chart-{i:03d}", "x", files={"Chart.yaml": chart})

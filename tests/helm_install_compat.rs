@@ -46,6 +46,7 @@ fn case(name: &'static str, release: &str, files: &[(&'static str, &[u8])]) -> C
 }
 
 const CHART: &[u8] = b"apiVersion: v2\nname: mychart\nversion: 0.1.0\n";
+const SCHEMA: &[u8] = br#"{"type": "object", "properties": {"a": {"type": "string"}}}"#;
 
 fn cases() -> Vec<Case> {
     let gz = {
@@ -104,6 +105,40 @@ fn cases() -> Vec<Case> {
         case("head-list", "rel", &[("Chart.yaml", CHART), t("- a\n- b\n")]),
         case("head-string", "rel", &[("Chart.yaml", CHART), t("just text\n")]),
         case("no-kind", "rel", &[("Chart.yaml", CHART), t("apiVersion: v1\nmetadata:\n  name: x\n")]),
+        // go-yaml's scanner and parser errors on a manifest, and what it
+        // never reads (after the first document's end).
+        case("yaml-mapping-values", "rel", &[("Chart.yaml", CHART), t("kind: ConfigMap\ndata:\n  a: b: c\n")]),
+        case("yaml-tab-indent", "rel", &[("Chart.yaml", CHART), t("kind: ConfigMap\ndata:\n\ta: b\n")]),
+        case("yaml-unterminated-quote", "rel", &[("Chart.yaml", CHART), t("kind: ConfigMap\ndata:\n  a: \"x\n")]),
+        case("yaml-expected-key", "rel", &[("Chart.yaml", CHART), t("kind: ConfigMap\ndata:\n  a: 1\n b: 2\n")]),
+        case("yaml-second-document", "rel", &[("Chart.yaml", CHART), t("kind: A\n---\nkind: B\nx: [1, 2\n")]),
+        case("yaml-after-document-end", "rel", &[("Chart.yaml", CHART), t("kind: A\n...\n}}garbage\n")]),
+        case("yaml-after-quote", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: 'a'b\n")]),
+        case("yaml-tab-in-block-scalar", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: |\n  a\n\tb\n")]),
+        // The chart's kubeVersion is checked in renderResources, after the
+        // values are validated against the schema and dependencies checked;
+        // a constraint that does not parse is "incompatible" (IsCompatibleRange).
+        case("kube-version-and-schema", "rel", &[
+            ("Chart.yaml", b"apiVersion: v2\nname: mychart\nversion: 0.1.0\nkubeVersion: '>=99.0.0'\n"),
+            ("values.yaml", b"a: 1\n"), ("values.schema.json", SCHEMA), t("kind: ConfigMap\n")]),
+        case("kube-version-schema-met", "rel", &[
+            ("Chart.yaml", b"apiVersion: v2\nname: mychart\nversion: 0.1.0\nkubeVersion: '>=99.0.0'\n"),
+            ("values.yaml", b"a: s\n"), ("values.schema.json", SCHEMA), t("kind: ConfigMap\n")]),
+        case("kube-version-unparsable", "rel", &[
+            ("Chart.yaml", b"apiVersion: v2\nname: mychart\nversion: 0.1.0\nkubeVersion: not a constraint\n"),
+            t("kind: ConfigMap\n")]),
+        case("kube-version-unparsable-and-schema", "rel", &[
+            ("Chart.yaml", b"apiVersion: v2\nname: mychart\nversion: 0.1.0\nkubeVersion: '~> 1'\n"),
+            ("values.yaml", b"a: [1]\n"), ("values.schema.json", SCHEMA), t("kind: ConfigMap\n")]),
+        case("kube-version-and-missing-dependency", "rel", &[
+            ("Chart.yaml", b"apiVersion: v2\nname: mychart\nversion: 0.1.0\nkubeVersion: '<1.0.0'\ndependencies:\n- name: sub\n  version: 0.1.0\n"),
+            ("values.yaml", b"a: 1\n"), ("values.schema.json", SCHEMA), t("kind: ConfigMap\n")]),
+        case("kube-version-and-template-error", "rel", &[
+            ("Chart.yaml", b"apiVersion: v2\nname: mychart\nversion: 0.1.0\nkubeVersion: '<1.0.0'\n"),
+            t("{{ fail \"boom\" }}\n")]),
+        case("kube-version-met", "rel", &[
+            ("Chart.yaml", b"apiVersion: v2\nname: mychart\nversion: 0.1.0\nkubeVersion: '>= 1.20.0-0'\n"),
+            t("kind: ConfigMap\n")]),
     ];
     // Release names.
     for name in [
@@ -203,8 +238,10 @@ fn template_matches_helm_install() {
         let got = if out.status.success() {
             Ok(stdout)
         } else {
+            // The command ends its error with one newline of its own.
             Err(stderr
-                .trim_end_matches('\n')
+                .strip_suffix('\n')
+                .unwrap_or(&stderr)
                 .strip_prefix("Error: ")
                 .unwrap_or(&stderr)
                 .to_string())

@@ -1090,3 +1090,64 @@ print(json.dumps(list(helm_python.Chart.load(d).render(name="r", namespace="ns")
     };
     assert_eq!(shapes(&ours), shapes(&helm));
 }
+
+/// The parts of a `DSA PRIVATE KEY` that do not depend on chance: its PEM
+/// label, an ASN.1 SEQUENCE of six INTEGERs (version 0, P, Q, G, Y, X),
+/// L2048N256 sizes, and that the numbers make one key (Q divides P-1,
+/// G, Y < P, X < Q, Y = G^X mod P).
+fn dsa_key_shape(pem: &str) -> Vec<String> {
+    use dsa::BigUint;
+    use x509_cert::der::asn1::Int;
+    use x509_cert::der::Decode;
+    let (label, der) = x509_cert::der::pem::decode_vec(pem.as_bytes()).unwrap();
+    let ints: Vec<Int> = Vec::from_der(&der).unwrap();
+    let n: Vec<BigUint> = ints
+        .iter()
+        .map(|i| BigUint::from_bytes_be(i.as_bytes()))
+        .collect();
+    let mut shape = vec![label.to_string(), format!("{} integers", n.len())];
+    if n.len() == 6 {
+        let (v, p, q, g, y, x) = (&n[0], &n[1], &n[2], &n[3], &n[4], &n[5]);
+        let one = BigUint::from(1u32);
+        shape.extend([
+            format!("version {v}"),
+            format!("P {} bits, Q {} bits", p.bits(), q.bits()),
+            format!("Q divides P-1: {}", ((p - &one) % q) == BigUint::from(0u32)),
+            format!("G, Y < P: {}, X < Q: {}", g < p && y < p, x < q),
+            format!("Y = G^X mod P: {}", g.modpow(x, p) == *y),
+        ]);
+    }
+    shape
+}
+
+/// genPrivateKey "dsa" against real Helm's: Sprig writes the key with its
+/// pemBlockForKey (not PKCS#8).
+#[test]
+fn dsa_keys_have_the_structure_of_sprigs() {
+    let tpl = "{{ genPrivateKey \"dsa\" }}";
+    let script = r#"
+import json, os, sys, tempfile, helm_python
+d = tempfile.mkdtemp()
+os.makedirs(os.path.join(d, "templates"))
+open(os.path.join(d, "Chart.yaml"), "w").write("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+open(os.path.join(d, "templates", "t.yaml"), "w").write(sys.stdin.read())
+print(json.dumps(list(helm_python.Chart.load(d).render(name="r", namespace="ns").values())[0]))
+"#;
+    let ours = render_data(tpl);
+    assert!(ours.ends_with("-----END DSA PRIVATE KEY-----\n"), "{ours}");
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import helm_python"])
+        .output();
+    if !matches!(probe, Ok(ref o) if o.status.success())
+        && std::env::var("CI").as_deref() != Ok("true")
+    {
+        eprintln!("skipping: helm-python-sdk is not installed");
+        return;
+    }
+    let helm = python::json(script, tpl);
+    let helm = helm.as_str().unwrap();
+    let shape = dsa_key_shape(&ours);
+    assert_eq!(shape, dsa_key_shape(helm));
+    assert_eq!(shape[2..4], ["version 0", "P 2048 bits, Q 256 bits"]);
+    assert!(shape[4..].iter().all(|s| !s.contains("false")), "{shape:?}");
+}

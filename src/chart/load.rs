@@ -3,7 +3,7 @@
 
 use super::metadata::{parse_dependencies, Metadata};
 use super::{Chart, File};
-use crate::goyaml::parse::parse_documents;
+use crate::goyaml::parse::parse_first_document;
 use std::fmt;
 
 use std::path::Path;
@@ -647,8 +647,8 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
     if let Some(req) = requirements {
         if chart.metadata.api_version == "v1" {
             let text = String::from_utf8_lossy(&req);
-            if let Ok(docs) = parse_documents(&text) {
-                if let Some(crate::goyaml::parse::Node::Map(p)) = docs.first() {
+            if let Ok(doc) = parse_first_document(&text) {
+                if let Some(crate::goyaml::parse::Node::Map(p)) = doc.as_ref() {
                     for (k, v) in p {
                         if let crate::goyaml::parse::Node::Scalar(
                             crate::goyaml::resolve::Scalar::Str(k),

@@ -1,7 +1,7 @@
 //! Turning rendered files into Helm's manifest: notes taken out, documents
 //! split, hooks separated, manifests sorted in install order.
 
-use crate::goyaml::parse::{parse_documents, to_json};
+use crate::goyaml::parse::{parse_first_document, to_json};
 use crate::value::Value;
 use std::collections::BTreeMap;
 
@@ -344,10 +344,11 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
         },
         _ => return Ok(None),
     }
-    // The rest of the stream must still parse.
+    // The rest of the first document must still parse; go-yaml's Unmarshal
+    // reads nothing after its end.
     loop {
         match next()? {
-            Event::StreamEnd => break,
+            Event::StreamEnd | Event::DocumentEnd => break,
             _ => {}
         }
     }
@@ -379,12 +380,12 @@ fn go_float_text(f: f64) -> String {
 
 fn head_full(doc: &str, path: &str) -> Result<Head, String> {
     let wrap = |m: String| format!("YAML parse error on {path}: {m}");
-    let docs = parse_documents(doc)
+    let first = parse_first_document(doc)
         .map_err(|e| wrap(format!("error converting YAML to JSON: {}", e.msg)))?;
-    let Some(first) = docs.first() else {
+    let Some(first) = first else {
         return Ok(Head::default());
     };
-    let v = to_json(first).map_err(|e| wrap(e.msg))?;
+    let v = to_json(&first).map_err(|e| wrap(e.msg))?;
     let mut h = Head::default();
     match &v {
         Value::Nil => return Ok(h),

@@ -1,7 +1,7 @@
 //! Chart.yaml, decoded as sigs.k8s.io/yaml decodes it into Helm's
 //! Metadata struct (scalars in string fields become their text).
 
-use crate::goyaml::parse::{parse_documents, Node};
+use crate::goyaml::parse::{parse_first_document, Node};
 use crate::goyaml::resolve::Scalar;
 use crate::value::{ListKind, Map, MapKind, Value};
 use std::cell::RefCell;
@@ -76,13 +76,18 @@ fn scalar_text(n: &Node) -> Option<String> {
     }
 }
 
-/// Helm's sanitizeString: whitespace becomes a space, non-printables go.
+/// Helm's sanitizeString (pkg/chart/v2/metadata.go), which Metadata,
+/// Maintainer and Dependency Validate apply to most of their strings on
+/// load: strings.Map turning each unicode.IsSpace rune into a space and
+/// dropping each rune unicode.IsPrint refuses.
 fn sanitize(s: &str) -> String {
+    use crate::gotmpl::gounicode as uni;
     s.chars()
         .filter_map(|c| {
-            if c.is_whitespace() {
+            let c = uni::rune(c);
+            if uni::is_space(c) {
                 Some(' ')
-            } else if crate::gotmpl::format::is_go_print(c) {
+            } else if uni::is_print(c) {
                 Some(c)
             } else {
                 None
@@ -128,7 +133,8 @@ pub fn parse_dependencies(n: &Node) -> Vec<Dependency> {
                     "condition" => d.condition = sanitize(&scalar_text(v).unwrap_or_default()),
                     "tags" => d.tags = str_list(v),
                     "enabled" => d.enabled = matches!(v, Node::Scalar(Scalar::Bool(true))),
-                    "alias" => d.alias = sanitize(&scalar_text(v).unwrap_or_default()),
+                    // Not sanitized: Validate checks it against ^[a-zA-Z0-9_-]+$.
+                    "alias" => d.alias = scalar_text(v).unwrap_or_default(),
                     "import-values" => {
                         if let Ok(Value::List(l, _)) = crate::goyaml::parse::to_json(v) {
                             d.import_values = l.as_ref().clone();
@@ -144,23 +150,25 @@ pub fn parse_dependencies(n: &Node) -> Vec<Dependency> {
 
 impl Metadata {
     pub fn parse(text: &str) -> Result<Metadata, String> {
-        let docs = parse_documents(text).map_err(|e| {
+        let doc = parse_first_document(text).map_err(|e| {
             format!(
                 "cannot load Chart.yaml: error converting YAML to JSON: {}",
                 e.msg
             )
         })?;
         let mut m = Metadata::default();
-        let Some(doc) = docs.first() else {
+        let Some(doc) = doc else {
             return Ok(m);
         };
-        for (k, v) in pairs(doc) {
+        for (k, v) in pairs(&doc) {
             let text = || sanitize(&scalar_text(v).unwrap_or_default());
+            // Validate leaves version, apiVersion and type as they are.
+            let raw = || scalar_text(v).unwrap_or_default();
             match k.as_str() {
                 "name" => m.name = text(),
                 "home" => m.home = text(),
                 "sources" => m.sources = str_list(v),
-                "version" => m.version = text(),
+                "version" => m.version = raw(),
                 "description" => m.description = text(),
                 "keywords" => m.keywords = str_list(v),
                 "maintainers" => {
@@ -181,7 +189,7 @@ impl Metadata {
                     }
                 }
                 "icon" => m.icon = text(),
-                "apiVersion" => m.api_version = text(),
+                "apiVersion" => m.api_version = raw(),
                 "condition" => m.condition = text(),
                 "tags" => m.tags = text(),
                 "appVersion" => m.app_version = text(),
@@ -198,7 +206,7 @@ impl Metadata {
                 }
                 "kubeVersion" => m.kube_version = text(),
                 "dependencies" => m.dependencies = parse_dependencies(v),
-                "type" => m.chart_type = text(),
+                "type" => m.chart_type = raw(),
                 _ => {}
             }
         }
@@ -238,8 +246,8 @@ impl Metadata {
         }
         if crate::gotmpl::funcs::semver::Version::parse(&self.version).is_err() {
             return Err(format!(
-                "validation: chart.metadata.version {:?} is invalid",
-                self.version
+                "validation: chart.metadata.version {} is invalid",
+                crate::gotmpl::format::quote_go(&self.version)
             ));
         }
         if !matches!(self.chart_type.as_str(), "" | "application" | "library") {
@@ -254,14 +262,14 @@ impl Metadata {
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             {
                 return Err(format!(
-                    "validation: dependency {:?} has disallowed characters in the alias",
-                    d.name
+                    "validation: dependency {} has disallowed characters in the alias",
+                    crate::gotmpl::format::quote_go(&d.name)
                 ));
             }
             if !seen.insert(d.effective_name().to_string()) {
                 return Err(format!(
-                    "validation: more than one dependency with name or alias {:?}",
-                    d.effective_name()
+                    "validation: more than one dependency with name or alias {}",
+                    crate::gotmpl::format::quote_go(d.effective_name())
                 ));
             }
         }

@@ -524,23 +524,6 @@ pub fn render_chart(
     user: &Map,
     opts: &RenderOptions,
 ) -> Result<Rendered, RenderError> {
-    if !chart.metadata.kube_version.is_empty() {
-        let c = crate::gotmpl::funcs::semver::Constraint::parse(&chart.metadata.kube_version)
-            .map_err(|e| RenderError(e, true))?;
-        let kv = crate::gotmpl::funcs::semver::Version::parse(
-            &opts.capabilities.kube_version.normalized,
-        );
-        // IsCompatibleRange: a version semver cannot parse is incompatible.
-        if !kv.map(|kv| c.check(&kv)).unwrap_or(false) {
-            return Err(RenderError(
-                format!(
-                    "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
-                    chart.metadata.kube_version, opts.capabilities.kube_version.version
-                ),
-                true,
-            ));
-        }
-    }
     let processed = process_dependencies(chart, user).map_err(|e| RenderError(e, false))?;
     let values = coalesce_values_for(&processed, user).map_err(|e| RenderError(e, false))?;
     // Schema checks run beside template execution (after parsing, so they
@@ -553,12 +536,46 @@ pub fn render_chart(
             &processed, &values,
         ))
     };
+    // Helm checks the chart's kubeVersion in renderResources, after
+    // ToRenderValuesWithSchemaValidation: a schema error comes first.
+    if let Err(e) = check_kube_version(chart, opts) {
+        if let Some(p) = pending.filter(|p| !p.is_empty()) {
+            p.run().map_err(|e| RenderError(e, false))?;
+        }
+        return Err(e);
+    }
     let files = render_checked(&processed, values.clone(), opts, pending)?;
     Ok(Rendered {
         files,
         chart: processed,
         values,
     })
+}
+
+/// renderResources' check of the chart's kubeVersion constraint, with
+/// chartutil.IsCompatibleRange: a constraint or version that does not
+/// parse is incompatible too.
+fn check_kube_version(chart: &Chart, opts: &RenderOptions) -> Result<(), RenderError> {
+    let want = &chart.metadata.kube_version;
+    if want.is_empty() {
+        return Ok(());
+    }
+    use crate::gotmpl::funcs::semver::{Constraint, Version};
+    let kv = Version::parse(&opts.capabilities.kube_version.normalized);
+    let ok = match (kv, Constraint::parse(want)) {
+        (Ok(kv), Ok(c)) => c.check(&kv),
+        _ => false,
+    };
+    if ok {
+        return Ok(());
+    }
+    Err(RenderError(
+        format!(
+            "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
+            want, opts.capabilities.kube_version.version
+        ),
+        true,
+    ))
 }
 
 /// Execute every template of an already processed chart tree.

@@ -152,30 +152,10 @@ fn escape_rune(out: &mut String, c: char, q: char, ascii_only: bool) {
     }
 }
 
-/// An approximation of Go's unicode.IsPrint (letters, marks, numbers,
-/// punctuation, symbols and ASCII space).
+/// Go's unicode.IsPrint / strconv.IsPrint (letters, marks, numbers,
+/// punctuation, symbols and ASCII space), from Go's own tables.
 pub fn is_go_print(c: char) -> bool {
-    if c == ' ' {
-        return true;
-    }
-    if c.is_control() {
-        return false;
-    }
-    let u = c as u32;
-    // Separators other than ASCII space, format characters, private use,
-    // surrogates and unassigned planes are not printable.
-    if matches!(u, 0x00A0 | 0x1680 | 0x2000..=0x200F | 0x2028..=0x202F | 0x205F..=0x206F | 0x3000 | 0xFEFF | 0xFFF9..=0xFFFB)
-    {
-        return false;
-    }
-    if matches!(u, 0xE000..=0xF8FF | 0xF0000..=0x10FFFF | 0xAD | 0x600..=0x605 | 0x61C | 0x6DD | 0x70F | 0x180E)
-    {
-        return false;
-    }
-    if matches!(u, 0xFFFE | 0xFFFF) || (u & 0xFFFE) == 0xFFFE {
-        return false;
-    }
-    true
+    super::gounicode::is_print(c)
 }
 
 /// Go `fmt.Sprint`: spaces between operands when neither is a string.

@@ -116,25 +116,9 @@ fn is_space(c: char) -> bool {
     c == ' ' || c == '\t' || c == '\r' || c == '\n'
 }
 
+/// text/template's isAlphaNumeric: `_`, unicode.IsLetter, unicode.IsDigit.
 pub fn is_alnum(c: char) -> bool {
-    c == '_' || c.is_alphabetic() || c.is_numeric() && is_go_digit(c)
-}
-
-fn is_go_digit(c: char) -> bool {
-    // unicode.IsDigit: decimal digits (category Nd).
-    c.is_ascii_digit() || (!c.is_ascii() && c.is_numeric() && c.to_digit(10).is_none() && is_nd(c))
-}
-
-fn is_nd(c: char) -> bool {
-    // Rust has no direct Nd test; treat non-ASCII numerics that are not
-    // letter-like numbers (Nl/No) conservatively as digits only for common
-    // decimal digit blocks.
-    let u = c as u32;
-    matches!(u,
-        0x0660..=0x0669 | 0x06F0..=0x06F9 | 0x07C0..=0x07C9 | 0x0966..=0x096F | 0x09E6..=0x09EF |
-        0x0A66..=0x0A6F | 0x0AE6..=0x0AEF | 0x0B66..=0x0B6F | 0x0BE6..=0x0BEF | 0x0C66..=0x0C6F |
-        0x0CE6..=0x0CEF | 0x0D66..=0x0D6F | 0x0E50..=0x0E59 | 0x0ED0..=0x0ED9 | 0x0F20..=0x0F29 |
-        0x1040..=0x1049 | 0x17E0..=0x17E9 | 0x1810..=0x1819 | 0xFF10..=0xFF19)
+    c == '_' || crate::gotmpl::gounicode::is_letter(c) || crate::gotmpl::gounicode::is_digit(c)
 }
 
 fn has_left_trim(s: &[u8]) -> bool {

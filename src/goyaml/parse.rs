@@ -29,8 +29,8 @@ impl std::fmt::Display for YamlError {
 }
 
 fn go_msg(info: &str) -> String {
-    // Translate the parser's wording into libyaml's where they differ:
-    // go-yaml prints only the problem, not the "while parsing ..." context.
+    // go-yaml prints only the problem, not libyaml's "while scanning ...",
+    // "while parsing ..." context.
     let mut i = info.to_string();
     if let Some(rest) = i.strip_prefix("while ") {
         if let Some(idx) = rest.find(", ") {
@@ -52,10 +52,12 @@ fn go_msg(info: &str) -> String {
     if i.contains("did not find expected key") {
         return "did not find expected key".into();
     }
-    if i.contains("found character that cannot start any token") {
-        return "found character that cannot start any token".into();
+    if i.starts_with("found a tab character") {
+        return i;
     }
-    if i.contains("tab") {
+    // yaml-rust2's own checks on tabs, where libyaml meets a tab that
+    // cannot start a token.
+    if i.contains("found character that cannot start any token") || i.contains("tab") {
         return "found character that cannot start any token".into();
     }
     i
@@ -71,6 +73,7 @@ fn is_parser_error(info: &str) -> bool {
         || info.starts_with("while parsing a flow mapping,")
         || info.starts_with("while parsing a flow sequence,")
         || info.starts_with("while parsing a block collection,")
+        || info.starts_with("found duplicate %")
 }
 
 pub fn scan_err(e: &yaml_rust2::scanner::ScanError, text: &str) -> YamlError {
@@ -78,12 +81,17 @@ pub fn scan_err(e: &yaml_rust2::scanner::ScanError, text: &str) -> YamlError {
     let line = m.line();
     let info = e.info();
     if info.contains("unknown anchor") {
-        // go-yaml names the alias: the text after '*' at the error mark.
-        let rest = text.get(m.index()..).unwrap_or("");
+        // go-yaml names the alias: the name after '*' at the error mark
+        // (the mark counts characters; names are [0-9A-Za-z_-]).
+        let at = text
+            .char_indices()
+            .nth(m.index())
+            .map_or(text.len(), |(b, _)| b);
+        let rest = &text[at..];
         let rest = rest.strip_prefix('*').unwrap_or(rest);
         let name: String = rest
             .chars()
-            .take_while(|c| !c.is_whitespace() && !",[]{}".contains(*c))
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
             .collect();
         return YamlError {
             line,
@@ -234,34 +242,41 @@ pub fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Scalar {
 }
 
 /// Parse every document of a YAML stream.
-pub fn parse_documents(text: &str) -> Result<Vec<Node>, YamlError> {
+/// The first YAML document of a text, as go-yaml's Unmarshal reads it
+/// (sigs.k8s.io/yaml, and so Helm for values files, Chart.yaml and each
+/// manifest): it stops at the end of that document, so whatever follows
+/// (another document, or text no parser would accept) is never read.
+/// `None` for a text with no document.
+pub fn parse_first_document(text: &str) -> Result<Option<Node>, YamlError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut l = Loader {
         text,
         parser: Parser::new_from_str(text),
         anchors: HashMap::new(),
     };
-    let mut docs = Vec::new();
     loop {
         let (ev, m) = l.next()?;
         match ev {
             Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
-            Event::StreamEnd => break,
+            Event::StreamEnd => return Ok(None),
             Event::DocumentStart => {
                 let (ev, m) = l.next()?;
                 if let Event::DocumentEnd = ev {
-                    docs.push(Node::Scalar(Scalar::Null));
-                    continue;
+                    return Ok(Some(Node::Scalar(Scalar::Null)));
                 }
-                docs.push(l.node(ev, m)?);
+                let node = l.node(ev, m)?;
+                // The document's end is read (libyaml peeks at the token
+                // after the content, which may be an error).
+                l.next()?;
+                return Ok(Some(node));
             }
             other => {
-                let n = l.node(other, m)?;
-                docs.push(n);
+                let node = l.node(other, m)?;
+                l.next()?;
+                return Ok(Some(node));
             }
         }
     }
-    Ok(docs)
 }
 
 fn merge_error() -> YamlError {
@@ -307,13 +322,54 @@ fn map_to_json(pairs: &[(Node, Node)], out: &mut Map) -> Result<(), YamlError> {
                 }
                 Scalar::Merge => "<<".into(),
             },
-            _ => {
-                return Err(YamlError { line: 0, column: 0, msg: "yaml: invalid map key".into() });
+            // go-yaml's decoder: failf("invalid map key: %#v", key).
+            other => {
+                return Err(YamlError {
+                    line: 0,
+                    column: 0,
+                    msg: format!("yaml: invalid map key: {}", go_sharp_v(other)),
+                });
             }
         };
         out.insert(key, to_json_checked(v)?);
     }
     Ok(())
+}
+
+/// Go's `%#v` of a node as go-yaml v2 decodes it into interface{}.
+fn go_sharp_v(n: &Node) -> String {
+    use crate::gotmpl::format::{format_float_g, quote_go};
+    match n {
+        Node::Scalar(s) => match s {
+            Scalar::Str(s) | Scalar::Timestamp(s) => quote_go(s),
+            Scalar::Int(i) => i.to_string(),
+            Scalar::Uint(u) => u.to_string(),
+            Scalar::Float(f) => format_float_g(*f),
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Null => "interface {}(nil)".into(),
+            Scalar::Merge => quote_go("<<"),
+        },
+        Node::Seq(items) => format!(
+            "[]interface {{}}{{{}}}",
+            items.iter().map(go_sharp_v).collect::<Vec<_>>().join(", ")
+        ),
+        // fmt prints a map's entries sorted by key.
+        Node::Map(pairs) => {
+            let mut kv: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| (go_sharp_v(k), go_sharp_v(v)))
+                .collect();
+            kv.sort();
+            kv.dedup_by(|a, b| a.0 == b.0);
+            format!(
+                "map[interface {{}}]interface {{}}{{{}}}",
+                kv.iter()
+                    .map(|(k, v)| format!("{k}:{v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    }
 }
 
 fn float32_key(f: f64) -> String {
@@ -475,12 +531,13 @@ pub fn load_values(text: &str) -> Result<Map, String> {
     Ok(out)
 }
 
-/// Parse a values file (values.yaml, `-f`): a map, numbers as float64.
-/// Several documents are merged in order; an empty file is an empty map.
+/// Parse a values file (values.yaml, `-f`): a map, numbers as float64, from
+/// the text's first document (load_values cuts the file into documents
+/// first); an empty file is an empty map.
 pub fn parse_values(text: &str) -> Result<Map, YamlError> {
-    let docs = parse_documents(text).map_err(prefix_json_error)?;
+    let doc = parse_first_document(text).map_err(prefix_json_error)?;
     let mut out = Map::new();
-    for d in docs {
+    if let Some(d) = doc {
         match to_json(&d).map_err(prefix_json_error)? {
             Value::Map(m, _) => {
                 let m = m.borrow().clone();
@@ -515,9 +572,8 @@ pub fn json_kind(v: &Value) -> &'static str {
 /// Parse the first YAML document into a value (sigs.k8s.io/yaml Unmarshal
 /// into interface{}).
 pub fn parse_first(text: &str) -> Result<Value, YamlError> {
-    let docs = parse_documents(text).map_err(prefix_json_error)?;
-    match docs.first() {
+    match parse_first_document(text).map_err(prefix_json_error)? {
         None => Ok(Value::Nil),
-        Some(d) => to_json(d).map_err(prefix_json_error),
+        Some(d) => to_json(&d).map_err(prefix_json_error),
     }
 }

@@ -117,6 +117,11 @@ pub struct Parser<T> {
     tags: HashMap<String, String>,
     /// Make tags global across all documents.
     keep_tags: bool,
+    /// For each open flow mapping, whether the scanner made it up for a
+    /// single pair in a flow sequence (`[a: b]`), which libyaml parses as
+    /// part of the sequence: its errors name the sequence's ']' (Navique
+    /// patch).
+    implicit_flow_maps: Vec<bool>,
 }
 
 /// Trait to be implemented in order to use the low-level parsing API.
@@ -233,6 +238,7 @@ impl<T: crate::scanner::LineSkip> Parser<T> {
             anchor_id: 1,
             tags: HashMap::new(),
             keep_tags: false,
+            implicit_flow_maps: Vec::new(),
         }
     }
 
@@ -561,8 +567,10 @@ impl<T: crate::scanner::LineSkip> Parser<T> {
 
     fn parser_process_directives(&mut self) -> Result<(), ScanError> {
         let mut version_directive_received = false;
+        // One set of %TAG handles for the document (Navique patch: it was
+        // made anew for each directive, so duplicates went unseen).
+        let mut tags = HashMap::new();
         loop {
-            let mut tags = HashMap::new();
             match self.peek_token()? {
                 Token(mark, TokenType::VersionDirective(_, _)) => {
                     // XXX parsing with warning according to spec
@@ -571,19 +579,19 @@ impl<T: crate::scanner::LineSkip> Parser<T> {
                     //        "found incompatible YAML document"));
                     //}
                     if version_directive_received {
-                        return Err(ScanError::new(*mark, "duplicate version directive"));
+                        return Err(ScanError::new(*mark, "found duplicate %YAML directive"));
                     }
                     version_directive_received = true;
                 }
                 Token(mark, TokenType::TagDirective(handle, prefix)) => {
                     if tags.contains_key(handle) {
-                        return Err(ScanError::new(*mark, "the TAG directive must only be given at most once per handle in the same document"));
+                        return Err(ScanError::new(*mark, "found duplicate %TAG directive"));
                     }
                     tags.insert(handle.to_string(), prefix.to_string());
                 }
                 _ => break,
             }
-            self.tags = tags;
+            self.tags = tags.clone();
             self.skip();
         }
         Ok(())
@@ -777,11 +785,8 @@ impl<T: crate::scanner::LineSkip> Parser<T> {
                     self.parse_node(true, true)
                 }
             }
-            // XXX(chenyh): libyaml failed to parse spec 1.2, ex8.18
-            Token(mark, TokenType::Value) => {
-                self.state = State::BlockMappingValue;
-                Ok((Event::empty_scalar(), mark))
-            }
+            // libyaml (and go-yaml) want a key before ':' here (Navique
+            // patch: yaml-rust2 took an empty one, YAML 1.2 ex8.18).
             Token(mark, TokenType::BlockEnd) => {
                 self.pop_state();
                 self.skip();
@@ -819,8 +824,11 @@ impl<T: crate::scanner::LineSkip> Parser<T> {
 
     fn flow_mapping_key(&mut self, first: bool) -> ParseResult {
         if first {
-            let _ = self.peek_token()?;
+            let start = self.peek_token()?.0.index();
             self.skip();
+            // The scanner places a made-up start after the pair's key.
+            let next = self.peek_token()?.0.index();
+            self.implicit_flow_maps.push(start > next);
         }
         let marker: Marker = {
             match *self.peek_token()? {
@@ -829,10 +837,16 @@ impl<T: crate::scanner::LineSkip> Parser<T> {
                     if !first {
                         match *self.peek_token()? {
                             Token(_, TokenType::FlowEntry) => self.skip(),
-                            Token(mark, _) => return Err(ScanError::new(
-                                mark,
-                                "while parsing a flow mapping, did not find expected ',' or '}'",
-                            )),
+                            Token(mark, _) => {
+                                return Err(ScanError::new(
+                                    mark,
+                                    if self.implicit_flow_maps.last() == Some(&true) {
+                                        "while parsing a flow sequence, did not find expected ',' or ']'"
+                                    } else {
+                                        "while parsing a flow mapping, did not find expected ',' or '}'"
+                                    },
+                                ))
+                            }
                         }
                     }
 
@@ -868,6 +882,7 @@ impl<T: crate::scanner::LineSkip> Parser<T> {
 
         self.pop_state();
         self.skip();
+        self.implicit_flow_maps.pop();
         Ok((Event::MappingEnd, marker))
     }
 
@@ -1076,7 +1091,10 @@ impl<T: crate::scanner::LineSkip> Parser<T> {
                 // If the handle is of the form "!foo!", this cannot be a local handle and we need
                 // to error.
                 if handle.len() >= 2 && handle.starts_with('!') && handle.ends_with('!') {
-                    Err(ScanError::new(mark, "the handle wasn't declared"))
+                    Err(ScanError::new(
+                        mark,
+                        "while parsing a node, found undefined tag handle",
+                    ))
                 } else {
                     Ok(Tag {
                         handle: handle.to_string(),

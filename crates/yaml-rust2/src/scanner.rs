@@ -14,8 +14,8 @@ use std::{char, collections::VecDeque, error::Error, fmt};
 use arraydeque::ArrayDeque;
 
 use crate::char_traits::{
-    as_hex, is_alpha, is_anchor_char, is_blank, is_blank_or_breakz, is_break, is_breakz, is_digit,
-    is_flow, is_hex, is_tag_char, is_uri_char, is_z,
+    as_hex, is_alpha, is_blank, is_blank_or_breakz, is_break, is_breakz, is_digit, is_flow, is_hex,
+    is_tag_char, is_uri_char, is_z,
 };
 
 /// The encoding of the input. Currently, only UTF-8 is supported.
@@ -760,6 +760,13 @@ impl<T: LineSkip> Scanner<T> {
             return Ok(());
         }
 
+        if self.ch() == '\t' {
+            return Err(ScanError::new(
+                self.mark,
+                "while scanning for the next token, found character that cannot start any token",
+            ));
+        }
+
         // libyaml (and so go-yaml) does not check indentation inside flow
         // collections; Helm charts rely on that (`envVars: {\n}`).
         if self.flow_level == 0 && (self.mark.col as isize) < self.indent {
@@ -798,9 +805,9 @@ impl<T: LineSkip> Scanner<T> {
             ':' | '?' if !is_blank_or_breakz(nc) && self.flow_level == 0 => {
                 self.fetch_plain_scalar()
             }
-            '%' | '@' | '`' => Err(ScanError::new(
+            '%' | '@' | '`' | '|' | '>' => Err(ScanError::new(
                 self.mark,
-                &format!("unexpected character: `{c}'"),
+                "while scanning for the next token, found character that cannot start any token",
             )),
             _ => self.fetch_plain_scalar(),
         }
@@ -873,12 +880,15 @@ impl<T: LineSkip> Scanner<T> {
     fn stale_simple_keys(&mut self) -> ScanResult {
         for sk in &mut self.simple_keys {
             if sk.possible
-                // If not in a flow construct, simple keys cannot span multiple lines.
-                && self.flow_level == 0
-                    && (sk.mark.line < self.mark.line || sk.mark.index + 1024 < self.mark.index)
+                // Simple keys cannot span lines, in a flow collection too
+                // (libyaml's yaml_simple_key_is_valid; Navique patch).
+                && (sk.mark.line < self.mark.line || sk.mark.index + 1024 < self.mark.index)
             {
                 if sk.required {
-                    return Err(ScanError::new(self.mark, "simple key expect ':'"));
+                    return Err(ScanError::new(
+                        self.mark,
+                        "while scanning a simple key, could not find expected ':'",
+                    ));
                 }
                 sk.possible = false;
             }
@@ -901,20 +911,12 @@ impl<T: LineSkip> Scanner<T> {
                 // whitespaces outside of indentation.
                 // If a flow-style construct is in an indented block, its contents must still be
                 // indented. Also, tabs are allowed anywhere in it if it has no content.
-                '\t' if self.is_within_block()
-                    && self.leading_whitespace
-                    && (self.mark.col as isize) < self.indent =>
-                {
-                    self.skip_ws_to_eol(SkipTabs::Yes)?;
-                    // If we have content on that line with a tab, return an error.
-                    if !is_breakz(self.ch()) {
-                        return Err(ScanError::new(
-                            self.mark,
-                            "tabs disallowed within this context (block indentation)",
-                        ));
-                    }
-                }
-                '\t' => self.skip_blank(),
+                // libyaml skips a tab only in a flow collection or where no
+                // simple key may start (after a scalar, or a key's ':'); any
+                // other is a character that cannot start a token (Navique
+                // patch).
+                '\t' if self.flow_level > 0 || !self.simple_key_allowed => self.skip_blank(),
+                '\t' => break,
                 ' ' => {
                     self.skip_blank();
                     // Navique patch (speed): indentation in one step.
@@ -1006,13 +1008,8 @@ impl<T: LineSkip> Scanner<T> {
                     encountered_tab = true;
                     self.skip_blank();
                 }
-                // YAML comments must be preceded by whitespace.
-                '#' if !encountered_tab && !has_yaml_ws => {
-                    return Err(ScanError::new(
-                        self.mark,
-                        "comments must be separated from other tokens by whitespace",
-                    ));
-                }
+                // libyaml takes '#' for a comment wherever a token may
+                // start, space before it or not (Navique patch).
                 '#' => self.skip_comment(),
                 _ => break,
             }
@@ -1042,7 +1039,10 @@ impl<T: LineSkip> Scanner<T> {
         // had. If one was required, however, that was an error and we must propagate it.
         for sk in &mut self.simple_keys {
             if sk.required && sk.possible {
-                return Err(ScanError::new(self.mark, "simple key expected"));
+                return Err(ScanError::new(
+                    self.mark,
+                    "while scanning a simple key, could not find expected ':'",
+                ));
             }
             sk.possible = false;
         }
@@ -1076,19 +1076,12 @@ impl<T: LineSkip> Scanner<T> {
         let tok = match name.as_ref() {
             "YAML" => self.scan_version_directive_value(&start_mark)?,
             "TAG" => self.scan_tag_directive_value(&start_mark)?,
-            // XXX This should be a warning instead of an error
+            // libyaml refuses other directives (Navique patch).
             _ => {
-                // skip current line
-                while !is_breakz(self.look_ch()) {
-                    self.skip_non_blank();
-                }
-                // XXX return an empty TagDirective token
-                Token(
-                    start_mark,
-                    TokenType::TagDirective(String::new(), String::new()),
-                )
-                // return Err(ScanError::new(start_mark,
-                //     "while scanning a directive, found unknown directive name"))
+                return Err(ScanError::new(
+                    self.mark,
+                    "while scanning a directive, found unknown directive name",
+                ))
             }
         };
 
@@ -1460,13 +1453,19 @@ impl<T: LineSkip> Scanner<T> {
         let start_mark = self.mark;
 
         self.skip_non_blank();
-        while is_anchor_char(self.look_ch()) {
+        // libyaml: letters, digits, '_' and '-', then a blank or one of
+        // ?:,]}%@` (Navique patch: YAML 1.2 allows more).
+        while matches!(self.look_ch(), '0'..='9' | 'A'..='Z' | 'a'..='z' | '_' | '-') {
             string.push(self.ch());
             self.skip_non_blank();
         }
 
-        if string.is_empty() {
-            return Err(ScanError::new(start_mark, "while scanning an anchor or alias, did not find expected alphabetic or numeric character"));
+        let c = self.look_ch();
+        if string.is_empty()
+            || !(is_blank_or_breakz(c)
+                || matches!(c, '?' | ':' | ',' | ']' | '}' | '%' | '@' | '`'))
+        {
+            return Err(ScanError::new(self.mark, "while scanning an anchor or alias, did not find expected alphabetic or numeric character"));
         }
 
         if alias {
@@ -1562,11 +1561,14 @@ impl<T: LineSkip> Scanner<T> {
     /// This function only skips over the `-` and does not fetch the entry value.
     fn fetch_block_entry(&mut self) -> ScanResult {
         if self.flow_level > 0 {
-            // - * only allowed in block
-            return Err(ScanError::new(
-                self.mark,
-                r#""-" is only valid inside a block"#,
-            ));
+            // libyaml leaves a '-' in a flow collection to the parser,
+            // which names what it expected there (Navique patch).
+            self.remove_simple_key()?;
+            self.allow_simple_key();
+            let mark = self.mark;
+            self.skip_non_blank();
+            self.tokens.push_back(Token(mark, TokenType::BlockEntry));
+            return Ok(());
         }
         // Check if we are allowed to start a new entry.
         if !self.simple_key_allowed {
@@ -1589,15 +1591,9 @@ impl<T: LineSkip> Scanner<T> {
 
         // generate BLOCK-SEQUENCE-START if indented
         self.roll_indent(mark.col, None, TokenType::BlockSequenceStart, mark);
-        let found_tabs = self.skip_ws_to_eol(SkipTabs::Yes)?.found_tabs();
-        self.lookahead(2);
-        if found_tabs && self.buffer[0] == '-' && is_blank_or_breakz(self.buffer[1]) {
-            return Err(ScanError::new(
-                self.mark,
-                "'-' must be followed by a valid YAML whitespace",
-            ));
-        }
-
+        // Spaces only: after '-' a simple key may start, where libyaml
+        // takes a tab for a character that cannot start a token (Navique
+        // patch).
         self.skip_ws_to_eol(SkipTabs::No)?;
         if is_break(self.look_ch()) || is_flow(self.ch()) {
             self.roll_one_col_indent();
@@ -1626,7 +1622,8 @@ impl<T: LineSkip> Scanner<T> {
     }
 
     fn fetch_block_scalar(&mut self, literal: bool) -> ScanResult {
-        self.save_simple_key();
+        // libyaml: no key starts at a block scalar (Navique patch).
+        self.remove_simple_key()?;
         self.allow_simple_key();
         let tok = self.scan_block_scalar(literal)?;
 
@@ -1710,12 +1707,7 @@ impl<T: LineSkip> Scanner<T> {
             self.read_break(&mut chomping_break);
         }
 
-        if self.look_ch() == '\t' {
-            return Err(ScanError::new(
-                start_mark,
-                "a block scalar content cannot start with a tab",
-            ));
-        }
+        self.lookahead(1);
 
         if increment > 0 {
             indent = if self.indent >= 0 {
@@ -1727,9 +1719,9 @@ impl<T: LineSkip> Scanner<T> {
 
         // Scan the leading line breaks and determine the indentation level if needed.
         if indent == 0 {
-            self.skip_block_scalar_first_line_indent(&mut indent, &mut trailing_breaks);
+            self.skip_block_scalar_first_line_indent(&mut indent, &mut trailing_breaks)?;
         } else {
-            self.skip_block_scalar_indent(indent, &mut trailing_breaks);
+            self.skip_block_scalar_indent(indent, &mut trailing_breaks)?;
         }
 
         // We have an end-of-stream with no content, e.g.:
@@ -1737,32 +1729,21 @@ impl<T: LineSkip> Scanner<T> {
         // - |+
         // ```
         if is_z(self.ch()) {
+            // libyaml drops the line break after the header: only kept
+            // empty lines remain (Navique patch; `k: |` at the end is "").
             let contents = match chomping {
-                // We strip trailing linebreaks. Nothing remain.
-                Chomping::Strip => String::new(),
-                // There was no newline after the chomping indicator.
-                _ if self.mark.line == start_mark.line() => String::new(),
-                // We clip lines, and there was a newline after the chomping indicator.
-                // All other breaks are ignored.
-                Chomping::Clip => chomping_break,
-                // We keep lines. There was a newline after the chomping indicator but nothing
-                // else.
-                Chomping::Keep if trailing_breaks.is_empty() => chomping_break,
-                // Otherwise, the newline after chomping is ignored.
                 Chomping::Keep => trailing_breaks,
+                Chomping::Strip | Chomping::Clip => String::new(),
             };
             return Ok(Token(start_mark, TokenType::Scalar(style, contents)));
         }
 
-        if self.mark.col < indent && (self.mark.col as isize) > self.indent {
-            return Err(ScanError::new(
-                self.mark,
-                "wrongly indented line in block scalar",
-            ));
-        }
+        // (libyaml ends the scalar at a line indented less than its blank
+        // lines were; what follows fails in the parser. Navique patch: no
+        // "wrongly indented line" error.)
 
         let mut line_buffer = String::with_capacity(100);
-        let start_mark = self.mark;
+        // The token keeps the indicator's mark, as libyaml's (Navique patch).
         while self.mark.col == indent && !is_z(self.ch()) {
             if indent == 0 {
                 self.lookahead(4);
@@ -1799,7 +1780,7 @@ impl<T: LineSkip> Scanner<T> {
             self.read_break(&mut leading_break);
 
             // Eat the following indentation spaces and line breaks.
-            self.skip_block_scalar_indent(indent, &mut trailing_breaks);
+            self.skip_block_scalar_indent(indent, &mut trailing_breaks)?;
         }
 
         // Chomp the tail.
@@ -1873,7 +1854,7 @@ impl<T: LineSkip> Scanner<T> {
     }
 
     /// Skip the block scalar indentation and empty lines.
-    fn skip_block_scalar_indent(&mut self, indent: usize, breaks: &mut String) {
+    fn skip_block_scalar_indent(&mut self, indent: usize, breaks: &mut String) -> ScanResult {
         loop {
             // Consume all spaces. Tabs cannot be used as indentation.
             if indent < BUFFER_LEN - 2 {
@@ -1897,6 +1878,10 @@ impl<T: LineSkip> Scanner<T> {
                 self.lookahead(2);
             }
 
+            // libyaml: a tab where indentation spaces are due (Navique patch).
+            if self.mark.col < indent && self.ch() == '\t' {
+                return Err(tab_in_block_scalar_indent(self.mark));
+            }
             // If our current line is empty, skip over the break and continue looping.
             if is_break(self.ch()) {
                 self.read_break(breaks);
@@ -1905,13 +1890,18 @@ impl<T: LineSkip> Scanner<T> {
                 break;
             }
         }
+        Ok(())
     }
 
     /// Determine the indentation level for a block scalar from the first line of its contents.
     ///
     /// The function skips over whitespace-only lines and sets `indent` to the the longest
     /// whitespace line that was encountered.
-    fn skip_block_scalar_first_line_indent(&mut self, indent: &mut usize, breaks: &mut String) {
+    fn skip_block_scalar_first_line_indent(
+        &mut self,
+        indent: &mut usize,
+        breaks: &mut String,
+    ) -> ScanResult {
         let mut max_indent = 0;
         loop {
             // Consume all spaces. Tabs cannot be used as indentation.
@@ -1921,6 +1911,9 @@ impl<T: LineSkip> Scanner<T> {
 
             if self.mark.col > max_indent {
                 max_indent = self.mark.col;
+            }
+            if self.ch() == '\t' {
+                return Err(tab_in_block_scalar_indent(self.mark));
             }
 
             if is_break(self.ch()) {
@@ -1945,6 +1938,7 @@ impl<T: LineSkip> Scanner<T> {
         if self.indent > 0 {
             *indent = (*indent).max(1);
         }
+        Ok(())
     }
 
     fn fetch_flow_scalar(&mut self, single: bool) -> ScanResult {
@@ -1986,15 +1980,16 @@ impl<T: LineSkip> Scanner<T> {
                         && (self.buffer[2] == '.')))
                 && is_blank_or_breakz(self.buffer[3])
             {
+                // libyaml reports where it stopped (Navique patch).
                 return Err(ScanError::new(
-                    start_mark,
+                    self.mark,
                     "while scanning a quoted scalar, found unexpected document indicator",
                 ));
             }
 
             if is_z(self.ch()) {
                 return Err(ScanError::new(
-                    start_mark,
+                    self.mark,
                     "while scanning a quoted scalar, found unexpected end of stream",
                 ));
             }
@@ -2027,13 +2022,9 @@ impl<T: LineSkip> Scanner<T> {
             while is_blank(self.ch()) || is_break(self.ch()) {
                 if is_blank(self.ch()) {
                     // Consume a space or a tab character.
+                    // libyaml takes tabs in a quoted scalar's indentation
+                    // (Navique patch).
                     if leading_blanks {
-                        if self.ch() == '\t' && (self.mark.col as isize) < self.indent {
-                            return Err(ScanError::new(
-                                self.mark,
-                                "tab cannot be used as indentation",
-                            ));
-                        }
                         self.skip_blank();
                     } else {
                         whitespaces.push(self.ch());
@@ -2075,27 +2066,9 @@ impl<T: LineSkip> Scanner<T> {
             }
         } // loop
 
-        // Eat the right quote.
+        // Eat the right quote. libyaml does not look at what follows: a
+        // scalar after it fails in the parser (Navique patch).
         self.skip_non_blank();
-        // Ensure there is no invalid trailing content.
-        self.skip_ws_to_eol(SkipTabs::Yes)?;
-        match self.ch() {
-            // These can be encountered in flow sequences or mappings.
-            ',' | '}' | ']' if self.flow_level > 0 => {}
-            // An end-of-line / end-of-stream is fine. No trailing content.
-            c if is_breakz(c) => {}
-            // ':' can be encountered if our scalar is a key.
-            // Outside of flow contexts, keys cannot span multiple lines
-            ':' if self.flow_level == 0 && start_mark.line == self.mark.line => {}
-            // Inside a flow context, this is allowed.
-            ':' if self.flow_level > 0 => {}
-            _ => {
-                return Err(ScanError::new(
-                    self.mark,
-                    "invalid trailing content after double-quoted scalar",
-                ));
-            }
-        }
 
         let style = if single {
             TScalarStyle::SingleQuoted
@@ -2208,7 +2181,7 @@ impl<T: LineSkip> Scanner<T> {
                 if !is_hex(self.buffer[i]) {
                     return Err(ScanError::new(
                         *start_mark,
-                        "while parsing a quoted scalar, did not find expected hexadecimal number",
+                        "while parsing a quoted scalar, did not find expected hexdecimal number",
                     ));
                 }
                 value = (value << 4) + as_hex(self.buffer[i]);
@@ -2269,12 +2242,8 @@ impl<T: LineSkip> Scanner<T> {
                 break;
             }
 
-            if self.flow_level > 0 && self.ch() == '-' && is_flow(self.buffer[1]) {
-                return Err(ScanError::new(
-                    self.mark,
-                    "plain scalar cannot start with '-' followed by ,[]{}",
-                ));
-            }
+            // (libyaml takes "-" before a flow indicator as a plain scalar;
+            // Navique patch: no error here.)
 
             if !is_blank_or_breakz(self.ch()) && self.next_can_be_plain_scalar() {
                 if self.leading_whitespace {
@@ -2346,15 +2315,12 @@ impl<T: LineSkip> Scanner<T> {
                         whitespaces.push(self.ch());
                         self.skip_blank();
                     } else if (self.mark.col as isize) < indent && self.ch() == '\t' {
-                        // Tabs in an indentation columns are allowed if and only if the line is
-                        // empty. Skip to the end of the line.
-                        self.skip_ws_to_eol(SkipTabs::Yes)?;
-                        if !is_breakz(self.ch()) {
-                            return Err(ScanError::new(
-                                start_mark,
-                                "while scanning a plain scalar, found a tab",
-                            ));
-                        }
+                        // libyaml: no tab in the indentation after a line
+                        // break, even on an empty line (Navique patch).
+                        return Err(ScanError::new(
+                            self.mark,
+                            "while scanning a plain scalar, found a tab character that violates indentation",
+                        ));
                     } else {
                         self.skip_blank();
                     }
@@ -2434,17 +2400,9 @@ impl<T: LineSkip> Scanner<T> {
         let start_mark = self.mark;
         self.implicit_flow_mapping = self.flow_level > 0 && !self.flow_mapping_started;
 
-        // Skip over ':'.
+        // Skip over ':'. (A tab may follow: libyaml skips it wherever no
+        // simple key may start; Navique patch.)
         self.skip_non_blank();
-        if self.look_ch() == '\t'
-            && !self.skip_ws_to_eol(SkipTabs::Yes)?.has_valid_yaml_ws()
-            && (self.ch() == '-' || is_alpha(self.ch()))
-        {
-            return Err(ScanError::new(
-                self.mark,
-                "':' must be followed by a valid YAML whitespace",
-            ));
-        }
 
         if sk.possible {
             // insert simple key
@@ -2612,7 +2570,10 @@ impl<T: LineSkip> Scanner<T> {
     fn remove_simple_key(&mut self) -> ScanResult {
         let last = self.simple_keys.last_mut().unwrap();
         if last.possible && last.required {
-            return Err(ScanError::new(self.mark, "simple key expected"));
+            return Err(ScanError::new(
+                self.mark,
+                "while scanning a simple key, could not find expected ':'",
+            ));
         }
 
         last.possible = false;
@@ -2638,11 +2599,6 @@ impl<T: LineSkip> Scanner<T> {
         }
     }
 
-    /// Return whether the scanner is inside a block but outside of a flow sequence.
-    fn is_within_block(&self) -> bool {
-        !self.indents.is_empty()
-    }
-
     /// If an implicit mapping had started, end it.
     fn end_implicit_mapping(&mut self, mark: Marker) {
         if self.implicit_flow_mapping {
@@ -2652,6 +2608,14 @@ impl<T: LineSkip> Scanner<T> {
                 .push_back(Token(mark, TokenType::FlowMappingEnd));
         }
     }
+}
+
+/// libyaml's error for a tab in a block scalar's indentation.
+fn tab_in_block_scalar_indent(mark: Marker) -> ScanError {
+    ScanError::new(
+        mark,
+        "while scanning a block scalar, found a tab character where an indentation space is expected",
+    )
 }
 
 /// Behavior to adopt regarding treating tabs as whitespace.
@@ -2672,22 +2636,6 @@ enum SkipTabs {
     ),
 }
 
-impl SkipTabs {
-    /// Whether tabs were found while skipping whitespace.
-    ///
-    /// This function must be called after a call to `skip_ws_to_eol`.
-    fn found_tabs(self) -> bool {
-        matches!(self, SkipTabs::Result(true, _))
-    }
-
-    /// Whether a valid YAML whitespace has been found in skipped-over content.
-    ///
-    /// This function must be called after a call to `skip_ws_to_eol`.
-    fn has_valid_yaml_ws(self) -> bool {
-        matches!(self, SkipTabs::Result(_, true))
-    }
-}
-
 /// Chomping, how final line breaks and trailing empty lines are interpreted.
 ///
 /// See YAML spec 8.1.1.2.
@@ -2699,13 +2647,4 @@ pub enum Chomping {
     Clip,
     /// The final line break and trailing empty lines are included.
     Keep,
-}
-
-#[cfg(test)]
-mod test {
-    #[test]
-    fn test_is_anchor_char() {
-        use super::is_anchor_char;
-        assert!(is_anchor_char('x'));
-    }
 }

@@ -49,10 +49,44 @@ fn msg(e: impl std::fmt::Display) -> FuncError {
     FuncError::Msg(e.to_string())
 }
 
-/// A private key able to sign certificates.
+/// A private key as Sprig's parsePrivateKeyPEM reads it.
 enum Key {
     Rsa(rsa::RsaPrivateKey),
     Ec(p256::ecdsa::SigningKey),
+    /// A `DSA PRIVATE KEY` (P, Q, G, Y, X, big-endian): Go reads it, but
+    /// a *dsa.PrivateKey is no crypto.Signer and x509 has no DSA public
+    /// keys, so no certificate can be made with it.
+    Dsa([Vec<u8>; 5]),
+}
+
+/// Sprig's pemBlockForKey for a DSA key: a `DSA PRIVATE KEY` block holding
+/// its DSAKeyFormat, SEQUENCE { INTEGER 0, P, Q, G, Y, X } (OpenSSL's
+/// traditional DSA private key).
+fn dsa_pem(parts: &[Vec<u8>; 5]) -> Result<String, FuncError> {
+    use x509_cert::der::asn1::Uint;
+    use x509_cert::der::Encode;
+    let mut ints = vec![Uint::new(&[0]).map_err(msg)?];
+    for p in parts {
+        ints.push(Uint::new(p).map_err(msg)?);
+    }
+    let der = ints.to_der().map_err(msg)?;
+    x509_cert::der::pem::encode_string("DSA PRIVATE KEY", x509_cert::der::pem::LineEnding::LF, &der)
+        .map_err(msg)
+}
+
+/// Sprig reads a `DSA PRIVATE KEY` with asn1.Unmarshal into DSAKeyFormat.
+fn parse_dsa(pem_text: &str) -> Result<Key, FuncError> {
+    use x509_cert::der::asn1::Int;
+    use x509_cert::der::Decode;
+    let fail = |e: String| msg(format!("parsing DSA private key from PEM: asn1: {e}"));
+    let (_, der) = x509_cert::der::pem::decode_vec(pem_text.as_bytes())
+        .map_err(|e| msg(format!("no PEM data in input: {e}")))?;
+    let ints: Vec<Int> = Vec::from_der(&der).map_err(|e| fail(e.to_string()))?;
+    if ints.len() < 6 {
+        return Err(fail("syntax error: sequence truncated".into()));
+    }
+    let b = |i: usize| ints[i].as_bytes().to_vec();
+    Ok(Key::Dsa([b(1), b(2), b(3), b(4), b(5)]))
 }
 
 impl Key {
@@ -68,6 +102,7 @@ impl Key {
                 let sk: SecretKey<p256::NistP256> = k.into();
                 Ok(sk.to_sec1_pem(LineEnding::LF).map_err(msg)?.to_string())
             }
+            Key::Dsa(parts) => dsa_pem(parts),
         }
     }
 }
@@ -108,6 +143,7 @@ fn parse_key(pem_text: &str) -> Result<Key, FuncError> {
                 .map_err(|e| msg(format!("decoding PEM as EC: {e}")))?;
             Ok(Key::Ec(sk.into()))
         }
+        "DSA PRIVATE KEY" => parse_dsa(&pem_text[start..]),
         l if l.ends_with(" PRIVATE KEY") => Err(msg(format!("invalid private key type {l}"))),
         l => Err(msg(format!("no private key data in PEM block of type {l}"))),
     }
@@ -187,9 +223,22 @@ fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<Issuer>) -> Result<S
     } else {
         Name::from_str(&format!("CN={cn}")).map_err(msg)?
     };
+    // x509.CreateCertificate's first checks: the signing key is a
+    // crypto.Signer, then the subject's public key has a type it encodes.
+    let signer_key = issuer.as_ref().map(|(_, k, _)| *k).unwrap_or(subject_key);
+    if matches!(signer_key, Key::Dsa(_)) {
+        return Err(msg(
+            "error creating certificate: x509: certificate private key does not implement crypto.Signer",
+        ));
+    }
     let spki = match subject_key {
         Key::Rsa(k) => SubjectPublicKeyInfoOwned::from_key(k.to_public_key()).map_err(msg)?,
         Key::Ec(k) => SubjectPublicKeyInfoOwned::from_key(*k.verifying_key()).map_err(msg)?,
+        Key::Dsa(_) => {
+            return Err(msg(
+                "error creating certificate: x509: unsupported public key type: *dsa.PublicKey",
+            ))
+        }
     };
     // Go's x509.CreateCertificate: a CA gets a Subject Key Identifier, the
     // first 160 bits of the SHA-256 of its public key's bits; a certificate
@@ -206,7 +255,6 @@ fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<Issuer>) -> Result<S
     let profile = Profile::Manual {
         issuer: issuer.as_ref().map(|(n, _, _)| (*n).clone()),
     };
-    let signer_key = issuer.as_ref().map(|(_, k, _)| *k).unwrap_or(subject_key);
     let mut usages = KeyUsages::KeyEncipherment | KeyUsages::DigitalSignature;
     if t.is_ca {
         usages |= KeyUsages::KeyCertSign;
@@ -267,6 +315,7 @@ fn cert_pem(t: &Template, subject_key: &Key, issuer: Option<Issuer>) -> Result<S
             build!(&signer, rsa::pkcs1v15::Signature)
         }
         Key::Ec(k) => build!(k, p256::ecdsa::DerSignature),
+        Key::Dsa(_) => unreachable!("refused above"),
     };
     Ok(pem)
 }
@@ -376,7 +425,14 @@ fn gen_private_key(typ: &str) -> Result<String, FuncError> {
             use dsa::{Components, KeySize, SigningKey};
             let comps = Components::generate(&mut OsRng, KeySize::DSA_2048_256);
             let k = SigningKey::generate(&mut OsRng, comps);
-            k.to_pkcs8_pem(LineEnding::LF).map_err(msg)?.to_string()
+            let (vk, c) = (k.verifying_key(), k.verifying_key().components());
+            dsa_pem(&[
+                c.p().to_bytes_be(),
+                c.q().to_bytes_be(),
+                c.g().to_bytes_be(),
+                vk.y().to_bytes_be(),
+                k.x().to_bytes_be(),
+            ])?
         }
         other => format!("Unknown type {other}"),
     })

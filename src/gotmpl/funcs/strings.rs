@@ -3,6 +3,7 @@
 
 use super::{arg_int, arg_str, strval, FResult, Registry, P};
 use crate::gotmpl::format::{self, quote_go};
+use crate::gotmpl::gounicode as uni;
 use crate::value::gostr;
 use crate::value::{ListKind, Map, MapKind, Value};
 use base64::Engine as _;
@@ -37,26 +38,22 @@ pub fn register(r: &mut Registry) {
             .unwrap_or(arg_str(&a[1]))
             .to_string())
     });
-    // strings.Map writes each byte that is not UTF-8 as U+FFFD.
+    // strings.ToUpper / ToLower: strings.Map with unicode's one-rune
+    // mappings, which writes each byte that is not UTF-8 as U+FFFD.
     r.add("upper", &[Str], None, |_, a| {
-        s(gostr::lossy(arg_str(&a[0]))
+        s(arg_str(&a[0])
             .chars()
-            .map(|c| simple_case(c, c.to_uppercase()))
+            .map(|c| uni::to_upper(uni::rune(c)))
             .collect())
     });
-    // strings.Map writes each byte that is not UTF-8 as U+FFFD.
     r.add("lower", &[Str], None, |_, a| {
-        s(gostr::lossy(arg_str(&a[0]))
+        s(arg_str(&a[0])
             .chars()
-            .map(|c| simple_case(c, c.to_lowercase()))
+            .map(|c| uni::to_lower(uni::rune(c)))
             .collect())
     });
-    r.add("title", &[Str], None, |_, a| {
-        s(title(&gostr::lossy(arg_str(&a[0]))))
-    });
-    r.add("untitle", &[Str], None, |_, a| {
-        s(untitle(&gostr::lossy(arg_str(&a[0]))))
-    });
+    r.add("title", &[Str], None, |_, a| s(title(arg_str(&a[0]))));
+    r.add("untitle", &[Str], None, |_, a| s(untitle(arg_str(&a[0]))));
     r.add("repeat", &[Int, Str], None, |_, a| {
         let n = arg_int(&a[0]);
         if n < 0 {
@@ -95,11 +92,12 @@ pub fn register(r: &mut Registry) {
         }
         s(abbreviate_full(arg_str(&a[2]), l, rt).unwrap_or_default())
     });
-    // goutils reads these strings byte by byte, each byte taken as a rune.
+    // goutils reads these strings byte by byte, each byte taken as a rune
+    // (Latin-1) and written back as that rune's UTF-8.
     r.add("initials", &[Str], None, |_, a| {
         let mut out = String::new();
         let mut gap = true;
-        for &b in arg_str(&a[0]).as_bytes() {
+        for &b in gostr::to_bytes(arg_str(&a[0])).iter() {
             if go_latin1_space(b) {
                 gap = true;
             } else if gap {
@@ -168,28 +166,18 @@ pub fn register(r: &mut Registry) {
         .to_string())
     });
     r.add("snakecase", &[Str], None, |_, a| {
-        s(to_lower_words(arg_str(&a[0]), '_'))
+        s(camel_to_lower(arg_str(&a[0]), '_'))
     });
     r.add("kebabcase", &[Str], None, |_, a| {
-        s(to_lower_words(arg_str(&a[0]), '-'))
+        s(camel_to_lower(arg_str(&a[0]), '-'))
     });
+    // Sprig 3.3 calls xstrings.ToPascalCase (xstrings 1.5's ToCamelCase
+    // starts lower).
     r.add("camelcase", &[Str], None, |_, a| {
-        s(camelcase(&gostr::lossy(arg_str(&a[0]))))
+        s(pascal_case(arg_str(&a[0])))
     });
-    // Rune by rune, as Go's range writes U+FFFD for bytes that are not UTF-8.
     r.add("swapcase", &[Str], None, |_, a| {
-        s(gostr::lossy(arg_str(&a[0]))
-            .chars()
-            .flat_map(|c| {
-                if c.is_uppercase() {
-                    c.to_lowercase().collect::<Vec<_>>()
-                } else if c.is_lowercase() {
-                    c.to_uppercase().collect()
-                } else {
-                    vec![c]
-                }
-            })
-            .collect())
+        s(swap_case(arg_str(&a[0])))
     });
     r.add("shuffle", &[Str], None, |_, a| {
         use rand::seq::SliceRandom;
@@ -197,9 +185,15 @@ pub fn register(r: &mut Registry) {
         c.shuffle(&mut rand::thread_rng());
         s(c.into_iter().collect())
     });
+    // goutils.DeleteWhiteSpace: byte by byte, each kept byte written back
+    // as the Latin-1 rune it is read as; the string itself when no byte goes.
     r.add("nospace", &[Str], None, |_, a| {
-        s(gostr::to_bytes(arg_str(&a[0]))
-            .iter()
+        let st = arg_str(&a[0]);
+        let b = gostr::to_bytes(st);
+        if !b.iter().any(|b| go_latin1_space(*b)) {
+            return s(st.to_string());
+        }
+        s(b.iter()
             .copied()
             .filter(|b| !go_latin1_space(*b))
             .map(|b| b as char)
@@ -382,19 +376,6 @@ pub fn register(r: &mut Registry) {
     });
 }
 
-/// Sprig's `empty`.
-/// Go's unicode.ToUpper/ToLower map one rune to one rune (simple case
-/// mapping): where the full mapping expands (`ß` -> `SS`) the rune stays,
-/// unless the rest is combining marks (`İ` -> `i`).
-fn simple_case(c: char, full: impl Iterator<Item = char>) -> char {
-    let mapped: Vec<char> = full.collect();
-    match mapped.as_slice() {
-        [one] => *one,
-        [first, rest @ ..] if rest.iter().all(|r| ('\u{300}'..='\u{36F}').contains(r)) => *first,
-        _ => c,
-    }
-}
-
 /// Bytes as a Go string holding them: each byte that starts no valid
 /// UTF-8 sequence is kept as its raw-byte marker (see gotmpl::gostr).
 pub fn go_lossy(b: &[u8]) -> String {
@@ -406,6 +387,7 @@ fn go_latin1_space(b: u8) -> bool {
     matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ' | 0x85 | 0xA0)
 }
 
+/// Sprig's `empty`.
 pub fn is_empty(v: &Value) -> bool {
     match v {
         // A slice behind an object (VersionSet) is empty when it has no items.
@@ -436,66 +418,77 @@ fn adler32(data: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-/// Go's strings.Title.
+/// Go's strings.Title: unicode.ToTitle of each rune after a separator;
+/// bytes that are not UTF-8 become U+FFFD (strings.Map).
 fn title(st: &str) -> String {
-    let mut out = String::with_capacity(st.len());
     let mut prev = ' ';
-    for c in st.chars() {
-        if is_title_separator(prev) {
-            out.push(to_title(c));
-        } else {
-            out.push(c);
-        }
-        prev = c;
-    }
-    out
+    st.chars()
+        .map(|c| {
+            let c = uni::rune(c);
+            let out = if is_title_separator(prev) {
+                uni::to_title(c)
+            } else {
+                c
+            };
+            prev = c;
+            out
+        })
+        .collect()
 }
 
-/// Go's unicode.ToTitle: one rune, title case for the digraphs.
-fn to_title(c: char) -> char {
-    match c {
-        'Ǆ' | 'ǅ' | 'ǆ' => 'ǅ',
-        'Ǉ' | 'ǈ' | 'ǉ' => 'ǈ',
-        'Ǌ' | 'ǋ' | 'ǌ' => 'ǋ',
-        'Ǳ' | 'ǲ' | 'ǳ' => 'ǲ',
-        c => {
-            let mut u = c.to_uppercase();
-            match (u.next(), u.next()) {
-                (Some(x), None) => x,
-                _ => c,
-            }
-        }
-    }
-}
-
+/// strings.Title's isSeparator.
 fn is_title_separator(c: char) -> bool {
     if c.is_ascii() {
-        if c.is_ascii_alphanumeric() || c == '_' {
-            return false;
-        }
-        return true;
+        return !(c.is_ascii_alphanumeric() || c == '_');
     }
-    if c.is_alphabetic() || c.is_numeric() {
+    if uni::is_letter(c) || uni::is_digit(c) {
         return false;
     }
-    c.is_whitespace()
+    uni::is_space(c)
 }
 
+/// goutils.Uncapitalize: over []rune(str), unicode.ToLower of the first rune
+/// and of each one after a unicode.IsSpace.
 fn untitle(st: &str) -> String {
-    let mut out = String::with_capacity(st.len());
-    let mut at_start = true;
-    for c in st.chars() {
-        if c.is_whitespace() {
-            at_start = true;
-            out.push(c);
-        } else if at_start {
-            out.extend(c.to_lowercase());
-            at_start = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    let mut next = true;
+    st.chars()
+        .map(|c| {
+            let c = uni::rune(c);
+            if uni::is_space(c) {
+                next = true;
+                c
+            } else if next {
+                next = false;
+                uni::to_lower(c)
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+/// goutils.SwapCase: over []rune(str), upper and title runes go lower, a
+/// lower rune goes title at the start or after a space, upper elsewhere.
+fn swap_case(st: &str) -> String {
+    let mut space = true;
+    st.chars()
+        .map(|c| {
+            let c = uni::rune(c);
+            if uni::is_upper(c) || uni::is_title(c) {
+                space = false;
+                uni::to_lower(c)
+            } else if uni::is_lower(c) {
+                if std::mem::replace(&mut space, false) {
+                    uni::to_title(c)
+                } else {
+                    uni::to_upper(c)
+                }
+            } else {
+                space = uni::is_space(c);
+                c
+            }
+        })
+        .collect()
 }
 
 fn substr(start: i64, end: i64, st: &str) -> FResult {
@@ -673,22 +666,62 @@ pub fn strslice(v: &Value) -> Vec<String> {
     }
 }
 
+// ---- huandu/xstrings 1.5 (camelcase, snakecase, kebabcase) ----
+//
+// Ported step by step: they walk the Go string's bytes with
+// utf8.DecodeRuneInString, where each byte that is not UTF-8 (one raw-byte
+// marker char here) is a RuneError of width 1. Runes they write back with
+// WriteRune come out as U+FFFD; words they copy with WriteString keep the
+// raw bytes.
+
+const RUNE_ERROR: char = '\u{FFFD}';
+
+/// xstrings' isConnector.
 fn is_connector(c: char) -> bool {
-    c == '-' || c == '_' || c.is_whitespace()
+    c == '-' || c == '_' || uni::is_space(c)
 }
 
-fn camelcase(st: &str) -> String {
-    let mut out = String::new();
-    let mut chars = st.chars().peekable();
-    let mut r0 = None;
+/// xstrings' isAlphabet: a letter, not a CJK ideograph.
+fn is_alphabet(c: char) -> bool {
+    if !uni::is_letter(c) {
+        return false;
+    }
+    let r = c as u32;
+    !(r >= 0x3400
+        && ((0x4E00..=0x9FCC).contains(&r)
+            || (0x3400..=0x4D85).contains(&r)
+            || (0x20000..=0x2B81D).contains(&r)))
+}
+
+/// xstrings' toCamelCase(str, isBig) (ToPascalCase when big).
+fn to_camel_case(st: &str, big: bool) -> String {
+    if st.is_empty() {
+        return String::new();
+    }
+    let mut out = String::with_capacity(st.len());
+    let mut chars = st.chars().map(uni::rune).peekable();
+    let mut first_upper = false;
+    let mut r0 = RUNE_ERROR;
+    // Leading connectors appear in the output.
     while let Some(c) = chars.next() {
-        if !is_connector(c) {
-            r0 = Some(c.to_uppercase().next().unwrap_or(c));
+        r0 = c;
+        if !is_connector(r0) {
+            first_upper = uni::is_upper(r0);
+            r0 = if big {
+                uni::to_upper(r0)
+            } else {
+                uni::to_lower(r0)
+            };
             break;
         }
-        out.push(c);
+        out.push(r0);
     }
-    let Some(mut r0) = r0 else { return out };
+    if chars.peek().is_none() {
+        // Go writes the last rune read once more here, even when it was a
+        // connector already written.
+        out.push(r0);
+        return out;
+    }
     for c in chars {
         let r1 = r0;
         r0 = c;
@@ -697,72 +730,218 @@ fn camelcase(st: &str) -> String {
             continue;
         }
         if is_connector(r1) {
-            r0 = r0.to_uppercase().next().unwrap_or(r0);
+            first_upper = uni::is_upper(r0);
+            r0 = uni::to_upper(r0);
         } else {
+            if first_upper {
+                if uni::is_upper(r0) {
+                    r0 = uni::to_lower(r0);
+                } else {
+                    first_upper = false;
+                }
+            }
             out.push(r1);
         }
+    }
+    if first_upper && !big {
+        r0 = uni::to_lower(r0);
     }
     out.push(r0);
     out
 }
 
-/// huandu/xstrings ToSnakeCase / ToKebabCase.
-fn to_lower_words(st: &str, conn: char) -> String {
-    #[derive(PartialEq, Clone, Copy)]
-    enum K {
-        Upper,
-        Lower,
-        Digit,
-        Conn,
-        Other,
+fn pascal_case(st: &str) -> String {
+    to_camel_case(st, true)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Word {
+    Invalid,
+    Number,
+    Upper,
+    Alphabet,
+    Connector,
+    Punct,
+    Other,
+}
+
+/// xstrings' nextValidRune: the first rune that is not RuneError and the
+/// width up to and including it; `prev` and the whole width if none.
+fn next_valid_rune(s: &[char], prev: char) -> (char, usize) {
+    for (i, &c) in s.iter().enumerate() {
+        let r = uni::rune(c);
+        if r != RUNE_ERROR {
+            return (r, i + 1);
+        }
     }
-    let kind = |c: char| {
-        if c.is_uppercase() {
-            K::Upper
-        } else if c.is_lowercase() {
-            K::Lower
-        } else if c.is_numeric() {
-            K::Digit
-        } else if is_connector(c) || c == '.' {
-            K::Conn
-        } else if c.is_alphabetic() {
-            K::Lower
+    (prev, s.len())
+}
+
+/// xstrings' nextWord.
+fn next_word(st: &[char]) -> (Word, &[char], &[char]) {
+    if st.is_empty() {
+        return (Word::Invalid, st, st);
+    }
+    let mut remaining = st;
+    let (mut r, mut size) = next_valid_rune(remaining, RUNE_ERROR);
+    let mut offset = size;
+    if r == RUNE_ERROR {
+        return (Word::Invalid, &st[..offset], &st[offset..]);
+    }
+    // Extend the word while `keep` holds for the next valid rune.
+    fn run(remaining: &mut &[char], offset: &mut usize, r: &mut char, keep: &dyn Fn(char) -> bool) {
+        while !remaining.is_empty() {
+            let (nr, sz) = next_valid_rune(remaining, *r);
+            *r = nr;
+            if !keep(nr) {
+                break;
+            }
+            *offset += sz;
+            *remaining = &remaining[sz..];
+        }
+    }
+    let wt;
+    if is_connector(r) {
+        wt = Word::Connector;
+        remaining = &remaining[size..];
+        run(&mut remaining, &mut offset, &mut r, &is_connector);
+    } else if uni::is_punct(r) {
+        wt = Word::Punct;
+        remaining = &remaining[size..];
+        run(&mut remaining, &mut offset, &mut r, &uni::is_punct);
+    } else if uni::is_upper(r) {
+        wt = Word::Upper;
+        remaining = &remaining[size..];
+        if !remaining.is_empty() {
+            (r, size) = next_valid_rune(remaining, r);
+            if uni::is_upper(r) {
+                let mut prev_size = size;
+                offset += size;
+                remaining = &remaining[size..];
+                while !remaining.is_empty() {
+                    (r, size) = next_valid_rune(remaining, r);
+                    if !uni::is_upper(r) {
+                        break;
+                    }
+                    prev_size = size;
+                    offset += size;
+                    remaining = &remaining[size..];
+                }
+                // "HTTPStatus": the S starts the next word.
+                if !remaining.is_empty() && is_alphabet(r) {
+                    offset -= prev_size;
+                    remaining = &st[offset..];
+                }
+            } else if is_alphabet(r) {
+                offset += size;
+                remaining = &remaining[size..];
+                run(&mut remaining, &mut offset, &mut r, &|c| {
+                    is_alphabet(c) && !uni::is_upper(c)
+                });
+            }
+        }
+    } else if is_alphabet(r) {
+        wt = Word::Alphabet;
+        remaining = &remaining[size..];
+        run(&mut remaining, &mut offset, &mut r, &|c| {
+            is_alphabet(c) && !uni::is_upper(c)
+        });
+    } else if uni::is_number(r) {
+        wt = Word::Number;
+        remaining = &remaining[size..];
+        run(&mut remaining, &mut offset, &mut r, &uni::is_number);
+    } else {
+        wt = Word::Other;
+        remaining = &remaining[size..];
+        // (nextValidRune never gives width 0 on a non-empty rest.)
+        run(&mut remaining, &mut offset, &mut r, &|c| {
+            !(is_connector(c) || is_alphabet(c) || uni::is_number(c) || uni::is_punct(c))
+        });
+    }
+    (wt, &st[..offset], remaining)
+}
+
+/// xstrings' toLower: upper and connector words rune by rune, the others
+/// copied as they are.
+fn words_to_lower(out: &mut String, wt: Word, word: &[char], conn: char) {
+    if wt != Word::Upper && wt != Word::Connector {
+        out.extend(word.iter());
+        return;
+    }
+    for &c in word {
+        let r = uni::rune(c);
+        if is_connector(r) {
+            out.push(conn);
+        } else if uni::is_upper(r) {
+            out.push(uni::to_lower(r));
         } else {
-            K::Other
+            out.push(r);
         }
-    };
+    }
+}
+
+/// xstrings' camelCaseToLowerCase (ToSnakeCase, ToKebabCase).
+fn camel_to_lower(st: &str, conn: char) -> String {
+    if st.is_empty() {
+        return String::new();
+    }
     let chars: Vec<char> = st.chars().collect();
-    let mut words: Vec<String> = Vec::new();
-    let mut cur = String::new();
-    for i in 0..chars.len() {
-        let c = chars[i];
-        let k = kind(c);
-        if k == K::Conn {
-            if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
-            }
-            continue;
+    let mut out = String::with_capacity(st.len() + 8);
+    let (mut wt, mut word, mut remaining) = next_word(&chars);
+    while !remaining.is_empty() {
+        if wt != Word::Connector {
+            words_to_lower(&mut out, wt, word, conn);
         }
-        if !cur.is_empty() {
-            let p = kind(chars[i - 1]);
-            let next_lower = i + 1 < chars.len() && kind(chars[i + 1]) == K::Lower;
-            let boundary = match (p, k) {
-                (K::Lower, K::Upper) => true,
-                (K::Upper, K::Upper) => next_lower,
-                (K::Digit, K::Upper) => true,
-                (K::Lower | K::Upper, K::Digit) => false,
-                _ => false,
-            };
-            if boundary {
-                words.push(std::mem::take(&mut cur));
+        let prev = wt;
+        let last = word;
+        (wt, word, remaining) = next_word(remaining);
+        match prev {
+            Word::Number => {
+                while wt == Word::Alphabet || wt == Word::Number {
+                    words_to_lower(&mut out, wt, word, conn);
+                    (wt, word, remaining) = next_word(remaining);
+                }
+                if wt != Word::Invalid && wt != Word::Punct && wt != Word::Connector {
+                    out.push(conn);
+                }
+            }
+            Word::Connector => words_to_lower(&mut out, prev, last, conn),
+            Word::Punct => {}
+            _ => {
+                if wt != Word::Number {
+                    if wt != Word::Connector && wt != Word::Punct {
+                        out.push(conn);
+                    }
+                    continue;
+                }
+                if remaining.is_empty() {
+                    continue;
+                }
+                let last = word;
+                (wt, word, remaining) = next_word(remaining);
+                // "Bld4Floor": the number belongs to the word before.
+                if wt != Word::Alphabet {
+                    words_to_lower(&mut out, Word::Number, last, conn);
+                    if wt != Word::Connector && wt != Word::Punct {
+                        out.push(conn);
+                    }
+                    continue;
+                }
+                // "HTTP2xx": lower letters after the number start a word.
+                out.push(conn);
+                words_to_lower(&mut out, Word::Number, last, conn);
+                while wt == Word::Alphabet || wt == Word::Number {
+                    words_to_lower(&mut out, wt, word, conn);
+                    (wt, word, remaining) = next_word(remaining);
+                }
+                if wt != Word::Invalid && wt != Word::Connector && wt != Word::Punct {
+                    out.push(conn);
+                }
             }
         }
-        cur.extend(c.to_lowercase());
     }
-    if !cur.is_empty() {
-        words.push(cur);
-    }
-    words.join(&conn.to_string())
+    words_to_lower(&mut out, wt, word, conn);
+    out
 }
 
 // ---- base64 / base32 with Go's error texts ----
