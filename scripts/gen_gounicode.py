@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Generate src/gotmpl/gounicode_tables.rs: the Unicode tables Go's `unicode`
+"""Generate src/value/gounicode_tables.rs: the Unicode tables Go's `unicode`
 package answers from, for the Sprig functions that walk runes (camelcase,
 snakecase, kebabcase, swapcase, untitle, title, upper, lower, ...).
 
 Helm v4.2.3 is built with Go 1.26, whose tables are Unicode 15.0.0; run this
 with a Python whose unicodedata has the same version (3.12: 15.0.0):
 
-    python3.12 scripts/gen_gounicode.py > src/gotmpl/gounicode_tables.rs
+    python3.12 scripts/gen_gounicode.py > src/value/gounicode_tables.rs
 
 General categories come from unicodedata (IsPrint: L, M, N, P, S and
 the ASCII space). Go's ToUpper/ToLower/ToTitle use

@@ -81,7 +81,7 @@ fn scalar_text(n: &Node) -> Option<String> {
 /// load: strings.Map turning each unicode.IsSpace rune into a space and
 /// dropping each rune unicode.IsPrint refuses.
 fn sanitize(s: &str) -> String {
-    use crate::gotmpl::gounicode as uni;
+    use crate::value::gounicode as uni;
     s.chars()
         .filter_map(|c| {
             let c = uni::rune(c);

@@ -118,7 +118,7 @@ fn is_space(c: char) -> bool {
 
 /// text/template's isAlphaNumeric: `_`, unicode.IsLetter, unicode.IsDigit.
 pub fn is_alnum(c: char) -> bool {
-    c == '_' || crate::gotmpl::gounicode::is_letter(c) || crate::gotmpl::gounicode::is_digit(c)
+    c == '_' || crate::value::gounicode::is_letter(c) || crate::value::gounicode::is_digit(c)
 }
 
 fn has_left_trim(s: &[u8]) -> bool {

@@ -5,7 +5,6 @@ pub mod error;
 pub mod exec;
 pub mod format;
 pub mod funcs;
-pub mod gounicode;
 pub mod lex;
 pub mod parse;
 pub mod source;

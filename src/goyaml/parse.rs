@@ -338,7 +338,7 @@ fn map_to_json(pairs: &[(Node, Node)], out: &mut Map) -> Result<(), YamlError> {
 
 /// Go's `%#v` of a node as go-yaml v2 decodes it into interface{}.
 fn go_sharp_v(n: &Node) -> String {
-    use crate::gotmpl::format::{format_float_g, quote_go};
+    use crate::value::{float::format_float_g, quote::quote_go};
     match n {
         Node::Scalar(s) => match s {
             Scalar::Str(s) | Scalar::Timestamp(s) => quote_go(s),

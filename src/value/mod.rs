@@ -7,6 +7,8 @@
 pub mod float;
 pub mod go_type;
 pub mod gostr;
+pub mod gounicode;
+pub mod quote;
 pub mod strconv;
 
 use std::cell::RefCell;

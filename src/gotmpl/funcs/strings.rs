@@ -3,8 +3,8 @@
 
 use super::{arg_int, arg_str, strval, FResult, Registry, P};
 use crate::gotmpl::format::{self, quote_go};
-use crate::gotmpl::gounicode as uni;
 use crate::value::gostr;
+use crate::value::gounicode as uni;
 use crate::value::{ListKind, Map, MapKind, Value};
 use base64::Engine as _;
 use std::rc::Rc;
