@@ -1,6 +1,8 @@
-//! Capability (cluster-scoped, written by the operator only): one per
-//! catalog entry, so `kubectl get capabilities` says what is installed, by
-//! whom, for whom. Output only: nothing the operator decides reads it back.
+//! Capability (cluster-scoped): one per catalog entry, so `kubectl get
+//! capabilities` says what is installed, by whom, for whom. The status is
+//! the operator's and output only (nothing it decides reads it back); the
+//! spec is the platform admin's (values, suspend, drift) and never written
+//! by the operator.
 
 use super::Condition;
 use kube::CustomResource;
@@ -12,7 +14,7 @@ use serde::{Deserialize, Serialize};
     group = "core.navique.com",
     version = "v1alpha1",
     kind = "Capability",
-    doc = "A capability operator of the catalog: what is installed, by whom, for whom. Written by the operator only.",
+    doc = "A capability operator of the catalog: what is installed, by whom, for whom (status, written by the operator), and how the platform admin wants our release of it configured (spec).",
     plural = "capabilities",
     status = "CapabilityStatus",
     shortname = "nvcap",
@@ -39,12 +41,41 @@ use serde::{Deserialize, Serialize};
         json_path = ".status.consumerCount"
     ),
     printcolumn(
+        name = "Suspended",
+        type_ = "boolean",
+        json_path = ".spec.suspend"
+    ),
+    printcolumn(
         name = "Age",
         type_ = "date",
         json_path = ".metadata.creationTimestamp"
     )
 )]
-pub struct CapabilitySpec {}
+pub struct CapabilitySpec {
+    /// true: no install, upgrade, uninstall or drift correction of our
+    /// release; its status is still reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suspend: Option<bool>,
+    /// What to do when objects of our release drift: correct (default),
+    /// warn (report only) or off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["correct", "warn", "off"]))]
+    pub drift: Option<String>,
+    /// Helm values merged over the catalog's for our release only (Helm's
+    /// coalescing: null removes a chart default). Values the catalog sets
+    /// are locked: a spec that changes one is refused as a whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "free_object")]
+    pub values: Option<serde_json::Value>,
+}
+
+/// An object of any fields, kept as written (no pruning).
+fn free_object(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
 pub struct Consumer {

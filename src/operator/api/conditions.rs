@@ -32,6 +32,10 @@ names! {
         CapabilitiesReady,
         Licensed,
         Progressing,
+        // Capabilities: the admin's spec.
+        Configured,
+        Suspended,
+        Drifted,
     }
 }
 
@@ -63,5 +67,14 @@ names! {
         WaitingForPrerequisites,
         Uninstalling,
         UninstallHeld,
+        // Day-2: the admin's spec, pause, drift.
+        CatalogValues,
+        Configured,
+        Refused,
+        Suspended,
+        Resumed,
+        NoDrift,
+        DriftDetected,
+        DriftCorrected,
     }
 }

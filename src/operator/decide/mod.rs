@@ -1,4 +1,5 @@
-//! What should change, as pure functions of what we know: whose each
+//! What should change, as pure functions of what we know: what the admin
+//! asks of our releases ([`configure`]), whose each
 //! capability operator is ([`provenance`]), what the resources need
 //! ([`needs`]), what to do about each capability ([`plan`]), what was emitted
 //! and is no longer wanted ([`gc`]), what the license allows ([`verdict`]),
@@ -7,6 +8,7 @@
 //! ([`realise`]). Nothing here reads or writes a cluster.
 
 pub mod conditions;
+pub mod configure;
 pub mod gc;
 pub mod needs;
 pub mod plan;

@@ -3,6 +3,7 @@
 //! plan` prints them all, and unit tests drive them without a cluster.
 
 use crate::operator::api::capability::Consumer;
+use crate::operator::decide::configure::{self, Configuration, Settings};
 use crate::operator::decide::needs::{self, Needs};
 use crate::operator::decide::provenance::{classify, Evidence, Provenance};
 use crate::operator::model::catalog::{CapabilityEntry, Catalog};
@@ -28,6 +29,8 @@ pub enum Step {
     Uninstall,
     /// Ours and no longer needed, but something still depends on it.
     HoldUninstall { reason: String },
+    /// `spec.suspend`: our release is left exactly as it is.
+    Suspended,
 }
 
 impl Step {
@@ -50,6 +53,7 @@ impl Step {
             Step::Wait { .. } => "wait",
             Step::Uninstall => "uninstall",
             Step::HoldUninstall { .. } => "hold",
+            Step::Suspended => "suspended",
         }
     }
 }
@@ -69,16 +73,28 @@ pub struct CapabilityPlan {
     pub consumers: Vec<Consumer>,
     pub readiness: Readiness,
     pub step: Step,
+    /// What the admin's `Capability.spec` asks (values, suspend, drift).
+    pub settings: Settings,
 }
 
 /// The digest of what our release is made from: the chart tarball and the
-/// values we set. A release is upgraded when this changes, never by
-/// re-rendering and diffing (charts with random or generated values would
-/// never compare equal).
-pub fn inputs_digest(entry: &CapabilityEntry) -> String {
-    let values = crate::release::record::values_to_json(&entry.chart_values());
-    let text = format!("{}\n{}", entry.pin.sha256, values);
+/// values we set (the catalog's, with the admin's accepted `spec.values`).
+/// A release is upgraded when this changes, never by re-rendering and
+/// diffing (charts with random or generated values would never compare equal).
+pub fn inputs_digest(entry: &CapabilityEntry, settings: &Settings) -> String {
+    let text = format!("{}\n{}", entry.pin.sha256, settings.values);
     format!("sha256:{}", crate::digest::sha256_hex(text.as_bytes()))
+}
+
+/// The admin's settings for `entry`, from its Capability's spec and the
+/// values our release was last made with.
+pub fn settings_of(entry: &CapabilityEntry, snap: &Snapshot) -> Settings {
+    let last = snap
+        .releases
+        .iter()
+        .find(|r| r.ours && r.name == entry.release && r.namespace == entry.namespace)
+        .and_then(|r| r.configured.as_deref());
+    configure::settings(entry, snap.capability_specs.get(&entry.name), last)
 }
 
 /// Ready: every CRD Established, and every Deployment and StatefulSet of
@@ -144,6 +160,7 @@ type Found = std::collections::BTreeMap<String, (Provenance, Readiness)>;
 
 fn decide(
     entry: &CapabilityEntry,
+    settings: &Settings,
     found: &Found,
     needed: bool,
     catalog: &Catalog,
@@ -174,6 +191,10 @@ fn decide(
         Provenance::Adopted(e) => ours_left(e),
         _ => false,
     };
+    let ours_or_absent = !matches!(&found[&entry.name].0, Provenance::Adopted(e) if !ours_left(e));
+    if settings.suspend && ours_or_absent {
+        return Step::Suspended;
+    }
     if interrupted && left_behind {
         return if needed {
             Step::Install
@@ -196,14 +217,9 @@ fn decide(
                 Step::Upgrade {
                     reason: format!("revision {} failed", r.revision),
                 }
-            } else if r.inputs.as_deref() != Some(inputs_digest(entry).as_str()) {
+            } else if r.inputs.as_deref() != Some(inputs_digest(entry, settings).as_str()) {
                 Step::Upgrade {
-                    reason: format!(
-                        "the pin is {} {}, the release has {}",
-                        entry.pin.chart,
-                        entry.pin.version,
-                        r.chart_version.as_deref().unwrap_or("other inputs")
-                    ),
+                    reason: upgrade_reason(entry, settings, r),
                 }
             } else {
                 Step::Nothing
@@ -242,6 +258,28 @@ fn decide(
     }
 }
 
+/// Why our release's inputs differ: the pin, or the admin's values.
+fn upgrade_reason(
+    entry: &CapabilityEntry,
+    settings: &Settings,
+    r: &crate::operator::model::snapshot::ReleaseInfo,
+) -> String {
+    let same_chart = r.chart_version.as_deref() == Some(entry.pin.version.as_str());
+    if same_chart && r.configured != settings.configured {
+        let what = match (&settings.configuration, &settings.configured) {
+            (Configuration::Catalog, _) | (_, None) => "were removed",
+            _ => "changed",
+        };
+        return format!("the Capability's spec.values {what}");
+    }
+    format!(
+        "the pin is {} {}, the release has {}",
+        entry.pin.chart,
+        entry.pin.version,
+        r.chart_version.as_deref().unwrap_or("other inputs")
+    )
+}
+
 fn unready_prerequisite(entry: &CapabilityEntry, found: &Found) -> Option<String> {
     entry.prerequisites.iter().find_map(|p| {
         let (_, r) = found.get(p)?;
@@ -271,7 +309,8 @@ pub fn capabilities(catalog: &Catalog, snap: &Snapshot) -> Vec<CapabilityPlan> {
         .iter()
         .map(|entry| {
             let needed = needs.is_needed(&entry.name);
-            let step = decide(entry, &found, needed, catalog, snap, &needs);
+            let settings = settings_of(entry, snap);
+            let step = decide(entry, &settings, &found, needed, catalog, snap, &needs);
             let (provenance, readiness) = found[&entry.name].clone();
             CapabilityPlan {
                 name: entry.name.clone(),
@@ -280,6 +319,7 @@ pub fn capabilities(catalog: &Catalog, snap: &Snapshot) -> Vec<CapabilityPlan> {
                 needed,
                 readiness,
                 step,
+                settings,
             }
         })
         .collect()
@@ -307,7 +347,8 @@ mod tests {
             status: "deployed".into(),
             ours: true,
             chart_version: Some(entry.pin.version.clone()),
-            inputs: Some(inputs_digest(entry)),
+            inputs: Some(inputs_digest(entry, &configure::settings(entry, None, None))),
+            configured: None,
         }
     }
 
@@ -478,11 +519,85 @@ mod tests {
     fn inputs_digest_follows_chart_and_values() {
         let c = Catalog::built_in();
         let mut e = c.capability("cert-manager").unwrap().clone();
-        let d = inputs_digest(&e);
-        assert_eq!(d, inputs_digest(&e.clone()));
+        let digest = |e: &CapabilityEntry, spec: Option<&serde_json::Value>| {
+            inputs_digest(e, &configure::settings(e, spec, None))
+        };
+        let d = digest(&e, None);
+        assert_eq!(d, digest(&e.clone(), None));
+        let spec = json!({"values": {"replicaCount": 2}});
+        assert_ne!(d, digest(&e, Some(&spec)));
         e.values
             .insert("replicaCount".into(), toml::Value::Integer(2));
-        assert_ne!(d, inputs_digest(&e));
+        assert_ne!(d, digest(&e, None));
+    }
+
+    #[test]
+    fn spec_values_upgrade_our_release_once_and_never_an_adopted_one() {
+        let c = Catalog::built_in();
+        let cm = c.capability("cert-manager").unwrap();
+        let mut s = Snapshot::default();
+        installed(&mut s, cm, true);
+        s.resources.push(pg("db", "managed"));
+        let spec = json!({"values": {"replicaCount": 2}});
+        s.capability_specs.insert("cert-manager".into(), spec.clone());
+        let p = capabilities(&c, &s);
+        let p = capability(&p, "cert-manager").unwrap();
+        assert!(
+            matches!(&p.step, Step::Upgrade { reason } if reason.contains("spec.values changed")),
+            "{:?}",
+            p.step
+        );
+        // After the upgrade our release carries the digest and the values.
+        let r = s.releases.iter_mut().find(|r| r.name == "cert-manager").unwrap();
+        r.inputs = Some(inputs_digest(cm, &p.settings));
+        r.configured = p.settings.configured.clone();
+        let p = capabilities(&c, &s);
+        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Nothing);
+        // A refused spec keeps the last accepted values: nothing to do.
+        s.capability_specs.insert(
+            "cert-manager".into(),
+            json!({"values": {"replicaCount": 5, "crds": {"enabled": false}}}),
+        );
+        let p = capabilities(&c, &s);
+        let p = capability(&p, "cert-manager").unwrap();
+        assert_eq!(p.step, Step::Nothing);
+        assert!(matches!(&p.settings.configuration, Configuration::Refused(w) if w.contains("crds.enabled")));
+        // Someone else's cert-manager: the spec has no effect on it.
+        let mut s = Snapshot::default();
+        s.releases.push(ReleaseInfo {
+            ours: false,
+            ..ours(cm)
+        });
+        s.capability_specs.insert("cert-manager".into(), spec);
+        let p = capabilities(&c, &s);
+        assert!(matches!(capability(&p, "cert-manager").unwrap().step, Step::Adopt(_)));
+    }
+
+    #[test]
+    fn suspend_stops_install_upgrade_and_uninstall_of_ours_only() {
+        let c = Catalog::built_in();
+        let cm = c.capability("cert-manager").unwrap();
+        let suspended = json!({"suspend": true});
+        // Needed and absent: not installed while suspended.
+        let mut s = Snapshot::default();
+        s.resources.push(pg("db", "managed"));
+        s.capability_specs.insert("cert-manager".into(), suspended.clone());
+        let p = capabilities(&c, &s);
+        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Suspended);
+        // Ours and no longer needed: not uninstalled; a new pin: not upgraded.
+        let mut s = Snapshot::default();
+        installed(&mut s, cm, true);
+        s.releases[0].inputs = Some("sha256:an-older-pin".into());
+        s.capability_specs.insert("cert-manager".into(), suspended.clone());
+        let p = capabilities(&c, &s);
+        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Suspended);
+        s.resources.push(pg("db", "managed"));
+        let p = capabilities(&c, &s);
+        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Suspended);
+        // Resumed: the upgrade happens.
+        s.capability_specs.insert("cert-manager".into(), json!({"suspend": false}));
+        let p = capabilities(&c, &s);
+        assert!(matches!(capability(&p, "cert-manager").unwrap().step, Step::Upgrade { .. }));
     }
 }
 
@@ -529,6 +644,7 @@ mod workload_step_tests {
             ours,
             chart_version: None,
             inputs: Some(inputs.into()),
+            configured: None,
         }
     }
 

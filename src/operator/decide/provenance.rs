@@ -231,6 +231,7 @@ mod tests {
             ours,
             chart_version: None,
             inputs: None,
+            configured: None,
         }
     }
 

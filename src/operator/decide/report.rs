@@ -60,7 +60,15 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
             )),
             Step::Adopt(e) => actions.push(act("adopt", p.name.clone(), e.to_string())),
             Step::Wait { reason } => actions.push(act("wait", p.name.clone(), reason.clone())),
+            Step::Suspended => actions.push(act(
+                "suspended",
+                p.name.clone(),
+                "spec.suspend is true: our release is left as it is".into(),
+            )),
             _ => {}
+        }
+        if let crate::operator::decide::configure::Configuration::Refused(why) = &p.settings.configuration {
+            actions.push(act("refuse", p.name.clone(), why.clone()));
         }
     }
     for r in snap

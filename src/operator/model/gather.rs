@@ -12,6 +12,7 @@ use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Reads the snapshot from the cluster. CRDs and emitted objects only for
 /// the catalog's CRDs; release Secrets as metadata only.
@@ -117,6 +118,8 @@ pub async fn gather(
         }
     }
 
+    snap.capability_specs = capability_specs(client).await?;
+
     let licenses: Api<Secret> = Api::namespaced(client.clone(), &licensing.namespace);
     let data = licenses
         .get_opt(crate::operator::model::licensing::SECRET_NAME)
@@ -124,6 +127,27 @@ pub async fn gather(
         .map(|s| license_data(&s));
     snap.read_license(data.as_ref(), licensing);
     Ok(snap)
+}
+
+/// Each Capability's spec, by name (none before our CRDs are installed).
+async fn capability_specs(client: &kube::Client) -> Result<BTreeMap<String, Value>, kube::Error> {
+    let api: Api<DynamicObject> = Api::all_with(
+        client.clone(),
+        &crate::operator::api::Kind::Capability.api_resource(),
+    );
+    match api.list(&ListParams::default()).await {
+        Ok(list) => Ok(list.items.iter().map(capability_spec).collect()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(BTreeMap::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// A Capability object's name and spec, as the decisions read them.
+pub fn capability_spec(o: &DynamicObject) -> (String, Value) {
+    (
+        o.metadata.name.clone().unwrap_or_default(),
+        o.data.get("spec").cloned().unwrap_or(Value::Null),
+    )
 }
 
 /// The chart version of a release we did not write, from its newest

@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 /// Annotations on our release Secrets: what the revision was made from.
 pub const CHART_VERSION_ANNOTATION: &str = "core.navique.com/chart-version";
 pub const INPUTS_ANNOTATION: &str = "core.navique.com/inputs";
+/// The `Capability.spec.values` the revision was made with (JSON), when
+/// the admin set any: the last accepted values, kept when a newer spec is refused.
+pub const CONFIGURED_ANNOTATION: &str = "core.navique.com/configured-values";
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Snapshot {
@@ -30,6 +33,8 @@ pub struct Snapshot {
     pub emitted_secrets: Vec<(String, String)>,
     /// The tier the license Secret gives now (None: not read).
     pub tier: Option<crate::operator::model::licensing::Tier>,
+    /// Each Capability object's `spec` as the admin wrote it, by name.
+    pub capability_specs: BTreeMap<String, Value>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +49,8 @@ pub struct ReleaseInfo {
     pub chart_version: Option<String>,
     /// The digest of the chart and values it was made from (ours only).
     pub inputs: Option<String>,
+    /// The admin's `spec.values` it was made with, as JSON (ours only).
+    pub configured: Option<String>,
 }
 
 impl ReleaseInfo {
@@ -263,6 +270,7 @@ pub fn releases_from(secrets: &[SecretMeta]) -> Vec<ReleaseInfo> {
                     == Some("owned"),
             chart_version: annotations.get(CHART_VERSION_ANNOTATION).cloned(),
             inputs: annotations.get(INPUTS_ANNOTATION).cloned(),
+            configured: annotations.get(CONFIGURED_ANNOTATION).cloned(),
         };
         let key = (namespace.clone(), name.clone());
         match newest.get(&key) {

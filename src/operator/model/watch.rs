@@ -126,6 +126,8 @@ pub struct Caches {
     pub workloads: [Mirror<Workload>; 3],
     pub resources: BTreeMap<crate::operator::api::Kind, Mirror<Resource>>,
     pub license: Mirror<BTreeMap<String, Vec<u8>>>,
+    /// Each Capability's spec (the admin's configuration).
+    pub capability_specs: Mirror<(String, serde_json::Value)>,
 }
 
 impl Caches {
@@ -137,6 +139,7 @@ impl Caches {
             && self.workloads.iter().all(Mirror::synced)
             && self.resources.values().all(Mirror::synced)
             && self.license.synced()
+            && self.capability_specs.synced()
     }
 
     /// The snapshot `crate::operator::model::gather::gather` would read, without `emitted`.
@@ -164,6 +167,7 @@ impl Caches {
             }
         }
         snap.read_license(self.license.values().first(), licensing);
+        snap.capability_specs = self.capability_specs.values().into_iter().collect();
         snap
     }
 
@@ -260,6 +264,23 @@ impl Caches {
                 },
             ));
         }
+        let c = caches.clone();
+        tasks.push(feed(
+            watcher::watcher(
+                Api::<DynamicObject>::all_with(
+                    client.clone(),
+                    &crate::operator::api::Kind::Capability.api_resource(),
+                ),
+                watcher::Config::default(),
+            ),
+            changes,
+            Change::Cluster,
+            move |e| {
+                c.capability_specs.on(e, &|o: &DynamicObject| {
+                    Some(crate::operator::model::gather::capability_spec(o))
+                })
+            },
+        ));
         let c = caches.clone();
         tasks.push(feed(
             watcher::watcher(

@@ -42,12 +42,17 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         .unwrap_or_default();
     let (p, snap) = decide(op, &name).await?;
     tracing::debug!(capability = %name, step = p.step.verb(), "planned");
+    announce_settings(op, &on, &p, &old).await;
     let acted = match act(op, entry, &p, &snap).await {
         None => false,
         Some((reason, Ok(what))) => {
             tracing::info!(capability = %name, "{reason} {what}");
             op.event(&on, EventType::Normal, reason, format!("{reason} {what}"))
                 .await;
+            if configured_anew(&p) {
+                let note = format!("spec.values took effect: {what}");
+                op.event(&on, EventType::Normal, "Configured", note).await;
+            }
             true
         }
         Some((_, Err(e))) => {
@@ -76,7 +81,8 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     );
     write_status(op, obj, &old, status).await?;
     let settled =
-        matches!(p.step, Step::Nothing | Step::Adopt(_)) && (p.readiness.ready || !p.needed);
+        matches!(p.step, Step::Nothing | Step::Adopt(_) | Step::Suspended)
+            && (p.readiness.ready || !p.needed || p.step == Step::Suspended);
     Ok(if settled && !acted {
         Action::requeue(op.settled_after(&name))
     } else {
@@ -127,11 +133,78 @@ async fn act(
     let result = if verb == "uninstall" {
         release::uninstall(op, entry).await
     } else {
-        release::install_or_upgrade(op, entry, snap).await
+        release::install_or_upgrade(op, entry, &p.settings, snap).await
     };
     op.metrics
         .release_action(&entry.release, verb, result.is_ok());
     Some((reason, result))
+}
+
+/// Whether the step carries new `spec.values` into our release.
+fn configured_anew(p: &CapabilityPlan) -> bool {
+    let before = match &p.provenance {
+        Provenance::Owned(r) => r.configured.as_ref(),
+        _ => None,
+    };
+    matches!(p.step, Step::Install | Step::Upgrade { .. })
+        && p.settings.configured.is_some()
+        && before != p.settings.configured.as_ref()
+}
+
+/// The admin's spec, announced once per change: refused values or drift
+/// mode (Warning), suspended and resumed.
+async fn announce_settings(op: &Operator, on: &ObjectReference, p: &CapabilityPlan, old: &CapabilityStatus) {
+    let was = |t: ConditionType| old.conditions.iter().find(|c| c.type_ == t.as_str());
+    let configured = settings_conditions(p, &[]);
+    let now_refused = &configured[0];
+    if now_refused.status == "False"
+        && now_refused.reason == Reason::Refused.as_str()
+        && was(ConditionType::Configured).map(|c| &c.message) != Some(&now_refused.message)
+    {
+        op.event(on, EventType::Warning, "Configured", now_refused.message.clone())
+            .await;
+    }
+    let suspended_before = was(ConditionType::Suspended).is_some_and(|c| c.status == "True");
+    let suspended = p.settings.suspend && !matches!(p.step, Step::Adopt(_));
+    if suspended != suspended_before && (suspended || was(ConditionType::Suspended).is_some()) {
+        let (reason, note) = if suspended {
+            ("Suspended", "spec.suspend is true: our release is left as it is (no install, upgrade, uninstall or drift correction)")
+        } else {
+            ("Resumed", "spec.suspend is false: reconciling again")
+        };
+        op.event(on, EventType::Normal, reason, note.into()).await;
+    }
+}
+
+/// The Configured and Suspended conditions the admin's spec gives.
+fn settings_conditions(p: &CapabilityPlan, old: &[crate::operator::api::Condition]) -> Vec<crate::operator::api::Condition> {
+    use crate::operator::decide::configure::Configuration;
+    let s = &p.settings;
+    let adopted = matches!(p.step, Step::Adopt(_));
+    let asks = s.configuration != Configuration::Catalog || s.drift_refused.is_some();
+    let (ok, reason, message) = match (&s.configuration, &s.drift_refused) {
+        _ if adopted && asks => (
+            false,
+            Reason::NotOurs,
+            "installed by someone else: spec.values and spec.drift have no effect on it".to_string(),
+        ),
+        (Configuration::Refused(why), _) => (false, Reason::Refused, format!("{why}; the release keeps its last accepted values")),
+        (_, Some(why)) => (false, Reason::Refused, why.clone()),
+        (Configuration::Accepted, None) => (true, Reason::Configured, format!("spec.values merged over the catalog's values; drift: {}", s.drift.as_str())),
+        (Configuration::Catalog, None) => (true, Reason::CatalogValues, format!("the catalog's values; drift: {}", s.drift.as_str())),
+    };
+    let suspended = s.suspend && !adopted;
+    vec![
+        condition(old, ConditionType::Configured, ok, reason, &message, None),
+        condition(
+            old,
+            ConditionType::Suspended,
+            suspended,
+            if suspended { Reason::Suspended } else { Reason::Resumed },
+            if suspended { "spec.suspend is true" } else { "" },
+            None,
+        ),
+    ]
 }
 
 /// An adopted capability is announced once per change of where it is.
@@ -204,6 +277,7 @@ async fn status_for(
             None,
         ),
     });
+    conditions.extend(settings_conditions(p, &old.conditions));
     CapabilityStatus {
         provenance: p.provenance.as_str().into(),
         needed: p.needed,
@@ -230,6 +304,7 @@ fn step_reason(s: &Step) -> Reason {
         Step::Wait { .. } => Reason::WaitingForPrerequisites,
         Step::Uninstall => Reason::Uninstalling,
         Step::HoldUninstall { .. } => Reason::UninstallHeld,
+        Step::Suspended => Reason::Suspended,
     }
 }
 

@@ -396,8 +396,9 @@ pub async fn ensure_installed(op: &Operator) -> Result<(), Error> {
         let body = serde_json::json!({
             "apiVersion": api::API_VERSION,
             "kind": "Capability",
+            // No spec: it is the admin's, and an applied `spec: {}` would
+            // be ours to remove later.
             "metadata": {"name": entry.name, "labels": {api::MANAGED_BY_LABEL: api::MANAGED_BY}},
-            "spec": {},
         });
         caps.patch(&entry.name, &pp, &Patch::Apply(&body)).await?;
     }

@@ -9,9 +9,12 @@
 use super::{Error, Operator};
 use crate::action::{self, Context};
 use crate::operator::api;
+use crate::operator::decide::configure::Settings;
 use crate::operator::decide::plan::inputs_digest;
 use crate::operator::model::catalog::{CapabilityEntry, ChartStore};
-use crate::operator::model::snapshot::{Snapshot, CHART_VERSION_ANNOTATION, INPUTS_ANNOTATION};
+use crate::operator::model::snapshot::{
+    Snapshot, CHART_VERSION_ANNOTATION, CONFIGURED_ANNOTATION, INPUTS_ANNOTATION,
+};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -40,7 +43,8 @@ async fn orphan_owners(
     Ok(owners)
 }
 
-pub fn context(op: &Operator, entry: &CapabilityEntry) -> Context {
+/// The context of our release of `entry`, made from `settings`' values.
+pub fn context(op: &Operator, entry: &CapabilityEntry, settings: &Settings) -> Context {
     let mut ctx = Context::new(op.client.clone(), &entry.namespace);
     ctx.cluster.stop = Some(op.stopping.clone());
     ctx.images = op.images.clone();
@@ -59,8 +63,13 @@ pub fn context(op: &Operator, entry: &CapabilityEntry) -> Context {
             CHART_VERSION_ANNOTATION.to_string(),
             entry.pin.version.clone(),
         ),
-        (INPUTS_ANNOTATION.to_string(), inputs_digest(entry)),
+        (INPUTS_ANNOTATION.to_string(), inputs_digest(entry, settings)),
     ]);
+    if let Some(values) = &settings.configured {
+        ctx.storage
+            .annotations
+            .insert(CONFIGURED_ANNOTATION.to_string(), values.clone());
+    }
     ctx
 }
 
@@ -108,24 +117,27 @@ async fn on_worker<T: Send + 'static>(
     rx.await.map_err(|_| Error::WorkerStopped)
 }
 
-/// Install or upgrade our release to the pin. An upgrade first marks a
-/// pending revision left by an interrupted run failed (the action does).
+/// Install or upgrade our release to the pin, with the values `settings`
+/// give. An upgrade first marks a pending revision left by an interrupted
+/// run failed (the action does).
 pub async fn install_or_upgrade(
     op: &Operator,
     entry: &CapabilityEntry,
+    settings: &Settings,
     snap: &Snapshot,
 ) -> Result<String, Error> {
     let busy = Busy::take(op, &entry.release)?;
     let take_over = orphan_owners(&op.client, snap).await?;
     action::ensure_namespace(&op.client, &entry.namespace).await?;
-    let mut ctx = context(op, entry);
+    let mut ctx = context(op, entry, settings);
+    let values_json = settings.values.clone();
     let entry = entry.clone();
     let charts: ChartStore = op.charts.clone();
     on_worker(move |rt| {
         let _busy = busy;
         let pinned = charts.load(&entry.pin).map_err(Error::Catalog)?;
         ctx.take_over_crds_from = take_over;
-        let values = entry.chart_values();
+        let values = crate::release::record::values_from_json(&values_json);
         let rel = rt
             .block_on(action::upgrade::upgrade(
                 &ctx,
@@ -149,7 +161,11 @@ pub async fn install_or_upgrade(
 
 pub async fn uninstall(op: &Operator, entry: &CapabilityEntry) -> Result<String, Error> {
     let busy = Busy::take(op, &entry.release)?;
-    let ctx = context(op, entry);
+    let ctx = context(
+        op,
+        entry,
+        &crate::operator::decide::configure::settings(entry, None, None),
+    );
     let entry = entry.clone();
     on_worker(move |rt| {
         let _busy = busy;
