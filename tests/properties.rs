@@ -417,6 +417,7 @@ fn arbitrary_specs_never_panic_the_operator_and_errors_name_the_field() {
             generation: 1,
             created: "2026-12-01T00:00:00Z".into(),
             deleting: rng.gen_bool(0.1),
+            paused: false,
             spec: spec.clone(),
             status: if rng.gen_bool(0.3) {
                 random_value(&mut rng, &vocabulary, 1)
@@ -551,6 +552,7 @@ fn malformed_licenses_never_panic_and_always_give_the_free_tier_a_reason() {
             generation: 1,
             created: format!("2026-12-01T00:00:0{i}Z"),
             deleting: false,
+            paused: false,
             spec: serde_json::json!({"type": "altinity"}),
             status: serde_json::Value::Null,
         })

@@ -21,11 +21,14 @@
 //! - `process.rs`: stop and start, leader election, health, metrics, logs,
 //!   `plan`, no secret leaving the process;
 //! - `reliability.rs`: bad input, API server faults, SIGKILL, requests when
-//!   converged.
+//!   converged;
+//! - `day2.rs`: after the first install: the admin's Capability spec
+//!   (values, suspend), the pause annotation, drift healing.
 //!
 //! Each test keeps its name: `cargo test --test operator <name>` runs it.
 
 mod common;
+mod day2;
 mod harness;
 
 mod adoption;

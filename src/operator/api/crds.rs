@@ -10,7 +10,29 @@ pub fn all() -> Vec<CustomResourceDefinition> {
         .into_iter()
         .map(api::Kind::generated_crd)
         .map(without_mode_branch_defaults)
+        .map(capability_spec_optional)
         .collect()
+}
+
+/// A Capability needs no spec: the operator creates it without one (the
+/// spec is the admin's, and a `spec: {}` applied by the operator would be
+/// a field of ours in it).
+fn capability_spec_optional(mut crd: CustomResourceDefinition) -> CustomResourceDefinition {
+    if crd.spec.names.kind != api::Kind::Capability.as_str() {
+        return crd;
+    }
+    for version in &mut crd.spec.versions {
+        let schema = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut());
+        if let Some(schema) = schema {
+            let required = schema.required.take().unwrap_or_default();
+            let left: Vec<String> = required.into_iter().filter(|r| r != "spec").collect();
+            schema.required = (!left.is_empty()).then_some(left);
+        }
+    }
+    crd
 }
 
 /// The members of the mode union (`managed`, `adopt`, `external`) without

@@ -39,6 +39,10 @@ pub const MANAGED_BY: &str = "navique-ai-core-operator";
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 pub const PROVENANCE_ANNOTATION: &str = "core.navique.com/provenance";
 pub const CAPABILITY_LABEL: &str = "core.navique.com/capability";
+/// `core.navique.com/reconcile: disabled` on a resource: hands off it (no
+/// write of any kind for it) until the annotation goes.
+pub const PAUSE_ANNOTATION: &str = "core.navique.com/reconcile";
+pub const PAUSED: &str = "disabled";
 /// `<Kind>/<namespace>/<name>`: an annotation, since label values cannot hold a slash.
 pub const OWNER_ANNOTATION: &str = "core.navique.com/owner";
 

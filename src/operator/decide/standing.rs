@@ -107,6 +107,60 @@ pub fn deleting(old: &[Condition], message: &str, generation: Option<i64>) -> Re
     }
 }
 
+/// Paused by the annotation: the phase stays, Ready says why nothing moves
+/// (a deletion waits for the resume too); announced once when it starts.
+pub fn paused(old: &[Condition], phase: Phase, deleting: bool, generation: Option<i64>) -> Report {
+    let message = if deleting {
+        format!(
+            "{}: {} is set; the deletion waits until it is removed (nothing is garbage-collected meanwhile)",
+            crate::operator::api::PAUSE_ANNOTATION,
+            crate::operator::api::PAUSED
+        )
+    } else {
+        format!(
+            "{}: {} is set; nothing is written for it until it is removed",
+            crate::operator::api::PAUSE_ANNOTATION,
+            crate::operator::api::PAUSED
+        )
+    };
+    let was_paused = is_paused(old);
+    let ready = condition(old, ConditionType::Ready, false, Reason::Suspended, &message, generation);
+    Report {
+        phase: if deleting { Phase::Deleting } else { phase },
+        conditions: std::iter::once(ready)
+            .chain(
+                old.iter()
+                    .filter(|c| c.type_ != ConditionType::Ready.as_str())
+                    .cloned(),
+            )
+            .collect(),
+        note: (!was_paused).then(|| Note {
+            warning: false,
+            reason: "Suspended",
+            message,
+        }),
+    }
+}
+
+/// Whether the last report said paused.
+pub fn is_paused(old: &[Condition]) -> bool {
+    old.iter().any(|c| {
+        c.type_ == ConditionType::Ready.as_str() && c.reason == Reason::Suspended.as_str()
+    })
+}
+
+/// The Event of a resume: the last report said paused and this one acts.
+pub fn resumed(old: &[Condition]) -> Option<Note> {
+    is_paused(old).then(|| Note {
+        warning: false,
+        reason: "Resumed",
+        message: format!(
+            "{} removed: reconciling again",
+            crate::operator::api::PAUSE_ANNOTATION
+        ),
+    })
+}
+
 /// A resource the license does not cover: reported, never acted for, and
 /// nothing of what it has is deleted; the capabilities' condition stays as
 /// it was (or says Rejected the first time).
@@ -167,6 +221,21 @@ pub fn rejected(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pause_is_announced_once_keeps_the_phase_and_its_resume_once() {
+        let old = report(&[], &Standing::Ready("up".into()), caps(), licensed(), Some(1));
+        let p = paused(&old.conditions, Phase::Ready, false, Some(1));
+        assert_eq!(p.phase, Phase::Ready);
+        assert_eq!(p.note.as_ref().map(|n| n.reason), Some("Suspended"));
+        assert_eq!(p.conditions[0].reason, "Suspended");
+        assert_eq!(p.conditions.len(), 3);
+        let again = paused(&p.conditions, Phase::Ready, true, Some(1));
+        assert_eq!((again.phase, again.note), (Phase::Deleting, None));
+        assert!(again.conditions[0].message.contains("deletion waits"));
+        assert_eq!(resumed(&again.conditions).map(|n| n.reason), Some("Resumed"));
+        assert_eq!(resumed(&old.conditions), None);
+    }
 
     fn caps() -> Condition {
         condition(

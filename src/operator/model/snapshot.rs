@@ -95,6 +95,8 @@ pub struct Resource {
     pub generation: i64,
     pub created: String,
     pub deleting: bool,
+    /// The pause annotation is set: nothing is written for it.
+    pub paused: bool,
     pub spec: Value,
     /// As last reported (read by dependants' decisions, never by its own).
     pub status: Value,
@@ -112,6 +114,7 @@ impl Resource {
             generation: 1,
             created: String::new(),
             deleting: false,
+            paused: false,
             spec,
             status: Value::Null,
         }
@@ -204,6 +207,11 @@ pub fn resource_from(kind: api::Kind, v: &Value) -> Resource {
             .unwrap_or(0),
         created: meta("creationTimestamp"),
         deleting: v.pointer("/metadata/deletionTimestamp").is_some(),
+        paused: v
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(api::PAUSE_ANNOTATION))
+            .and_then(Value::as_str)
+            == Some(api::PAUSED),
         spec: v.get("spec").cloned().unwrap_or(Value::Null),
         status: v.get("status").cloned().unwrap_or(Value::Null),
     }

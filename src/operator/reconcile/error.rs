@@ -39,6 +39,10 @@ pub enum Error {
     /// the finalizer stays, and the resource is looked at again soon.
     #[error("{0}")]
     CleanupPending(String),
+    /// Paused by the annotation while being deleted: the finalizer stays
+    /// until the pause is lifted (a change of the object looks again).
+    #[error("paused by {}: {}; the deletion waits", crate::operator::api::PAUSE_ANNOTATION, crate::operator::api::PAUSED)]
+    Paused,
     /// Adding or removing our finalizer, or the reconcile it wrapped.
     #[error(transparent)]
     Finalizer(Box<kube::runtime::finalizer::Error<Error>>),
@@ -74,6 +78,7 @@ impl Error {
             Error::NoWorkloadChart(_) => "no_workload_chart",
             Error::Worker(_) | Error::WorkerStopped => "worker",
             Error::CleanupPending(_) => "cleanup_pending",
+            Error::Paused => "paused",
             Error::Finalizer(e) => match e.as_ref() {
                 FinalizerError::ApplyFailed(e) | FinalizerError::CleanupFailed(e) => {
                     e.metric_label()
@@ -84,9 +89,21 @@ impl Error {
     }
 
     /// Whether the reconcile is only waiting (not failing): no backoff.
+    /// A deletion held by the pause annotation: nothing to poll for.
+    pub fn is_paused(&self) -> bool {
+        match self {
+            Error::Paused => true,
+            Error::Finalizer(e) => matches!(
+                e.as_ref(),
+                FinalizerError::CleanupFailed(e) if e.is_paused()
+            ),
+            _ => false,
+        }
+    }
+
     pub fn is_waiting(&self) -> bool {
         match self {
-            Error::CleanupPending(_) => true,
+            Error::CleanupPending(_) | Error::Paused => true,
             Error::Finalizer(e) => matches!(
                 e.as_ref(),
                 FinalizerError::CleanupFailed(e) if e.is_waiting()

@@ -297,6 +297,9 @@ pub async fn measured(
 /// After a failed reconcile: look again after the object's next backoff;
 /// a deletion still waiting for what it deleted looks again soon.
 pub fn retry(op: &Operator, kind: api::Kind, key: &str, err: &Error) -> Action {
+    if err.is_paused() {
+        return Action::await_change();
+    }
     if err.is_waiting() {
         return Action::requeue(op.poll);
     }

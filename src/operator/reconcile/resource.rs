@@ -222,6 +222,12 @@ fn fresh_password() -> String {
 async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
     let r = resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = old_status(obj);
+    if r.paused {
+        return pause(kind, obj, op, &old, false).await;
+    }
+    if let Some(note) = standing::resumed(&old.common.conditions) {
+        op.note(&reference(obj, kind), note).await;
+    }
     let planned = op.planned(&r.uid, r.generation).await?;
     let verdict = planned.verdict(&r.uid);
     if !verdict.is_licensed() {
@@ -456,6 +462,31 @@ pub(super) async fn reject(
     Ok(Action::requeue(op.poll * 5))
 }
 
+/// Paused by the annotation: report it and write nothing else; a deletion
+/// keeps our finalizer until the pause is lifted.
+pub(super) async fn pause(
+    kind: Kind,
+    obj: &DynamicObject,
+    op: &Operator,
+    old: &Status,
+    deleting: bool,
+) -> Result<Action, Error> {
+    let generation = obj.metadata.generation;
+    let phase = old.common.phase.unwrap_or(Phase::Pending);
+    let report = standing::paused(&old.common.conditions, phase, deleting, generation);
+    let mut status = old.clone();
+    status.common.phase = Some(report.phase);
+    status.common.conditions = report.conditions;
+    if let Some(note) = report.note {
+        op.note(&reference(obj, kind), note).await;
+    }
+    write_status(op, kind, obj, old, status).await?;
+    if deleting {
+        return Err(Error::Paused);
+    }
+    Ok(Action::await_change())
+}
+
 /// What a Ready resource offers its consumers.
 fn ready_message(realised: &realise::Realised) -> String {
     if let Some(secret) = realised.connection_secret() {
@@ -585,6 +616,9 @@ pub(super) async fn check_ready(
 async fn cleanup(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
     let r = resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = old_status(obj);
+    if r.paused {
+        return pause(kind, obj, op, &old, true).await;
+    }
     let on = reference(obj, kind);
     let mut remaining = Vec::new();
     for o in emitted_or_wanted(&r, &old) {

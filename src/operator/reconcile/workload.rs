@@ -119,6 +119,12 @@ fn release_status(rel: &ReleaseInfo) -> Value {
 async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
     let r = resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = resource::old_status(obj);
+    if r.paused {
+        return resource::pause(kind, obj, op, &old, false).await;
+    }
+    if let Some(note) = crate::operator::decide::standing::resumed(&old.common.conditions) {
+        op.note(&super::reference(obj, kind), note).await;
+    }
     let entry = op
         .catalog
         .workload_for(kind.as_str())
@@ -251,6 +257,9 @@ async fn act(
 async fn cleanup(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
     let r = resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = resource::old_status(obj);
+    if r.paused {
+        return resource::pause(kind, obj, op, &old, true).await;
+    }
     let entry = op
         .catalog
         .workload_for(kind.as_str())

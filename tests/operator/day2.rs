@@ -1,0 +1,250 @@
+//! Day-2 operations, as a platform team meets them after the first install:
+//! the admin's `Capability.spec` (values that upgrade our release once,
+//! locked values refused, a spec that survives the operator's restarts,
+//! suspend and resume) and the pause annotation on a resource.
+
+use crate::common::*;
+use crate::harness::*;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// Puts back the Capabilities' specs as they were, even after a failure
+/// (on a shared cluster they outlive the test).
+struct SpecGuard<'a> {
+    env: &'a Env,
+    before: Vec<(String, Value)>,
+}
+
+impl<'a> SpecGuard<'a> {
+    fn new(env: &'a Env, names: &[&str]) -> SpecGuard<'a> {
+        env.wait_operator_crds(Duration::from_secs(60));
+        let before = names
+            .iter()
+            .map(|n| {
+                let cap = env.wait_for("the Capability", Duration::from_secs(60), |e| {
+                    e.get(&e.ours("Capability", "capabilities", None), n)
+                        .ok_or_else(|| "not created yet".to_string())
+                });
+                (n.to_string(), cap.get("spec").cloned().unwrap_or(Value::Null))
+            })
+            .collect();
+        SpecGuard { env, before }
+    }
+}
+
+impl Drop for SpecGuard<'_> {
+    fn drop(&mut self) {
+        for (name, spec) in &self.before {
+            set_spec(self.env, name, Value::Null);
+            if !spec.is_null() {
+                set_spec(self.env, name, spec.clone());
+            }
+        }
+    }
+}
+
+/// The admin's edit: a merge patch of the Capability's spec.
+fn set_spec(env: &Env, name: &str, spec: Value) {
+    let patch = json!({ "spec": spec }).to_string();
+    env.kubectl(&["patch", "capability", name, "--type=merge", "-p", &patch]);
+}
+
+fn revision(env: &Env, ns: &str, name: &str) -> i64 {
+    env.release(ns, name)
+        .and_then(|l| l.get("version").and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+fn capability_condition(env: &Env, name: &str, type_: &str) -> Value {
+    condition_of(&env.capability(name), type_)
+}
+
+fn cnpg_requests(env: &Env) -> Value {
+    let deployments = env.dynamic("apps", "v1", "Deployment", "deployments", Some("cnpg-system"));
+    env.get(&deployments, "cloudnative-pg")
+        .map(|d| d["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"].clone())
+        .unwrap_or(Value::Null)
+}
+
+#[test]
+fn day2_capability_values_upgrade_our_release_once_and_a_locked_value_is_refused() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    let _op = Operator::start(&env);
+    let _specs = SpecGuard::new(&env, &["cert-manager", "cloudnative-pg"]);
+    let ns = env.namespace("day2-values");
+    env.create_postgres(&ns, "db", managed());
+    env.wait_postgres_ready(&ns, "db");
+    let installed = revision(&env, "cnpg-system", "cloudnative-pg");
+    assert!(installed >= 1);
+    let requests = json!({"cpu": "50m", "memory": "64Mi"});
+    set_spec(
+        &env,
+        "cloudnative-pg",
+        json!({"values": {"resources": {"requests": requests}}}),
+    );
+    env.wait_for("the values in our release", Duration::from_secs(120), |e| {
+        let got = cnpg_requests(e);
+        (got == requests && revision(e, "cnpg-system", "cloudnative-pg") == installed + 1)
+            .then_some(())
+            .ok_or(format!("requests {got}"))
+    });
+    env.wait_for("Configured", Duration::from_secs(30), |e| {
+        let c = capability_condition(e, "cloudnative-pg", "Configured");
+        (c["status"] == "True" && c["reason"] == "Configured")
+            .then_some(())
+            .ok_or(c.to_string())
+    });
+    assert!(
+        env.events("cloudnative-pg")
+            .iter()
+            .any(|e| e.starts_with("Configured: spec.values took effect")),
+        "{:?}",
+        env.events("cloudnative-pg")
+    );
+    // An unchanged spec never upgrades again.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(revision(&env, "cnpg-system", "cloudnative-pg"), installed + 1);
+
+    // A locked value: refused whole, naming the path; the release stays.
+    let cert_manager = revision(&env, "cert-manager", "cert-manager");
+    set_spec(
+        &env,
+        "cert-manager",
+        json!({"values": {"crds": {"enabled": false}, "replicaCount": 2}}),
+    );
+    let refused = env.wait_for("the refusal", Duration::from_secs(30), |e| {
+        let c = capability_condition(e, "cert-manager", "Configured");
+        (c["status"] == "False" && c["reason"] == "Refused")
+            .then(|| c["message"].as_str().unwrap_or_default().to_string())
+            .ok_or(c.to_string())
+    });
+    assert!(refused.contains("spec.values.crds.enabled"), "{refused}");
+    assert!(env
+        .events("cert-manager")
+        .iter()
+        .any(|e| e.starts_with("Configured: spec.values.crds.enabled")));
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(revision(&env, "cert-manager", "cert-manager"), cert_manager);
+    env.delete_postgres(&ns, "db");
+}
+
+#[test]
+fn day2_the_admins_capability_spec_survives_operator_restarts() {
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let _specs = SpecGuard::new(&env, &["litellm-operator"]);
+    let spec = json!({"suspend": true, "drift": "warn", "values": {"replicaCount": 1}});
+    env.apply_yaml(
+        &json!({"apiVersion": "core.navique.com/v1alpha1", "kind": "Capability",
+            "metadata": {"name": "litellm-operator"}, "spec": spec})
+        .to_string(),
+    );
+    let suspended = |e: &Env| {
+        let c = capability_condition(e, "litellm-operator", "Suspended");
+        (c["status"] == "True").then_some(()).ok_or(c.to_string())
+    };
+    env.wait_for("Suspended", Duration::from_secs(30), suspended);
+    op.stop();
+    let _op = Operator::start(&env);
+    std::thread::sleep(Duration::from_secs(2));
+    env.wait_for("Suspended again", Duration::from_secs(30), suspended);
+    let cap = env.capability("litellm-operator");
+    assert_eq!(cap["spec"], spec);
+    // The operator's field manager owns the status and its label, no spec field.
+    let ours: Vec<&Value> = cap["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["manager"] == "navique-operator")
+        .collect();
+    assert!(!ours.is_empty());
+    for m in ours {
+        assert!(m["fieldsV1"].get("f:spec").is_none(), "{m}");
+    }
+}
+
+#[test]
+fn day2_a_suspended_capability_is_not_installed_until_resumed() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    let _op = Operator::start(&env);
+    let _specs = SpecGuard::new(&env, &["cloudnative-pg"]);
+    set_spec(&env, "cloudnative-pg", json!({"suspend": true}));
+    let ns = env.namespace("day2-suspend");
+    env.create_postgres(&ns, "db", managed());
+    env.wait_for("cert-manager, not CloudNativePG", Duration::from_secs(120), |e| {
+        let c = condition_of(&e.capability("cloudnative-pg"), "Progressing");
+        (ours_release(e, "cert-manager", "cert-manager") && c["reason"] == "Suspended")
+            .then_some(())
+            .ok_or(c.to_string())
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!ours_release(&env, "cnpg-system", "cloudnative-pg"));
+    assert_eq!(env.capability("cloudnative-pg")["status"]["needed"], true);
+    assert!(env
+        .events("cloudnative-pg")
+        .iter()
+        .any(|e| e.starts_with("Suspended: ")));
+    set_spec(&env, "cloudnative-pg", json!({"suspend": false}));
+    env.wait_postgres_ready(&ns, "db");
+    assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
+    assert!(env
+        .events("cloudnative-pg")
+        .iter()
+        .any(|e| e.starts_with("Resumed: ")));
+    env.delete_postgres(&ns, "db");
+}
+
+#[test]
+fn day2_a_paused_postgres_cluster_is_left_alone_and_its_deletion_waits() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    let _op = Operator::start(&env);
+    let ns = env.namespace("day2-pause");
+    env.create_postgres(&ns, "db", managed());
+    env.wait_postgres_ready(&ns, "db");
+    let clusters = env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns));
+    let pause = |on: bool| {
+        let value = if on { "core.navique.com/reconcile=disabled" } else { "core.navique.com/reconcile-" };
+        env.kubectl(&["annotate", "postgrescluster", "db", "-n", &ns, value, "--overwrite"]);
+    };
+    pause(true);
+    env.wait_for("Ready reason Suspended", Duration::from_secs(30), |e| {
+        let c = condition_of(&e.postgres(&ns, "db").unwrap(), "Ready");
+        (c["reason"] == "Suspended").then_some(()).ok_or(c.to_string())
+    });
+    // A spec change is not carried out while paused.
+    env.kubectl(&[
+        "patch", "postgrescluster", "db", "-n", &ns, "--type=merge",
+        "-p", r#"{"spec": {"managed": {"instances": 3}}}"#,
+    ]);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(env.get(&clusters, "db").unwrap()["spec"]["instances"], 1);
+    // Its deletion waits, and nothing is collected meanwhile.
+    env.kubectl(&["delete", "postgrescluster", "db", "-n", &ns, "--wait=false"]);
+    env.wait_for("the deletion held", Duration::from_secs(30), |e| {
+        let c = condition_of(&e.postgres(&ns, "db").unwrap_or_default(), "Ready");
+        c["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("deletion waits"))
+            .then_some(())
+            .ok_or(c.to_string())
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(env.postgres(&ns, "db").is_some());
+    assert!(env.get(&clusters, "db").is_some());
+    assert!(env.events("db").iter().any(|e| e.starts_with("Suspended: ")));
+    // Resumed: the deletion goes through.
+    pause(false);
+    env.wait_for("the PostgresCluster gone", Duration::from_secs(60), |e| {
+        e.postgres(&ns, "db").map_or(Ok(()), |_| Err("still there".to_string()))
+    });
+    assert!(env.get(&clusters, "db").is_none());
+}
