@@ -65,6 +65,24 @@ pub struct ApplyOptions {
     pub images: std::sync::Arc<crate::oci::images::ImageMap>,
 }
 
+impl ApplyOptions {
+    /// The object as it is applied: Helm's ownership metadata, our labels
+    /// and annotations, images through the mirror. Also what drift is
+    /// judged against.
+    pub fn prepared(&self, o: &Object) -> Value {
+        let mut body = o.body.clone();
+        set_ownership(&mut body, &self.release_name, &self.release_namespace);
+        for (k, v) in &self.extra_labels {
+            body["metadata"]["labels"][k] = Value::String(v.clone());
+        }
+        for (k, v) in &self.extra_annotations {
+            body["metadata"]["annotations"][k] = Value::String(v.clone());
+        }
+        self.images.rewrite(&mut body);
+        body
+    }
+}
+
 /// Whether an API error is worth the same request again: the server was
 /// busy or failing (429, 500, 503, 504), or an update raced another writer
 /// ("the object has been modified"). Not a field-manager conflict of server-
@@ -249,15 +267,7 @@ impl Cluster {
         opts: &ApplyOptions,
     ) -> Result<(), ApplyError> {
         for o in objects {
-            let mut body = o.body.clone();
-            set_ownership(&mut body, &opts.release_name, &opts.release_namespace);
-            for (k, v) in &opts.extra_labels {
-                body["metadata"]["labels"][k] = Value::String(v.clone());
-            }
-            for (k, v) in &opts.extra_annotations {
-                body["metadata"]["annotations"][k] = Value::String(v.clone());
-            }
-            opts.images.rewrite(&mut body);
+            let body = opts.prepared(o);
             let api = self.api_for(o).await?;
             let mut pp = PatchParams::apply(&opts.field_manager);
             pp.force = opts.force_conflicts;

@@ -248,3 +248,138 @@ fn day2_a_paused_postgres_cluster_is_left_alone_and_its_deletion_waits() {
     });
     assert!(env.get(&clusters, "db").is_none());
 }
+
+fn count(env: &Env, name: &str, prefix: &str) -> usize {
+    env.events(name).iter().filter(|e| e.starts_with(prefix)).count()
+}
+
+#[test]
+fn day2_the_emitted_cnpg_cluster_deleted_by_hand_comes_back() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    let _op = Operator::start(&env);
+    let ns = env.namespace("day2-heal-emitted");
+    env.create_postgres(&ns, "db", managed());
+    env.wait_postgres_ready(&ns, "db");
+    let clusters = env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns));
+    let uid = env.get(&clusters, "db").unwrap()["metadata"]["uid"].clone();
+    env.kubectl(&["delete", "clusters.postgresql.cnpg.io", "db", "-n", &ns, "--wait=false"]);
+    let back = env.wait_for("the CNPG Cluster back", Duration::from_secs(20), |e| {
+        e.get(&clusters, "db")
+            .filter(|c| c["metadata"]["uid"] != uid)
+            .ok_or_else(|| "not back yet".to_string())
+    });
+    assert_eq!(back["spec"]["instances"], 1);
+    let events = env.events("db");
+    assert!(events.iter().any(|e| e.starts_with("DriftDetected: Cluster ") && e.contains("(deleted)")), "{events:?}");
+    assert!(events.iter().any(|e| e.starts_with("DriftCorrected: Cluster ")), "{events:?}");
+    // A field we set changed by hand is put back too.
+    env.kubectl(&["patch", "clusters.postgresql.cnpg.io", "db", "-n", &ns, "--type=merge", "-p", r#"{"spec": {"instances": 5}}"#]);
+    env.wait_for("instances back to 1", Duration::from_secs(20), |e| {
+        let c = e.get(&clusters, "db").unwrap();
+        (c["spec"]["instances"] == 1).then_some(()).ok_or(c["spec"]["instances"].to_string())
+    });
+    env.cnpg_reports_ready(&ns);
+    env.delete_postgres(&ns, "db");
+}
+
+#[test]
+fn day2_objects_of_our_cnpg_release_deleted_or_edited_come_back_and_co_writers_are_not_fought() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let _specs = SpecGuard::new(&env, &["cloudnative-pg"]);
+    let ns = env.namespace("day2-heal-release");
+    env.create_postgres(&ns, "db", managed());
+    env.wait_postgres_ready(&ns, "db");
+    let revision_before = revision(&env, "cnpg-system", "cloudnative-pg");
+    let deployments = env.dynamic("apps", "v1", "Deployment", "deployments", Some("cnpg-system"));
+    let image = |e: &Env| {
+        e.get(&deployments, "cloudnative-pg")
+            .map(|d| d["spec"]["template"]["spec"]["containers"][0]["image"].clone())
+    };
+    let original = image(&env).expect("the CNPG Deployment");
+    let corrected_before = count(&env, "cloudnative-pg", "DriftCorrected: ");
+
+    // Deleted: back within seconds.
+    let started = std::time::Instant::now();
+    env.kubectl(&["delete", "deployment", "cloudnative-pg", "-n", "cnpg-system", "--wait=false"]);
+    env.wait_for("the Deployment back", Duration::from_secs(20), |e| {
+        e.get(&deployments, "cloudnative-pg")
+            .filter(|d| d["metadata"]["deletionTimestamp"].is_null())
+            .map(|_| ())
+            .ok_or_else(|| "not back".to_string())
+    });
+    eprintln!("deleted Deployment back after {:?}", started.elapsed());
+    // Its image changed by hand: put back.
+    env.kubectl(&["set", "image", "deployment/cloudnative-pg", "-n", "cnpg-system", "manager=evil.example/cnpg:1"]);
+    env.wait_for("the image back", Duration::from_secs(20), |e| {
+        (image(e).as_ref() == Some(&original)).then_some(()).ok_or(format!("{:?}", image(e)))
+    });
+    // A ClusterRole of the release deleted: back.
+    let roles = env.dynamic("rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", None);
+    env.kubectl(&["delete", "clusterrole", "cloudnative-pg", "--wait=false"]);
+    env.wait_for("the ClusterRole back", Duration::from_secs(20), |e| {
+        e.get(&roles, "cloudnative-pg").map(|_| ()).ok_or_else(|| "not back".to_string())
+    });
+    // One Event per object (a second correction of one object joins its
+    // series), and the metric counts each correction.
+    env.wait_for("the corrections reported", Duration::from_secs(10), |e| {
+        let n = count(e, "cloudnative-pg", "DriftCorrected: ");
+        (n >= corrected_before + 2).then_some(()).ok_or(format!("{:?}", e.events("cloudnative-pg")))
+    });
+    let metrics = op.metrics.encode();
+    for line in [
+        "navique_drift_corrections_total{kind=\"Deployment\"} 2",
+        "navique_drift_corrections_total{kind=\"ClusterRole\"} 1",
+    ] {
+        assert!(metrics.contains(line), "{line} not in\n{metrics}");
+    }
+    assert_eq!(revision(&env, "cnpg-system", "cloudnative-pg"), revision_before, "a correction is no new revision");
+
+    // An autoscaler's replicas (through scale) and an injected caBundle: not drift.
+    let detected = count(&env, "cloudnative-pg", "DriftDetected: ");
+    env.kubectl(&["scale", "deployment/cloudnative-pg", "-n", "cnpg-system", "--replicas=2"]);
+    let webhook = env
+        .kubectl(&["get", "mutatingwebhookconfigurations", "-l", "core.navique.com/capability=cloudnative-pg", "-o", "name"])
+        .lines()
+        .next()
+        .map(str::to_string);
+    if let Some(w) = &webhook {
+        env.kubectl(&["patch", w, "--type=json", "-p", r#"[{"op": "add", "path": "/webhooks/0/clientConfig/caBundle", "value": "Y2EK"}]"#]);
+    }
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(count(&env, "cloudnative-pg", "DriftDetected: "), detected, "{:?}", env.events("cloudnative-pg"));
+    let after = op.metrics.encode();
+    assert!(after.contains("navique_drift_corrections_total{kind=\"Deployment\"} 2"), "{after}");
+    assert!(!after.contains("kind=\"MutatingWebhookConfiguration\""), "{after}");
+    let scaled = env.get(&deployments, "cloudnative-pg").unwrap();
+    assert_eq!(scaled["spec"]["replicas"], 2, "{:#}", scaled["metadata"]["managedFields"]);
+    env.kubectl(&["scale", "deployment/cloudnative-pg", "-n", "cnpg-system", "--replicas=1"]);
+
+    // warn: reported, not corrected; off: nothing.
+    set_spec(&env, "cloudnative-pg", json!({"drift": "warn"}));
+    env.wait_for("drift: warn", Duration::from_secs(20), |e| {
+        let c = capability_condition(e, "cloudnative-pg", "Configured");
+        c["message"].as_str().is_some_and(|m| m.contains("drift: warn")).then_some(()).ok_or(c.to_string())
+    });
+    env.kubectl(&["delete", "clusterrole", "cloudnative-pg", "--wait=false"]);
+    env.wait_for("Drifted", Duration::from_secs(20), |e| {
+        let c = capability_condition(e, "cloudnative-pg", "Drifted");
+        (c["status"] == "True" && c["message"].as_str().unwrap_or_default().contains("ClusterRole"))
+            .then_some(())
+            .ok_or(c.to_string())
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(env.get(&roles, "cloudnative-pg").is_none());
+    // Back to correct: healed at once.
+    set_spec(&env, "cloudnative-pg", json!({"drift": "correct"}));
+    env.wait_for("the ClusterRole back", Duration::from_secs(20), |e| {
+        e.get(&roles, "cloudnative-pg").map(|_| ()).ok_or_else(|| "not back".to_string())
+    });
+    env.delete_postgres(&ns, "db");
+}

@@ -476,6 +476,7 @@ async fn route(shared: &Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         manager,
         dry_run,
         status: target.status,
+        scale: false,
         api_version: target.storage_api_version(),
     };
     let ns = target.ns.clone().unwrap_or_default();
@@ -813,7 +814,11 @@ fn scale(
         at = &mut at[seg];
     }
     at[leaf] = json!(replicas);
-    let out = st.update(t, ns, name, obj, opts)?;
+    let opts = WriteOptions {
+        scale: true,
+        ..opts.clone()
+    };
+    let out = st.update(t, ns, name, obj, &opts)?;
     drop(st);
     shared.wake_controllers.notify_one();
     Ok(scale_of(t, &out))

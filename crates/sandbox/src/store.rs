@@ -84,6 +84,9 @@ pub struct WriteOptions {
     pub manager: String,
     pub dry_run: bool,
     pub status: bool,
+    /// Through the `scale` subresource: the writer's fields are recorded
+    /// as its (`subresource: scale`), as kube-apiserver records them.
+    pub scale: bool,
     pub api_version: String,
 }
 
@@ -813,7 +816,13 @@ impl State {
                 let builtin = crate::crd_schema::Lists::of(t, &api_version_of(t, &obj));
                 let old = ssa::leaves(current, builtin, scope);
                 let new = ssa::leaves(&obj, builtin, scope);
-                let sub = if o.status { "status" } else { "" };
+                let sub = if o.status {
+                    "status"
+                } else if o.scale {
+                    "scale"
+                } else {
+                    ""
+                };
                 let untouched: Vec<ssa::Entry> = entries
                     .iter()
                     .filter(|e| (e.subresource == "status") != o.status)
@@ -1343,6 +1352,7 @@ impl State {
         let o = WriteOptions {
             manager: "sandbox-controller".into(),
             status: true,
+            scale: false,
             ..Default::default()
         };
         let _ = self.update_inner(&t, &key.1, &key.2, obj, &current, &o, false);

@@ -1,5 +1,6 @@
 //! What should change, as pure functions of what we know: what the admin
-//! asks of our releases ([`configure`]), whose each
+//! asks of our releases ([`configure`]), whether what we own drifted
+//! ([`drift`]), whose each
 //! capability operator is ([`provenance`]), what the resources need
 //! ([`needs`]), what to do about each capability ([`plan`]), what was emitted
 //! and is no longer wanted ([`gc`]), what the license allows ([`verdict`]),
@@ -9,6 +10,7 @@
 
 pub mod conditions;
 pub mod configure;
+pub mod drift;
 pub mod gc;
 pub mod needs;
 pub mod plan;

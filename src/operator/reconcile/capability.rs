@@ -72,7 +72,9 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
     } else {
         p
     };
-    let status = status_for(op, entry, &p, &old, None).await;
+    let drifted = super::drift::check(op, entry, &p, &on).await?;
+    let mut status = status_for(op, entry, &p, &old, None).await;
+    status.conditions.extend(drift_condition(&old, drifted));
     op.metrics.capability(
         &name,
         &status.installed_version,
@@ -138,6 +140,34 @@ async fn act(
     op.metrics
         .release_action(&entry.release, verb, result.is_ok());
     Some((reason, result))
+}
+
+/// With `spec.drift: warn`, what drifted and stays so; kept as it was when
+/// nothing was checked.
+fn drift_condition(
+    old: &CapabilityStatus,
+    found: super::drift::Found,
+) -> Option<crate::operator::api::Condition> {
+    let Some(drifted) = found else {
+        return old
+            .conditions
+            .iter()
+            .find(|c| c.type_ == ConditionType::Drifted.as_str())
+            .cloned();
+    };
+    let (reason, message) = if drifted.is_empty() {
+        (Reason::NoDrift, String::new())
+    } else {
+        (Reason::DriftDetected, drifted.join("; "))
+    };
+    Some(condition(
+        &old.conditions,
+        ConditionType::Drifted,
+        !drifted.is_empty(),
+        reason,
+        &message,
+        None,
+    ))
 }
 
 /// Whether the step carries new `spec.values` into our release.

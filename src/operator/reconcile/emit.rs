@@ -5,7 +5,7 @@
 use super::{Error, Operator};
 use crate::apply::objects::Object;
 use crate::operator::api;
-use crate::operator::decide::conditions::is_subset;
+use crate::operator::decide::drift;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
 use serde_json::Value;
 
@@ -76,9 +76,18 @@ pub async fn get(
         .map(|o| serde_json::to_value(o).unwrap_or_default()))
 }
 
-/// Server-side applies `wanted` unless the cluster already holds it.
-/// Returns whether a write was made.
-pub async fn apply(op: &Operator, wanted: &Value) -> Result<bool, Error> {
+/// What applying an emitted object did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Emitted {
+    /// The cluster held it already: nothing written.
+    Unchanged,
+    /// Written; the fields that differed (`["(deleted)"]`: it was not there).
+    Written(Vec<String>),
+}
+
+/// Server-side applies `wanted` unless the cluster already holds it (as
+/// server-side apply judges it: `decide::drift`).
+pub async fn apply(op: &Operator, wanted: &Value) -> Result<Emitted, Error> {
     let mirrored;
     let wanted = if op.images.is_active() {
         mirrored = with_mirrored_images(op, wanted);
@@ -93,19 +102,24 @@ pub async fn apply(op: &Operator, wanted: &Value) -> Result<bool, Error> {
             kind: o.kind.clone(),
         });
     };
-    if let Some(existing) = api.get_opt(&o.name).await? {
-        let existing = serde_json::to_value(existing).unwrap_or_default();
-        if is_subset(wanted, &existing) {
-            return Ok(false);
-        }
+    let existing = api
+        .get_opt(&o.name)
+        .await?
+        .map(|e| serde_json::to_value(e).unwrap_or_default());
+    let differs = drift::drifted(wanted, existing.as_ref());
+    if differs.is_empty() {
+        return Ok(Emitted::Unchanged);
     }
+    let body = drift::without_co_written(wanted, existing.as_ref());
     api.patch(
         &o.name,
         &PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force(),
-        &Patch::Apply(wanted),
+        &Patch::Apply(&body),
     )
     .await?;
-    Ok(true)
+    op.watch_owned(&o.api_version, &o.kind, crate::operator::model::owned::Owner::Resource)
+        .await;
+    Ok(Emitted::Written(differs))
 }
 
 /// An emitted object with every image through the mirror; an image field

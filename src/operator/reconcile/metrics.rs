@@ -68,6 +68,8 @@ pub struct Metrics {
     pub capability_info: Family<CapabilityInfoLabels, Gauge>,
     pub capability_ready: Family<CapabilityLabels, Gauge>,
     pub release_action_total: Family<ReleaseActionLabels, Counter>,
+    /// Objects we own put back after someone changed or deleted them, by kind.
+    pub drift_corrections_total: Family<KindLabels, Counter>,
     /// The info labels last set per capability, to drop them when they change.
     info_now: Mutex<HashMap<String, CapabilityInfoLabels>>,
     /// Caches synced and, with leader election, the lease held or followed.
@@ -131,8 +133,15 @@ impl Metrics {
             "Release actions by release, action and result",
             release_action_total.clone(),
         );
+        let drift_corrections_total = Family::<KindLabels, Counter>::default();
+        registry.register(
+            "navique_drift_corrections",
+            "Objects we own put back after they drifted, by kind of object",
+            drift_corrections_total.clone(),
+        );
         Arc::new(Metrics {
             registry,
+            drift_corrections_total,
             api_requests_total,
             reconcile_total,
             reconcile_errors_total,
@@ -201,6 +210,12 @@ impl Metrics {
                     .get()
             })
             .sum()
+    }
+
+    pub fn drift_corrected(&self, kind: &str) {
+        self.drift_corrections_total
+            .get_or_create(&KindLabels { kind: kind.into() })
+            .inc();
     }
 
     pub fn release_action(&self, release: &str, action: &str, ok: bool) {

@@ -4,6 +4,7 @@
 //! object per catalog entry), one per kind of resource.
 
 pub mod capability;
+pub mod drift;
 pub mod emit;
 pub mod error;
 pub mod metrics;
@@ -62,6 +63,8 @@ pub struct Operator {
     pub plans_stale: std::sync::atomic::AtomicBool,
     /// The watched view of the cluster while the controllers run.
     caches: std::sync::RwLock<Option<Arc<crate::operator::model::watch::Caches>>>,
+    /// The watches of what we own while the controllers run.
+    pub owned: std::sync::RwLock<Option<Arc<crate::operator::model::owned::OwnedWatches>>>,
 }
 
 /// One snapshot's decisions, shared by the resource reconciles.
@@ -120,6 +123,22 @@ impl Operator {
             expiry_reported: std::sync::atomic::AtomicBool::new(false),
             plans_stale: std::sync::atomic::AtomicBool::new(false),
             caches: std::sync::RwLock::new(None),
+            owned: std::sync::RwLock::new(None),
+        }
+    }
+
+    /// Watches objects of this kind that we own from now on (once per kind).
+    pub async fn watch_owned(
+        &self,
+        api_version: &str,
+        kind: &str,
+        owner: crate::operator::model::owned::Owner,
+    ) {
+        let Some(watches) = self.owned.read().expect("lock").clone() else {
+            return;
+        };
+        if let Ok((ar, _)) = self.cluster.resource(api_version, kind).await {
+            watches.ensure(&ar, owner);
         }
     }
 
@@ -475,6 +494,31 @@ pub async fn run_controllers(
         );
     }
     use crate::operator::model::watch::{subscribe, Change};
+    // Changes of what we own: the owner is looked at again at once.
+    let mut owned_changes = HashMap::new();
+    let mut owned_senders = HashMap::new();
+    for kind in api::Kind::ALL.into_iter().filter(|k| k.family() != api::Family::Capability) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        owned_senders.insert(kind, tx);
+        owned_changes.insert(kind, rx);
+    }
+    let owned = Arc::new(crate::operator::model::owned::OwnedWatches::new(
+        client.clone(),
+        crate::operator::model::owned::Triggers {
+            resources: owned_senders,
+            capabilities: hub.clone(),
+        },
+    ));
+    *op.owned.write().expect("lock") = Some(owned.clone());
+    let owned_changes = Mutex::new(owned_changes);
+    let owned_trigger = |kind: api::Kind| {
+        let rx = owned_changes
+            .lock()
+            .expect("lock")
+            .remove(&kind)
+            .expect("one per kind");
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|r| (r, rx)) })
+    };
     let everything = subscribe(&hub, |_| true);
     // The license: a new, changed or deleted one takes effect at once.
     let license_changes = || {
@@ -505,6 +549,7 @@ pub async fn run_controllers(
                 ),
                 license_changes(),
             ))
+            .reconcile_on(owned_trigger(kind))
             .graceful_shutdown_on(shutdown())
             .run(
                 move |obj, op| resource::reconcile(kind, obj, op),
@@ -519,6 +564,7 @@ pub async fn run_controllers(
         Controller::new_with(all, watcher::Config::default(), ar)
             .with_config(config.clone())
             .reconcile_all_on(license_changes())
+            .reconcile_on(owned_trigger(kind))
             .graceful_shutdown_on(shutdown())
             .run(
                 move |obj, op| workload::reconcile(kind, obj, op),
@@ -536,6 +582,8 @@ pub async fn run_controllers(
         futures::future::join_all(workloads)
     );
     *op.caches.write().expect("lock") = None;
+    *op.owned.write().expect("lock") = None;
+    drop(owned);
     for feed in feeds {
         feed.abort();
     }

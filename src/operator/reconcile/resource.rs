@@ -271,7 +271,10 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         return Ok(Action::requeue(op.poll));
     }
     let on = reference(obj, kind);
-    status.common.owned = emit_and_collect(op, &on, &r, &old.common.owned, &realised.emit).await?;
+    // The spec is the one we last realised: a write now puts back drift.
+    let steady = old.common.observed_generation == generation;
+    status.common.owned =
+        emit_and_collect(op, &on, &r, &old.common.owned, &realised.emit, steady).await?;
     let (ready, why) = datastore_ready(op, &r, &realised.ready_when).await?;
     let standing = if ready {
         Standing::Ready(ready_message(&realised))
@@ -362,15 +365,25 @@ async fn emit_and_collect(
     r: &Resource,
     before: &[api::OwnedObject],
     wanted: &[Value],
+    steady: bool,
 ) -> Result<Vec<api::OwnedObject>, Error> {
     let mut owned: Vec<api::OwnedObject> = Vec::new();
     for o in wanted {
-        if let Err(e) = emit::apply(op, o).await {
-            let note = format!("applying {}: {e}", describe(o));
-            op.event(on, EventType::Warning, "Failed", note).await;
-            return Err(e);
+        let emitted = match emit::apply(op, o).await {
+            Ok(e) => e,
+            Err(e) => {
+                let note = format!("applying {}: {e}", describe(o));
+                op.event(on, EventType::Warning, "Failed", note).await;
+                return Err(e);
+            }
+        };
+        let this = emit::owned_ref(o);
+        if let emit::Emitted::Written(fields) = emitted {
+            if steady && before.contains(&this) {
+                corrected(op, on, &this, &fields).await;
+            }
         }
-        owned.push(emit::owned_ref(o));
+        owned.push(this);
     }
     for gone in crate::operator::decide::gc::unwanted(before, &owned) {
         if emit::delete_if_ours(op, &gone, &r.uid).await? {
@@ -387,6 +400,21 @@ async fn emit_and_collect(
     }
     owned.sort();
     Ok(owned)
+}
+
+/// Announces drift of an emitted object that was just put back.
+async fn corrected(op: &Operator, on: &ObjectReference, o: &api::OwnedObject, fields: &[String]) {
+    let what = format!("{} {}/{}", o.kind, o.namespace, o.name);
+    let fields = fields.join(", ");
+    let related = Some(object_reference(o));
+    let detected = format!("{what} differs from what we applied: {fields}");
+    op.event_related(on, EventType::Warning, "DriftDetected", detected, related.clone())
+        .await;
+    let put_back = format!("{what} put back as we applied it: {fields}");
+    op.event_related(on, EventType::Normal, "DriftCorrected", put_back, related)
+        .await;
+    op.metrics.drift_corrected(&o.kind);
+    tracing::info!(object = %what, %fields, "drift corrected");
 }
 
 /// Writes down where the resource stands (status, and the Event when what

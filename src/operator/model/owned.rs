@@ -1,0 +1,210 @@
+//! Watches of the objects we own, so that a deletion or an edit of one is
+//! put back within seconds rather than at the next resync: objects we emit
+//! (by our managed-by label; the resource that owns them is looked at
+//! again) and objects of our capability releases (by the capability label;
+//! the object becomes a suspect its capability checks).
+//!
+//! A watch per kind of object, started the first time we apply one of that
+//! kind (a CRD kind may not exist before), as metadata only: nothing of an
+//! object's body is kept, only what tells a change of what we applied from
+//! a controller's status write (generation, labels and annotations; the
+//! resourceVersion for kinds without a generation, which have no status).
+
+use crate::operator::api;
+use futures::StreamExt;
+use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::WatchStreamExt;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Mutex;
+
+/// An object of one of our releases: (apiVersion, kind, namespace, name).
+pub type ObjectKey = (String, String, String, String);
+
+/// Which of our objects a watch selects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Owner {
+    /// Emitted for a resource: our managed-by label, an ownerReference.
+    Resource,
+    /// Applied by our release of a capability: the capability label.
+    Capability,
+}
+
+impl Owner {
+    fn selector(self) -> String {
+        match self {
+            Owner::Resource => format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY),
+            Owner::Capability => api::CAPABILITY_LABEL.to_string(),
+        }
+    }
+}
+
+/// Where a change of an owned object is announced.
+pub struct Triggers {
+    /// Per kind of resource: the resource to look at again.
+    pub resources: HashMap<api::Kind, tokio::sync::mpsc::UnboundedSender<ObjectRef<DynamicObject>>>,
+    /// The capabilities' controller looks again on any cluster change.
+    pub capabilities: tokio::sync::broadcast::Sender<crate::operator::model::watch::Change>,
+}
+
+pub struct OwnedWatches {
+    client: kube::Client,
+    triggers: Triggers,
+    started: Mutex<BTreeSet<(String, String, Owner)>>,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Objects of our capability releases that changed, by capability.
+    suspects: Mutex<BTreeMap<String, BTreeSet<ObjectKey>>>,
+    /// Release revisions whose objects have been looked at once.
+    looked: Mutex<BTreeSet<(String, i64)>>,
+}
+
+/// What tells a change of what we applied from a status write.
+type Seen = (Option<i64>, u64, Option<String>);
+
+impl OwnedWatches {
+    pub fn new(client: kube::Client, triggers: Triggers) -> OwnedWatches {
+        OwnedWatches {
+            client,
+            triggers,
+            started: Mutex::new(BTreeSet::new()),
+            tasks: Mutex::new(Vec::new()),
+            suspects: Mutex::new(BTreeMap::new()),
+            looked: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// Starts the watch of `ar`'s objects `owner` selects, once.
+    pub fn ensure(self: &std::sync::Arc<Self>, ar: &ApiResource, owner: Owner) {
+        let key = (ar.api_version.clone(), ar.kind.clone(), owner);
+        if !self.started.lock().expect("lock").insert(key) {
+            return;
+        }
+        let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(self.client.clone(), ar);
+        let config = watcher::Config::default().labels(&owner.selector());
+        let me = self.clone();
+        let ar = ar.clone();
+        let task = tokio::spawn(async move {
+            let stream = watcher::watcher(api, config).default_backoff();
+            let mut stream = std::pin::pin!(stream);
+            let mut seen: HashMap<String, Seen> = HashMap::new();
+            let mut listing = true;
+            while let Some(event) = stream.next().await {
+                match event {
+                    Ok(Event::Init) => listing = true,
+                    Ok(Event::InitDone) => listing = false,
+                    Ok(Event::InitApply(o)) => {
+                        seen.insert(uid(&o), fingerprint(&o));
+                    }
+                    Ok(Event::Apply(o)) => {
+                        let now = fingerprint(&o);
+                        if seen.insert(uid(&o), now.clone()).as_ref() != Some(&now) && !listing {
+                            me.changed(&ar, &o, owner);
+                        }
+                    }
+                    Ok(Event::Delete(o)) => {
+                        seen.remove(&uid(&o));
+                        me.changed(&ar, &o, owner);
+                    }
+                    Err(e) => tracing::debug!(kind = %ar.kind, error = %e, "owned-object watch failed; retrying"),
+                }
+            }
+        });
+        self.tasks.lock().expect("lock").push(task);
+    }
+
+    fn changed(&self, ar: &ApiResource, o: &PartialObjectMeta<DynamicObject>, owner: Owner) {
+        let m = &o.metadata;
+        match owner {
+            Owner::Resource => {
+                for r in m.owner_references.iter().flatten() {
+                    let Some(kind) = api::Kind::parse(&r.kind) else {
+                        continue;
+                    };
+                    if r.api_version != api::API_VERSION {
+                        continue;
+                    }
+                    if let Some(tx) = self.triggers.resources.get(&kind) {
+                        let mut target = ObjectRef::new_with(&r.name, kind.api_resource());
+                        if kind.namespaced() {
+                            target = target.within(m.namespace.as_deref().unwrap_or_default());
+                        }
+                        let _ = tx.send(target);
+                    }
+                }
+            }
+            Owner::Capability => {
+                let Some(capability) = m.labels.as_ref().and_then(|l| l.get(api::CAPABILITY_LABEL)) else {
+                    return;
+                };
+                let key = (
+                    ar.api_version.clone(),
+                    ar.kind.clone(),
+                    m.namespace.clone().unwrap_or_default(),
+                    m.name.clone().unwrap_or_default(),
+                );
+                self.suspects
+                    .lock()
+                    .expect("lock")
+                    .entry(capability.clone())
+                    .or_default()
+                    .insert(key);
+                let _ = self
+                    .triggers
+                    .capabilities
+                    .send(crate::operator::model::watch::Change::Cluster);
+            }
+        }
+    }
+
+    /// The objects of `capability`'s release that changed since last asked.
+    pub fn take_suspects(&self, capability: &str) -> BTreeSet<ObjectKey> {
+        self.suspects
+            .lock()
+            .expect("lock")
+            .remove(capability)
+            .unwrap_or_default()
+    }
+
+    /// True the first time a revision of a release is asked about: its
+    /// objects are all looked at once (what changed while no watch ran).
+    pub fn first_look(&self, release: &str, revision: i64) -> bool {
+        self.looked
+            .lock()
+            .expect("lock")
+            .insert((release.to_string(), revision))
+    }
+
+    /// Suspects a check could not look at yet (a release action in flight).
+    pub fn put_back(&self, capability: &str, keys: BTreeSet<ObjectKey>) {
+        self.suspects
+            .lock()
+            .expect("lock")
+            .entry(capability.to_string())
+            .or_default()
+            .extend(keys);
+    }
+}
+
+impl Drop for OwnedWatches {
+    fn drop(&mut self) {
+        for t in self.tasks.lock().expect("lock").drain(..) {
+            t.abort();
+        }
+    }
+}
+
+fn uid(o: &PartialObjectMeta<DynamicObject>) -> String {
+    o.metadata.uid.clone().unwrap_or_default()
+}
+
+fn fingerprint(o: &PartialObjectMeta<DynamicObject>) -> Seen {
+    use std::hash::{Hash, Hasher};
+    let m = &o.metadata;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    m.labels.hash(&mut h);
+    m.annotations.hash(&mut h);
+    m.deletion_timestamp.is_some().hash(&mut h);
+    let version = m.generation.is_none().then(|| m.resource_version.clone().unwrap_or_default());
+    (m.generation, h.finish(), version)
+}

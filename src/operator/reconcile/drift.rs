@@ -1,0 +1,136 @@
+//! Healing our capability releases: the objects of the release that the
+//! watches saw change (`model::owned`) are compared with what the release's
+//! stored manifest applied (`decide::drift`), and, with `spec.drift:
+//! correct`, put back by server-side apply. A correction re-applies; it
+//! writes no new Helm revision.
+
+use super::{release, Error, Operator};
+use crate::apply::objects::Object;
+use crate::operator::decide::configure::DriftMode;
+use crate::operator::decide::drift;
+use crate::operator::decide::plan::{CapabilityPlan, Step};
+use crate::operator::decide::provenance::Provenance;
+use crate::operator::model::catalog::CapabilityEntry;
+use crate::operator::model::owned::{ObjectKey, Owner};
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::events::EventType;
+
+/// What a check found: the objects that drifted and their fields, as
+/// "Kind namespace/name: fields". None: nothing was checked.
+pub type Found = Option<Vec<String>>;
+
+/// Checks our release of `entry` when it is settled and ours to heal.
+pub async fn check(
+    op: &Operator,
+    entry: &CapabilityEntry,
+    p: &CapabilityPlan,
+    on: &ObjectReference,
+) -> Result<Found, Error> {
+    let Provenance::Owned(info) = &p.provenance else {
+        return Ok(None);
+    };
+    let settled = p.step == Step::Nothing && info.status == "deployed";
+    let Some(watches) = op.owned.read().expect("lock").clone() else {
+        return Ok(None);
+    };
+    if !settled || p.settings.drift == DriftMode::Off {
+        return Ok(None);
+    }
+    let suspects = watches.take_suspects(&entry.name);
+    let first_look = watches.first_look(&entry.release, info.revision);
+    if suspects.is_empty() && !first_look {
+        return Ok(None);
+    }
+    if op.busy.lock().expect("lock").contains(&entry.release) {
+        watches.put_back(&entry.name, suspects);
+        return Ok(None);
+    }
+    let ctx = release::context(op, entry, &p.settings);
+    let rel = ctx
+        .storage
+        .get(&entry.release, info.revision)
+        .await
+        .map_err(|e| Error::from(crate::action::ActionError::from(e)))?;
+    let mut objects = crate::apply::objects::parse_manifest(&rel.manifest, &entry.namespace)
+        .unwrap_or_default();
+    op.cluster
+        .resolve_scopes(&mut objects)
+        .await
+        .map_err(|e| Error::from(Box::new(e)))?;
+    for (api_version, kind) in kinds(&objects) {
+        op.watch_owned(&api_version, &kind, Owner::Capability).await;
+    }
+    let opts = ctx.apply_options(&entry.release);
+    let mut found = Vec::new();
+    for o in objects
+        .iter()
+        .filter(|o| first_look || suspects.contains(&key(o)))
+    {
+        let wanted = opts.prepared(o);
+        let api = op.cluster.api_for(o).await.map_err(|e| Error::from(Box::new(e)))?;
+        let live = api
+            .get_opt(&o.name)
+            .await?
+            .map(|l| serde_json::to_value(l).unwrap_or_default());
+        let fields = drift::drifted(&wanted, live.as_ref());
+        if fields.is_empty() {
+            continue;
+        }
+        let what = format!("{} {}: {}", o.kind, place(o), fields.join(", "));
+        let note = format!("{what} differs from what release {} applied", entry.release);
+        // Named as the related object: one Event per object, not one series.
+        let related = Some(reference_to(o));
+        op.event_related(on, EventType::Warning, "DriftDetected", note, related.clone())
+            .await;
+        if p.settings.drift == DriftMode::Correct {
+            let body = drift::without_co_written(&wanted, live.as_ref());
+            let pp = PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force();
+            api.patch(&o.name, &pp, &Patch::Apply(&body)).await?;
+            let note = format!("{what} put back as release {} applied it", entry.release);
+            op.event_related(on, EventType::Normal, "DriftCorrected", note, related)
+                .await;
+            op.metrics.drift_corrected(&o.kind);
+            tracing::info!(capability = %entry.name, object = %what, "drift corrected");
+        } else {
+            // Looked at again on the next reconcile (a change of mode, say).
+            watches.put_back(&entry.name, [key(o)].into());
+            found.push(what);
+        }
+    }
+    Ok(Some(found))
+}
+
+fn kinds(objects: &[Object]) -> std::collections::BTreeSet<(String, String)> {
+    objects
+        .iter()
+        .map(|o| (o.api_version.clone(), o.kind.clone()))
+        .collect()
+}
+
+fn key(o: &Object) -> ObjectKey {
+    (
+        o.api_version.clone(),
+        o.kind.clone(),
+        o.namespace.clone(),
+        o.name.clone(),
+    )
+}
+
+fn reference_to(o: &Object) -> ObjectReference {
+    ObjectReference {
+        api_version: Some(o.api_version.clone()),
+        kind: Some(o.kind.clone()),
+        namespace: (!o.namespace.is_empty()).then(|| o.namespace.clone()),
+        name: Some(o.name.clone()),
+        ..Default::default()
+    }
+}
+
+fn place(o: &Object) -> String {
+    if o.namespace.is_empty() {
+        o.name.clone()
+    } else {
+        format!("{}/{}", o.namespace, o.name)
+    }
+}
