@@ -221,6 +221,48 @@ impl Live {
     }
 }
 
+/// Day 2: what the operator owns heals. Someone deletes the CloudNativePG
+/// Deployment of our release; the watch sees it and puts it back.
+async fn heal_a_deleted_deployment(client: &kube::Client, live: &mut Live, ns: &str) -> Result<(), String> {
+    use k8s_openapi::api::apps::v1::Deployment;
+    println!("5. Day 2: someone deletes the CloudNativePG controller by mistake:");
+    println!("   $ kubectl delete deployment cloudnative-pg -n cnpg-system");
+    let deployments: kube::Api<Deployment> = kube::Api::namespaced(client.clone(), "cnpg-system");
+    let before = deployments
+        .get("cloudnative-pg")
+        .await
+        .map_err(|e| e.to_string())?
+        .metadata
+        .uid;
+    let start = Instant::now();
+    deployments
+        .delete("cloudnative-pg", &Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    loop {
+        let now = deployments.get_opt("cloudnative-pg").await.map_err(|e| e.to_string())?;
+        if now.is_some_and(|d| d.metadata.uid != before) {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            return Err("the deleted Deployment did not come back within 30 s".into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    println!(
+        "   +{:>5.1}s  back, as our release applied it (Events DriftDetected, DriftCorrected on",
+        start.elapsed().as_secs_f64()
+    );
+    println!("            the Capability; no new Helm revision). Set `spec.drift: warn` to only be told.");
+    live.start = start;
+    for _ in 0..8 {
+        live.look(ns).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    println!();
+    Ok(())
+}
+
 pub(super) async fn helm_list(client: &kube::Client) -> Result<(), String> {
     let storage = crate::release::storage::Storage::new(client.clone(), "default");
     let releases = storage.query(true, "").await.map_err(|e| e.to_string())?;
@@ -456,8 +498,9 @@ async fn walk_through(
     helm_list(&client).await?;
     capabilities_table(&client).await?;
     println!();
+    heal_a_deleted_deployment(&client, &mut live, ns).await?;
 
-    println!("5. The team deletes the database:");
+    println!("6. The team deletes the database:");
     println!("   $ kubectl delete postgrescluster app-db -n team-a");
     pg_api
         .delete("app-db", &Default::default())
@@ -471,14 +514,14 @@ async fn walk_through(
     .await?;
     println!();
     println!(
-        "6. CloudNativePG was ours and is needed by nothing: uninstalled. cert-manager is someone"
+        "7. CloudNativePG was ours and is needed by nothing: uninstalled. cert-manager is someone"
     );
     println!("   else's: adopted, never upgraded to the bundled version, never uninstalled:");
     helm_list(&client).await?;
     capabilities_table(&client).await?;
     if keep {
         println!();
-        println!("7. (--keep) The team asks for its database again; it stays, with the operator, for you to look at:");
+        println!("8. (--keep) The team asks for its database again; it stays, with the operator, for you to look at:");
         println!("   $ kubectl apply -f postgrescluster.yaml");
         pg_api
             .patch("app-db", &PatchParams::apply("kubectl"), &Patch::Apply(&pg))
