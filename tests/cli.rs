@@ -302,8 +302,8 @@ fn the_operator_demo_adopts_installs_and_uninstalls_only_what_it_owns() {
         String::from_utf8_lossy(&out.stderr)
     );
     let (during, after) = text
-        .split_once("6. ")
-        .expect("the walk-through reaches step 6");
+        .split_once("7. ")
+        .expect("the walk-through reaches step 7");
     for line in [
         "1. adopt cert-manager: Helm release platform-cert-manager in namespace platform-tools",
         "Event Adopted on Capability cert-manager",
@@ -311,6 +311,8 @@ fn the_operator_demo_adopts_installs_and_uninstalls_only_what_it_owns() {
         "[simulated] CloudNativePG reports Cluster team-a/app-db Ready",
         "PostgresCluster team-a/app-db: Ready (connection Secret app-db-app)",
         "Event Uninstalled on Capability cloudnative-pg",
+        "5. Day 2: someone deletes the CloudNativePG controller by mistake",
+        "Event DriftCorrected on Capability cloudnative-pg: Deployment cnpg-system/cloudnative-pg",
     ] {
         assert!(during.contains(line), "missing {line:?} in\n{text}");
     }

@@ -381,5 +381,20 @@ fn day2_objects_of_our_cnpg_release_deleted_or_edited_come_back_and_co_writers_a
     env.wait_for("the ClusterRole back", Duration::from_secs(20), |e| {
         e.get(&roles, "cloudnative-pg").map(|_| ()).ok_or_else(|| "not back".to_string())
     });
+
+    // Converged with the drift watches on: no request beyond watches and the lease.
+    let mut last = (op.metrics.api_requests_beyond_watches(), std::time::Instant::now());
+    env.wait_for("the operator to settle", Duration::from_secs(60), |_| {
+        let now = op.metrics.api_requests_beyond_watches();
+        if now != last.0 {
+            last = (now, std::time::Instant::now());
+        }
+        (last.1.elapsed() >= Duration::from_secs(2)).then_some(()).ok_or(format!("{now} requests"))
+    });
+    let settled = op.metrics.api_requests_beyond_watches();
+    std::thread::sleep(Duration::from_secs(5));
+    let idle = op.metrics.api_requests_beyond_watches() - settled;
+    eprintln!("idle 5 s with drift watches on: {idle} requests beyond watches");
+    assert_eq!(idle, 0, "idle, the operator made requests beyond its watches");
     env.delete_postgres(&ns, "db");
 }
