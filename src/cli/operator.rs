@@ -101,7 +101,30 @@ pub fn run_options(a: &Args) -> Result<RunOptions, String> {
     }
     o.license_key = Some(licensing(a)?.key);
     o.mirrors = crate::oci::Mirrors::parse(&a.all(&["--registry-mirror"]))?;
+    o.image_pull_secrets = image_pull_secrets(a)?;
     Ok(o)
+}
+
+/// `--image-pull-secret NAME`, repeatable: each a Secret's name (checked
+/// here, so a typo fails at start instead of as a condition everywhere).
+fn image_pull_secrets(a: &Args) -> Result<Vec<String>, String> {
+    let mut names: Vec<String> = Vec::new();
+    for name in a.all(&["--image-pull-secret"]) {
+        let valid = !name.is_empty()
+            && name.len() <= 253
+            && regex::Regex::new(crate::operator::api::NAME_PATTERN)
+                .expect("the name pattern")
+                .is_match(&name);
+        if !valid {
+            return Err(format!(
+                "--image-pull-secret {name:?}: not a Secret name (lower-case letters, digits, '-' and '.')"
+            ));
+        }
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
 }
 
 pub fn run(a: &Args) -> Result<(), String> {

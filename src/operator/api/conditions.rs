@@ -32,6 +32,8 @@ names! {
         CapabilitiesReady,
         Licensed,
         Progressing,
+        // `--image-pull-secret`: the copies where this needs them.
+        ImagePullSecrets,
     }
 }
 
@@ -63,5 +65,9 @@ names! {
         WaitingForPrerequisites,
         Uninstalling,
         UninstallHeld,
+        // Image pull secrets.
+        Copied,
+        PullSecretMissing,
+        PullSecretInvalid,
     }
 }

@@ -204,6 +204,10 @@ async fn status_for(
             None,
         ),
     });
+    if matches!(p.provenance, Provenance::Owned(_)) {
+        let pull = super::pull_secrets::condition(op, &entry.namespace, &old.conditions, None);
+        conditions.extend(pull.await);
+    }
     CapabilityStatus {
         provenance: p.provenance.as_str().into(),
         needed: p.needed,
