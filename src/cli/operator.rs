@@ -105,11 +105,22 @@ pub fn run_options(a: &Args) -> Result<RunOptions, String> {
     Ok(o)
 }
 
-/// `--image-pull-secret NAME`, repeatable: each a Secret's name (checked
-/// here, so a typo fails at start instead of as a condition everywhere).
+/// Where OLM passes `--image-pull-secret` (a Subscription's `config.env`
+/// sets variables, never arguments): names separated by commas.
+pub const IMAGE_PULL_SECRETS_ENV: &str = "NAVIQUE_IMAGE_PULL_SECRETS";
+
+/// `--image-pull-secret NAME`, repeatable, and those of
+/// `NAVIQUE_IMAGE_PULL_SECRETS`: each a Secret's name (checked here, so a
+/// typo fails at start instead of as a condition everywhere).
 fn image_pull_secrets(a: &Args) -> Result<Vec<String>, String> {
+    let from_env = std::env::var(IMAGE_PULL_SECRETS_ENV).unwrap_or_default();
+    let listed = from_env
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string);
     let mut names: Vec<String> = Vec::new();
-    for name in a.all(&["--image-pull-secret"]) {
+    for name in a.all(&["--image-pull-secret"]).into_iter().chain(listed) {
         let valid = !name.is_empty()
             && name.len() <= 253
             && regex::Regex::new(crate::operator::api::NAME_PATTERN)
