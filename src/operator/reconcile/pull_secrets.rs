@@ -23,6 +23,29 @@ use std::time::Duration;
 pub struct PullSecrets {
     pub names: Vec<String>,
     changed: tokio::sync::broadcast::Sender<Change>,
+    /// Namespaces a release is being installed in, with how many: their
+    /// copies stay, though no record of the release exists yet.
+    held: std::sync::Mutex<std::collections::BTreeMap<String, usize>>,
+    /// The problems last logged: each is logged once, not on every pass.
+    logged: std::sync::Mutex<Vec<String>>,
+}
+
+/// Keeps a namespace's copies for as long as it lives (see [`PullSecrets::held`]).
+pub struct Hold<'a> {
+    of: &'a PullSecrets,
+    namespace: String,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        let mut held = self.of.held.lock().expect("lock");
+        if let Some(n) = held.get_mut(&self.namespace) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.namespace);
+            }
+        }
+    }
 }
 
 impl PullSecrets {
@@ -30,7 +53,36 @@ impl PullSecrets {
         PullSecrets {
             names,
             changed: tokio::sync::broadcast::channel(16).0,
+            held: Default::default(),
+            logged: Default::default(),
         }
+    }
+
+    fn hold(&self, namespace: &str) -> Hold<'_> {
+        *self
+            .held
+            .lock()
+            .expect("lock")
+            .entry(namespace.to_string())
+            .or_default() += 1;
+        Hold {
+            of: self,
+            namespace: namespace.to_string(),
+        }
+    }
+
+    fn held(&self) -> Vec<String> {
+        self.held.lock().expect("lock").keys().cloned().collect()
+    }
+
+    /// Logs the problems of a pass that were not those of the last one.
+    fn log(&self, problems: &[Problem]) {
+        let now: Vec<String> = problems.iter().map(Problem::to_string).collect();
+        let mut logged = self.logged.lock().expect("lock");
+        for p in now.iter().filter(|p| !logged.contains(p)) {
+            tracing::warn!(problem = %p, "image pull secret not copied");
+        }
+        *logged = now;
     }
 
     pub fn is_active(&self) -> bool {
@@ -138,6 +190,17 @@ pub async fn ensure(op: &Operator, namespace: &str) -> Vec<Problem> {
     problems
 }
 
+/// [`ensure`], for a release about to be installed in `namespace`: its
+/// copies are kept until the returned hold is dropped (the release's record,
+/// which says the namespace needs them, is written by the action).
+pub async fn ensure_held<'a>(op: &'a Operator, namespace: &str) -> Hold<'a> {
+    let hold = op.pull_secrets.hold(namespace);
+    if op.pull_secrets.is_active() {
+        ensure(op, namespace).await;
+    }
+    hold
+}
+
 /// The `ImagePullSecrets` condition of something that runs in `namespace`,
 /// its copies made sure of first; None without `--image-pull-secret`.
 pub async fn condition(
@@ -189,11 +252,9 @@ fn key(v: &Value) -> (String, String) {
 /// copy not needed deleted. Deletions are decided again on a fresh read, so
 /// a namespace the watches have not yet seen a new resource in keeps its copy.
 async fn sync(op: &Operator) -> Result<(), Error> {
-    let needed = decide::needed_namespaces(&op.observed().await?, &op.namespace);
-    let (found, problems) = sources(op).await;
-    for p in &problems {
-        tracing::warn!(problem = %p, "image pull secret not copied");
-    }
+    let mut needed = decide::needed_namespaces(&op.observed().await?, &op.namespace);
+    needed.extend(op.pull_secrets.held());
+    let (found, mut problems) = sources(op).await;
     let existing = copies(op).await?;
     for wanted in decide::to_write(&found, &op.namespace, &needed, &existing) {
         let (ns, name) = key(&wanted);
@@ -205,14 +266,16 @@ async fn sync(op: &Operator) -> Result<(), Error> {
             None => get(op, &ns, &name).await?,
         };
         if let Err(p) = write(op, &wanted, current.as_ref()).await {
-            tracing::warn!(problem = %p, "image pull secret not copied");
+            problems.push(p);
         }
     }
+    op.pull_secrets.log(&problems);
     let keys: Vec<(String, String)> = existing.iter().map(key).collect();
     if decide::unwanted(&keys, &needed, &op.pull_secrets.names).is_empty() {
         return Ok(());
     }
-    let needed = decide::needed_namespaces(&op.snapshot().await?, &op.namespace);
+    let mut needed = decide::needed_namespaces(&op.snapshot().await?, &op.namespace);
+    needed.extend(op.pull_secrets.held());
     for (ns, name) in decide::unwanted(&keys, &needed, &op.pull_secrets.names) {
         match secrets(op, &ns)
             .delete(&name, &DeleteParams::default())

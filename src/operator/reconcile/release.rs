@@ -121,7 +121,7 @@ pub async fn install_or_upgrade(
     action::ensure_namespace(&op.client, &entry.namespace).await?;
     // The copies go in before the pods that pull with them; what cannot be
     // copied is the Capability's condition, not a reason not to install.
-    super::pull_secrets::ensure(op, &entry.namespace).await;
+    let _copies = super::pull_secrets::ensure_held(op, &entry.namespace).await;
     let mut ctx = context(op, entry);
     let entry = entry.clone();
     let charts: ChartStore = op.charts.clone();
@@ -243,7 +243,7 @@ pub async fn apply_workload(
     w: WorkloadRelease,
 ) -> Result<crate::release::Release, Error> {
     let busy = Busy::take(op, &format!("{}/{}", w.namespace, w.name))?;
-    super::pull_secrets::ensure(op, &w.namespace).await;
+    let _copies = super::pull_secrets::ensure_held(op, &w.namespace).await;
     let ctx = w.context(op);
     let charts: ChartStore = op.charts.clone();
     on_worker(move |rt| {
