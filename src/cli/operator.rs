@@ -214,3 +214,26 @@ pub fn plan(a: &Args) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(raw: &[&str]) -> Args {
+        Args::parse(&raw.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn image_pull_secrets_are_repeatable_names_each_kept_once() {
+        let a = args(&[
+            "--image-pull-secret",
+            "mirror-creds",
+            "--image-pull-secret=other",
+            "--image-pull-secret",
+            "mirror-creds",
+        ]);
+        assert_eq!(image_pull_secrets(&a).unwrap(), ["mirror-creds", "other"]);
+        let bad = image_pull_secrets(&args(&["--image-pull-secret", "Not_A_Name"]));
+        assert!(bad.unwrap_err().contains("Not_A_Name"));
+    }
+}
