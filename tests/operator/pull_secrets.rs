@@ -126,6 +126,29 @@ fn pull_secrets_copied_injected_and_removed() {
         [good.clone(), wrong.clone()]
     );
 
+    // A workload release of ours in the same namespace: its pod templates too.
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "search-keys", "namespace": ns},
+        "stringData": {"master": "a-master-key"}}).to_string());
+    env.create(
+        "MeilisearchInstance",
+        &ns,
+        "search",
+        json!({"masterKey": {"secretKeyRef": {"name": "search-keys", "key": "master"}}}),
+    );
+    env.wait_phase("MeilisearchInstance", &ns, "search", "Ready");
+    let sets = env.dynamic("apps", "v1", "StatefulSet", "statefulsets", Some(&ns));
+    let list = env.block(sets.list(&Default::default())).unwrap();
+    assert!(!list.items.is_empty());
+    for s in list.items {
+        let spec = &s.data["spec"]["template"]["spec"];
+        assert_eq!(
+            pull_secret_names(spec),
+            [good.clone(), wrong.clone()],
+            "{:?}",
+            s.metadata.name
+        );
+    }
+
     // The wrong type: a condition naming it, on the resource and on our
     // capabilities.
     let c = wait_condition(
@@ -219,6 +242,7 @@ fn pull_secrets_copied_injected_and_removed() {
     // Gone with the last of ours in the namespace (someone else's stays).
     env.delete_postgres(&ns, "app-db");
     env.delete_postgres(&mine, "other-db");
+    env.delete("MeilisearchInstance", &ns, "search");
     env.wait_gone("our copy in the emptied namespace", |e| {
         secret(e, &ns, &good).is_some()
     });
