@@ -119,13 +119,10 @@ fn image_pull_secrets(a: &Args) -> Result<Vec<String>, String> {
         .map(str::trim)
         .filter(|n| !n.is_empty())
         .map(str::to_string);
+    let pattern = regex::Regex::new(crate::operator::api::NAME_PATTERN).expect("the name pattern");
     let mut names: Vec<String> = Vec::new();
     for name in a.all(&["--image-pull-secret"]).into_iter().chain(listed) {
-        let valid = !name.is_empty()
-            && name.len() <= 253
-            && regex::Regex::new(crate::operator::api::NAME_PATTERN)
-                .expect("the name pattern")
-                .is_match(&name);
+        let valid = !name.is_empty() && name.len() <= 253 && pattern.is_match(&name);
         if !valid {
             return Err(format!(
                 "--image-pull-secret {name:?}: not a Secret name (lower-case letters, digits, '-' and '.')"

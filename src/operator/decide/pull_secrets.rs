@@ -283,17 +283,19 @@ mod tests {
 
     #[test]
     fn copies_go_where_our_releases_resources_and_emitted_objects_are() {
-        let mut snap = Snapshot::default();
-        snap.releases = vec![
-            release("cert-manager", true, "deployed"),
-            release("theirs", false, "deployed"),
-            release("going", true, "uninstalling"),
-            release("op", true, "deployed"),
-        ];
-        snap.resources = vec![Resource {
-            namespace: "team-a".into(),
-            ..Resource::for_test("PostgresCluster", "db", "u1", json!({}))
-        }];
+        let mut snap = Snapshot {
+            releases: vec![
+                release("cert-manager", true, "deployed"),
+                release("theirs", false, "deployed"),
+                release("going", true, "uninstalling"),
+                release("op", true, "deployed"),
+            ],
+            resources: vec![Resource {
+                namespace: "team-a".into(),
+                ..Resource::for_test("PostgresCluster", "db", "u1", json!({}))
+            }],
+            ..Default::default()
+        };
         snap.emitted.insert(
             "clusters.postgresql.cnpg.io".into(),
             vec![json!({"metadata": {"namespace": "left-over", "name": "x"}})],
