@@ -151,6 +151,17 @@ fn the_operators_chart_renders_byte_for_byte_like_helm() {
     }
 }
 
+#[test]
+fn the_charts_image_pull_secrets_are_passed_on_as_image_pull_secret() {
+    let manifest = our_manifest(&json!({"imagePullSecrets": [{"name": "pull"}, {"name": "more"}]}));
+    assert!(
+        manifest
+            .contains("        - --image-pull-secret=pull\n        - --image-pull-secret=more\n"),
+        "{manifest}"
+    );
+    assert!(!our_manifest(&json!({})).contains("--image-pull-secret"));
+}
+
 fn without_keep(mut crd: Value) -> Value {
     let annotations = crd["metadata"]["annotations"].as_object_mut().unwrap();
     assert_eq!(

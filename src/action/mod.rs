@@ -119,6 +119,8 @@ pub struct Context {
     pub object_annotations: BTreeMap<String, String>,
     /// The image rewrite of `--registry-mirror` (inactive without one).
     pub images: std::sync::Arc<crate::oci::images::ImageMap>,
+    /// `--image-pull-secret`: names added to every pod template applied.
+    pub image_pull_secrets: Vec<String>,
 }
 
 pub const DEFAULT_FIELD_MANAGER: &str = "navique-operator";
@@ -143,6 +145,7 @@ impl Context {
             object_labels: BTreeMap::new(),
             object_annotations: BTreeMap::new(),
             images: Default::default(),
+            image_pull_secrets: Vec::new(),
         }
     }
 
@@ -156,6 +159,7 @@ impl Context {
             extra_labels: self.object_labels.clone(),
             extra_annotations: self.object_annotations.clone(),
             images: self.images.clone(),
+            image_pull_secrets: self.image_pull_secrets.clone(),
         }
     }
 }

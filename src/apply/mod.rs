@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod objects;
+pub mod pull_secrets;
 pub mod readiness;
 
 use client::Cluster;
@@ -63,6 +64,9 @@ pub struct ApplyOptions {
     /// `--registry-mirror`: every image of every object rewritten to the
     /// mirror, by digest, before it is applied (a post-render step).
     pub images: std::sync::Arc<crate::oci::images::ImageMap>,
+    /// `--image-pull-secret`: added to every pod template applied (see
+    /// [`pull_secrets::inject`]).
+    pub image_pull_secrets: Vec<String>,
 }
 
 impl ApplyOptions {
@@ -79,6 +83,7 @@ impl ApplyOptions {
             body["metadata"]["annotations"][k] = Value::String(v.clone());
         }
         self.images.rewrite(&mut body);
+        pull_secrets::inject(&mut body, &self.image_pull_secrets);
         body
     }
 }

@@ -101,7 +101,38 @@ pub fn run_options(a: &Args) -> Result<RunOptions, String> {
     }
     o.license_key = Some(licensing(a)?.key);
     o.mirrors = crate::oci::Mirrors::parse(&a.all(&["--registry-mirror"]))?;
+    o.image_pull_secrets = image_pull_secrets(a)?;
     Ok(o)
+}
+
+/// Where OLM passes `--image-pull-secret` (a Subscription's `config.env`
+/// sets variables, never arguments): names separated by commas.
+pub const IMAGE_PULL_SECRETS_ENV: &str = "NAVIQUE_IMAGE_PULL_SECRETS";
+
+/// `--image-pull-secret NAME`, repeatable, and those of
+/// `NAVIQUE_IMAGE_PULL_SECRETS`: each a Secret's name (checked here, so a
+/// typo fails at start instead of as a condition everywhere).
+fn image_pull_secrets(a: &Args) -> Result<Vec<String>, String> {
+    let from_env = std::env::var(IMAGE_PULL_SECRETS_ENV).unwrap_or_default();
+    let listed = from_env
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string);
+    let pattern = regex::Regex::new(crate::operator::api::NAME_PATTERN).expect("the name pattern");
+    let mut names: Vec<String> = Vec::new();
+    for name in a.all(&["--image-pull-secret"]).into_iter().chain(listed) {
+        let valid = !name.is_empty() && name.len() <= 253 && pattern.is_match(&name);
+        if !valid {
+            return Err(format!(
+                "--image-pull-secret {name:?}: not a Secret name (lower-case letters, digits, '-' and '.')"
+            ));
+        }
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
 }
 
 pub fn run(a: &Args) -> Result<(), String> {
@@ -179,4 +210,27 @@ pub fn plan(a: &Args) -> Result<(), String> {
         print!("{}", report.to_text());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(raw: &[&str]) -> Args {
+        Args::parse(&raw.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+    }
+
+    #[test]
+    fn image_pull_secrets_are_repeatable_names_each_kept_once() {
+        let a = args(&[
+            "--image-pull-secret",
+            "mirror-creds",
+            "--image-pull-secret=other",
+            "--image-pull-secret",
+            "mirror-creds",
+        ]);
+        assert_eq!(image_pull_secrets(&a).unwrap(), ["mirror-creds", "other"]);
+        let bad = image_pull_secrets(&args(&["--image-pull-secret", "Not_A_Name"]));
+        assert!(bad.unwrap_err().contains("Not_A_Name"));
+    }
 }

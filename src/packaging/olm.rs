@@ -137,7 +137,7 @@ pub fn csv(catalog: &Catalog, cluster_role: &Value, image: &str) -> Result<Value
         "metadata": {"name": format!("{NAME}.v{}", version()), "namespace": "placeholder", "annotations": annotations},
         "spec": {
             "displayName": "Navique AI Core Operator",
-            "description": "The Navique AI Core Operator installs the capability operators an AI platform needs (cert-manager, CloudNativePG, the ClickHouse operators, the LiteLLM operator, external-secrets) when a resource needs them, adopts those already installed, and runs chat-ui, Meilisearch and Langfuse, all from charts pinned by digest in the operator, without Helm. Releases it makes are Helm releases: `helm list` shows them.\n\nFor disconnected clusters every image it can deploy is listed in relatedImages by digest.",
+            "description": "The Navique AI Core Operator installs the capability operators an AI platform needs (cert-manager, CloudNativePG, the ClickHouse operators, the LiteLLM operator, external-secrets) when a resource needs them, adopts those already installed, and runs chat-ui, Meilisearch and Langfuse, all from charts pinned by digest in the operator, without Helm. Releases it makes are Helm releases: `helm list` shows them.\n\nFor disconnected clusters every image it can deploy is listed in relatedImages by digest. A private, authenticated mirror: name its pull secrets (type kubernetes.io/dockerconfigjson, in the operator's namespace) in the Subscription's spec.config.env as NAVIQUE_IMAGE_PULL_SECRETS (comma-separated); the operator copies them wherever it deploys and adds them to every pod it deploys.",
             "version": version(),
             "minKubeVersion": MIN_KUBE_VERSION,
             "maturity": CHANNEL,

@@ -88,6 +88,24 @@ pub fn deployment(image: &str, namespace: &str, catalog: &Catalog) -> Value {
                  "template": {"metadata": {"labels": labels()}, "spec": pod_spec(image, catalog)}}})
 }
 
+/// The Secret name the kustomize component for `--image-pull-secret` uses
+/// until it is edited.
+pub const PULL_SECRET_EXAMPLE: &str = "navique-pull";
+
+/// A kustomize component: the operator's pod pulls with the Secret `name`
+/// and passes it on (`--image-pull-secret`), as the chart's
+/// `imagePullSecrets` value does.
+pub fn image_pull_secret_component(name: &str) -> Value {
+    let patch = json!([
+        {"op": "add", "path": "/spec/template/spec/containers/0/args/-",
+         "value": format!("--image-pull-secret={name}")},
+        {"op": "add", "path": "/spec/template/spec/imagePullSecrets", "value": [{"name": name}]},
+    ]);
+    json!({"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component",
+        "patches": [{"target": {"kind": "Deployment", "name": NAME},
+                     "patch": serde_json::to_string(&patch).unwrap()}]})
+}
+
 /// `RELATED_IMAGE_<NAME>` from the image's last path segment, or from its
 /// whole repository path when another image ends the same way: the names
 /// are keys of the container's `env`, which a real API server's
@@ -201,6 +219,12 @@ pub fn files_for(
         yaml(&json!({"apiVersion": "kustomize.config.k8s.io/v1beta1",
         "kind": "Kustomization", "resources": ["manager.yaml"],
         "images": [{"name": NAME, "newName": image_name, "newTag": image_tag}]})),
+    );
+    // `--image-pull-secret`, for kustomize: a component to list under
+    // `components:`, its name edited to the Secret's.
+    put(
+        "config/image-pull-secret/kustomization.yaml",
+        yaml(&image_pull_secret_component(PULL_SECRET_EXAMPLE)),
     );
     put(
         "config/default/kustomization.yaml",

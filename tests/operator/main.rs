@@ -20,6 +20,8 @@
 //! - `licensing.rs`: the free tier and a signed license;
 //! - `process.rs`: stop and start, leader election, health, metrics, logs,
 //!   `plan`, no secret leaving the process;
+//! - `pull_secrets.rs`: `--image-pull-secret`'s copies, where they are
+//!   listed, and what a missing or wrong one does;
 //! - `reliability.rs`: bad input, API server faults, SIGKILL, requests when
 //!   converged;
 //! - `day2.rs`: after the first install: the admin's Capability spec
@@ -36,5 +38,6 @@ mod capabilities;
 mod datastores;
 mod licensing;
 mod process;
+mod pull_secrets;
 mod reliability;
 mod workloads;

@@ -36,6 +36,8 @@ names! {
         Configured,
         Suspended,
         Drifted,
+        // `--image-pull-secret`: the copies where this needs them.
+        ImagePullSecrets,
     }
 }
 
@@ -76,5 +78,9 @@ names! {
         NoDrift,
         DriftDetected,
         DriftCorrected,
+        // Image pull secrets.
+        Copied,
+        PullSecretMissing,
+        PullSecretInvalid,
     }
 }

@@ -4,7 +4,8 @@
 //! capability operator is ([`provenance`]), what the resources need
 //! ([`needs`]), what to do about each capability ([`plan`]), what was emitted
 //! and is no longer wanted ([`gc`]), what the license allows ([`verdict`]),
-//! the status to report ([`conditions`]), `plan`'s printed report
+//! the status to report ([`conditions`]), where the copies of the image
+//! pull secrets go ([`pull_secrets`]), `plan`'s printed report
 //! ([`report`]) and, per kind, the objects and values a spec realises
 //! ([`realise`]). Nothing here reads or writes a cluster.
 
@@ -15,6 +16,7 @@ pub mod gc;
 pub mod needs;
 pub mod plan;
 pub mod provenance;
+pub mod pull_secrets;
 pub mod realise;
 pub mod report;
 pub mod standing;

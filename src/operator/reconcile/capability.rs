@@ -308,6 +308,10 @@ async fn status_for(
         ),
     });
     conditions.extend(settings_conditions(p, &old.conditions));
+    if matches!(p.provenance, Provenance::Owned(_)) {
+        let pull = super::pull_secrets::condition(op, &entry.namespace, &old.conditions, None);
+        conditions.extend(pull.await);
+    }
     CapabilityStatus {
         provenance: p.provenance.as_str().into(),
         needed: p.needed,

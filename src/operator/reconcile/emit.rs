@@ -88,13 +88,13 @@ pub enum Emitted {
 /// Server-side applies `wanted` unless the cluster already holds it (as
 /// server-side apply judges it: `decide::drift`).
 pub async fn apply(op: &Operator, wanted: &Value) -> Result<Emitted, Error> {
-    let mirrored;
-    let wanted = if op.images.is_active() {
-        mirrored = with_mirrored_images(op, wanted);
-        &mirrored
+    let mut body = if op.images.is_active() {
+        with_mirrored_images(op, wanted)
     } else {
-        wanted
+        wanted.clone()
     };
+    crate::apply::pull_secrets::inject(&mut body, &op.pull_secrets.names);
+    let wanted = &body;
     let o = as_object(wanted);
     let Some(api) = api_for(op, &o.api_version, &o.kind, &o.namespace).await? else {
         return Err(Error::Unserved {

@@ -8,6 +8,7 @@ pub mod drift;
 pub mod emit;
 pub mod error;
 pub mod metrics;
+pub mod pull_secrets;
 pub mod release;
 pub mod resource;
 pub mod workload;
@@ -57,6 +58,8 @@ pub struct Operator {
     pub licensing: crate::operator::model::licensing::Licensing,
     /// `--registry-mirror`: images of everything applied, through the mirror by digest.
     pub images: Arc<crate::oci::images::ImageMap>,
+    /// `--image-pull-secret`: copied where we run things, set on what runs.
+    pub pull_secrets: pull_secrets::PullSecrets,
     /// Whether the expiry of the license was reported (once per expiry).
     expiry_reported: std::sync::atomic::AtomicBool,
     /// Set when the license changes: the shared decisions are stale.
@@ -120,6 +123,7 @@ impl Operator {
             plans: tokio::sync::Mutex::new(None),
             licensing: crate::operator::model::licensing::Licensing::built_in(namespace),
             images: Default::default(),
+            pull_secrets: Default::default(),
             expiry_reported: std::sync::atomic::AtomicBool::new(false),
             plans_stale: std::sync::atomic::AtomicBool::new(false),
             caches: std::sync::RwLock::new(None),
@@ -547,7 +551,7 @@ pub async fn run_controllers(
                 kube::runtime::watcher(caps.clone(), watcher::Config::default()).filter_map(
                     |e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) },
                 ),
-                license_changes(),
+                futures::stream::select(license_changes(), op.pull_secrets.changes()),
             ))
             .reconcile_on(owned_trigger(kind))
             .graceful_shutdown_on(shutdown())
@@ -563,7 +567,10 @@ pub async fn run_controllers(
         let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
         Controller::new_with(all, watcher::Config::default(), ar)
             .with_config(config.clone())
-            .reconcile_all_on(license_changes())
+            .reconcile_all_on(futures::stream::select(
+                license_changes(),
+                op.pull_secrets.changes(),
+            ))
             .reconcile_on(owned_trigger(kind))
             .graceful_shutdown_on(shutdown())
             .run(
@@ -577,6 +584,7 @@ pub async fn run_controllers(
         .ready
         .store(true, std::sync::atomic::Ordering::Relaxed);
     tokio::join!(
+        pull_secrets::run(op.clone(), &hub, shutdown()),
         capability_controller,
         futures::future::join_all(resources),
         futures::future::join_all(workloads)

@@ -48,6 +48,7 @@ pub fn context(op: &Operator, entry: &CapabilityEntry, settings: &Settings) -> C
     let mut ctx = Context::new(op.client.clone(), &entry.namespace);
     ctx.cluster.stop = Some(op.stopping.clone());
     ctx.images = op.images.clone();
+    ctx.image_pull_secrets = op.pull_secrets.names.clone();
     ctx.force_conflicts = true;
     ctx.upgrade_crds = true;
     ctx.max_history = 10;
@@ -129,6 +130,9 @@ pub async fn install_or_upgrade(
     let busy = Busy::take(op, &entry.release)?;
     let take_over = orphan_owners(&op.client, snap).await?;
     action::ensure_namespace(&op.client, &entry.namespace).await?;
+    // The copies go in before the pods that pull with them; what cannot be
+    // copied is the Capability's condition, not a reason not to install.
+    let _copies = super::pull_secrets::ensure_held(op, &entry.namespace).await;
     let mut ctx = context(op, entry, settings);
     let values_json = settings.values.clone();
     let entry = entry.clone();
@@ -226,6 +230,7 @@ impl WorkloadRelease {
         let mut ctx = Context::new(op.client.clone(), &self.namespace);
         ctx.cluster.stop = Some(op.stopping.clone());
         ctx.images = op.images.clone();
+        ctx.image_pull_secrets = op.pull_secrets.names.clone();
         ctx.force_conflicts = true;
         ctx.max_history = 10;
         ctx.timeout = Duration::from_secs(300);
@@ -254,6 +259,7 @@ pub async fn apply_workload(
     w: WorkloadRelease,
 ) -> Result<crate::release::Release, Error> {
     let busy = Busy::take(op, &format!("{}/{}", w.namespace, w.name))?;
+    let _copies = super::pull_secrets::ensure_held(op, &w.namespace).await;
     let ctx = w.context(op);
     let charts: ChartStore = op.charts.clone();
     on_worker(move |rt| {

@@ -440,6 +440,9 @@ pub(super) async fn finish(
     );
     status.common.phase = Some(report.phase);
     status.common.conditions = report.conditions;
+    let ns = obj.namespace().unwrap_or_default();
+    let pull = super::pull_secrets::condition(op, &ns, &old.common.conditions, generation).await;
+    status.common.conditions.extend(pull);
     if let Some(note) = report.note {
         op.note(&reference(obj, kind), note).await;
     }

@@ -39,6 +39,8 @@ pub struct RunOptions {
     pub license_key: Option<ed25519_dalek::VerifyingKey>,
     /// `--registry-mirror SRC=DST` rules.
     pub mirrors: crate::oci::Mirrors,
+    /// `--image-pull-secret NAME` Secrets, in `namespace`.
+    pub image_pull_secrets: Vec<String>,
 }
 
 impl RunOptions {
@@ -60,6 +62,7 @@ impl RunOptions {
             metrics: None,
             license_key: None,
             mirrors: Default::default(),
+            image_pull_secrets: Vec::new(),
         }
     }
 }
@@ -131,6 +134,7 @@ pub async fn run(
         &opts.catalog,
         opts.mirrors.clone(),
     ));
+    op.pull_secrets = reconcile::pull_secrets::PullSecrets::new(opts.image_pull_secrets.clone());
     if let Some(key) = opts.license_key {
         op.licensing.key = key;
     }
