@@ -155,6 +155,15 @@ fn drift_condition(
             .find(|c| c.type_ == ConditionType::Drifted.as_str())
             .cloned();
     };
+    let before = old
+        .conditions
+        .iter()
+        .find(|c| c.type_ == ConditionType::Drifted.as_str());
+    // Reported once something drifted under `warn`: a first look that
+    // finds nothing writes nothing.
+    if drifted.is_empty() && before.is_none() {
+        return None;
+    }
     let (reason, message) = if drifted.is_empty() {
         (Reason::NoDrift, String::new())
     } else {
