@@ -265,10 +265,6 @@ fn day2_the_emitted_cnpg_cluster_deleted_by_hand_comes_back() {
     env.wait_postgres_ready(&ns, "db");
     let clusters = env.dynamic("postgresql.cnpg.io", "v1", "Cluster", "clusters", Some(&ns));
     let uid = env.get(&clusters, "db").unwrap()["metadata"]["uid"].clone();
-    // The controller's copy of the PostgresCluster catches up with the
-    // status that records the Cluster as ours (a reconcile reading an older
-    // copy puts the Cluster back all the same, but cannot call it drift).
-    std::thread::sleep(Duration::from_secs(1));
     env.kubectl(&["delete", "clusters.postgresql.cnpg.io", "db", "-n", &ns, "--wait=false"]);
     let back = env.wait_for("the CNPG Cluster back", Duration::from_secs(20), |e| {
         e.get(&clusters, "db")

@@ -271,10 +271,7 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         return Ok(Action::requeue(op.poll));
     }
     let on = reference(obj, kind);
-    // The spec is the one we last realised: a write now puts back drift.
-    let steady = old.common.observed_generation == generation;
-    status.common.owned =
-        emit_and_collect(op, &on, &r, &old.common.owned, &realised.emit, steady).await?;
+    status.common.owned = emit_and_collect(op, &on, &r, &old.common.owned, &realised.emit).await?;
     let (ready, why) = datastore_ready(op, &r, &realised.ready_when).await?;
     let standing = if ready {
         Standing::Ready(ready_message(&realised))
@@ -365,7 +362,6 @@ async fn emit_and_collect(
     r: &Resource,
     before: &[api::OwnedObject],
     wanted: &[Value],
-    steady: bool,
 ) -> Result<Vec<api::OwnedObject>, Error> {
     let mut owned: Vec<api::OwnedObject> = Vec::new();
     for o in wanted {
@@ -379,7 +375,7 @@ async fn emit_and_collect(
         };
         let this = emit::owned_ref(o);
         if let emit::Emitted::Written(fields) = emitted {
-            if steady && before.contains(&this) {
+            if put_back(op, r, &this).await {
                 corrected(op, on, &this, &fields).await;
             }
         }
@@ -400,6 +396,18 @@ async fn emit_and_collect(
     }
     owned.sort();
     Ok(owned)
+}
+
+/// Whether a write of `o` put back what an unchanged spec had realised:
+/// the resource as last written (read afresh, since the controller's copy
+/// may lag behind our own status write) had realised its current spec and
+/// recorded `o` as ours. Asked only after a write.
+async fn put_back(op: &Operator, r: &Resource, o: &api::OwnedObject) -> bool {
+    let Ok(Some(fresh)) = api(op, r.kind, &r.namespace).get_opt(&r.name).await else {
+        return false;
+    };
+    let last = old_status(&fresh);
+    last.common.observed_generation == fresh.metadata.generation && last.common.owned.contains(o)
 }
 
 /// Announces drift of an emitted object that was just put back.
