@@ -97,13 +97,7 @@ fn day2_capability_values_upgrade_our_release_once_and_a_locked_value_is_refused
             .then_some(())
             .ok_or(c.to_string())
     });
-    assert!(
-        env.events("cloudnative-pg")
-            .iter()
-            .any(|e| e.starts_with("Configured: spec.values took effect")),
-        "{:?}",
-        env.events("cloudnative-pg")
-    );
+    wait_event(&env, "cloudnative-pg", "Configured: spec.values took effect");
     // An unchanged spec never upgrades again.
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(revision(&env, "cnpg-system", "cloudnative-pg"), installed + 1);
@@ -122,10 +116,7 @@ fn day2_capability_values_upgrade_our_release_once_and_a_locked_value_is_refused
             .ok_or(c.to_string())
     });
     assert!(refused.contains("spec.values.crds.enabled"), "{refused}");
-    assert!(env
-        .events("cert-manager")
-        .iter()
-        .any(|e| e.starts_with("Configured: spec.values.crds.enabled")));
+    wait_event(&env, "cert-manager", "Configured: spec.values.crds.enabled");
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(revision(&env, "cert-manager", "cert-manager"), cert_manager);
     env.delete_postgres(&ns, "db");
@@ -186,17 +177,11 @@ fn day2_a_suspended_capability_is_not_installed_until_resumed() {
     std::thread::sleep(Duration::from_secs(2));
     assert!(!ours_release(&env, "cnpg-system", "cloudnative-pg"));
     assert_eq!(env.capability("cloudnative-pg")["status"]["needed"], true);
-    assert!(env
-        .events("cloudnative-pg")
-        .iter()
-        .any(|e| e.starts_with("Suspended: ")));
+    wait_event(&env, "cloudnative-pg", "Suspended: ");
     set_spec(&env, "cloudnative-pg", json!({"suspend": false}));
     env.wait_postgres_ready(&ns, "db");
     assert!(ours_release(&env, "cnpg-system", "cloudnative-pg"));
-    assert!(env
-        .events("cloudnative-pg")
-        .iter()
-        .any(|e| e.starts_with("Resumed: ")));
+    wait_event(&env, "cloudnative-pg", "Resumed: ");
     env.delete_postgres(&ns, "db");
 }
 
@@ -240,13 +225,22 @@ fn day2_a_paused_postgres_cluster_is_left_alone_and_its_deletion_waits() {
     std::thread::sleep(Duration::from_secs(2));
     assert!(env.postgres(&ns, "db").is_some());
     assert!(env.get(&clusters, "db").is_some());
-    assert!(env.events("db").iter().any(|e| e.starts_with("Suspended: ")));
+    wait_event(&env, "db", "Suspended: ");
     // Resumed: the deletion goes through.
     pause(false);
     env.wait_for("the PostgresCluster gone", Duration::from_secs(60), |e| {
         e.postgres(&ns, "db").map_or(Ok(()), |_| Err("still there".to_string()))
     });
     assert!(env.get(&clusters, "db").is_none());
+}
+
+/// Waits for an Event on `name` starting with `prefix`: Events are written
+/// after the status they report, so a test that saw the status may be early.
+fn wait_event(env: &Env, name: &str, prefix: &str) {
+    env.wait_for(&format!("an Event {prefix}"), Duration::from_secs(20), |e| {
+        let events = e.events(name);
+        events.iter().any(|e| e.starts_with(prefix)).then_some(()).ok_or(format!("{events:?}"))
+    });
 }
 
 fn count(env: &Env, name: &str, prefix: &str) -> usize {
@@ -272,9 +266,13 @@ fn day2_the_emitted_cnpg_cluster_deleted_by_hand_comes_back() {
             .ok_or_else(|| "not back yet".to_string())
     });
     assert_eq!(back["spec"]["instances"], 1);
-    let events = env.events("db");
-    assert!(events.iter().any(|e| e.starts_with("DriftDetected: Cluster ") && e.contains("(deleted)")), "{events:?}");
-    assert!(events.iter().any(|e| e.starts_with("DriftCorrected: Cluster ")), "{events:?}");
+    // The Events follow the write that brought it back.
+    env.wait_for("DriftDetected and DriftCorrected", Duration::from_secs(20), |e| {
+        let events = e.events("db");
+        let detected = events.iter().any(|e| e.starts_with("DriftDetected: Cluster ") && e.contains("(deleted)"));
+        let corrected = events.iter().any(|e| e.starts_with("DriftCorrected: Cluster "));
+        (detected && corrected).then_some(()).ok_or(format!("{events:?}"))
+    });
     // A field we set changed by hand is put back too.
     env.kubectl(&["patch", "clusters.postgresql.cnpg.io", "db", "-n", &ns, "--type=merge", "-p", r#"{"spec": {"instances": 5}}"#]);
     env.wait_for("instances back to 1", Duration::from_secs(20), |e| {
@@ -332,13 +330,18 @@ fn day2_objects_of_our_cnpg_release_deleted_or_edited_come_back_and_co_writers_a
         let n = count(e, "cloudnative-pg", "DriftCorrected: ");
         (n >= corrected_before + 2).then_some(()).ok_or(format!("{:?}", e.events("cloudnative-pg")))
     });
-    let metrics = op.metrics.encode();
-    for line in [
-        "navique_drift_corrections_total{kind=\"Deployment\"} 2",
-        "navique_drift_corrections_total{kind=\"ClusterRole\"} 1",
-    ] {
-        assert!(metrics.contains(line), "{line} not in\n{metrics}");
-    }
+    // The metric counts after the Event is written: wait for it too.
+    env.wait_for("the corrections counted", Duration::from_secs(10), |_| {
+        let metrics = op.metrics.encode();
+        [
+            "navique_drift_corrections_total{kind=\"Deployment\"} 2",
+            "navique_drift_corrections_total{kind=\"ClusterRole\"} 1",
+        ]
+        .iter()
+        .all(|line| metrics.contains(line))
+        .then_some(())
+        .ok_or(metrics)
+    });
     assert_eq!(revision(&env, "cnpg-system", "cloudnative-pg"), revision_before, "a correction is no new revision");
 
     // An autoscaler's replicas (through scale) and an injected caBundle: not drift.
