@@ -401,3 +401,65 @@ fn day2_objects_of_our_cnpg_release_deleted_or_edited_come_back_and_co_writers_a
     assert_eq!(idle, 0, "idle, the operator made requests beyond its watches");
     env.delete_postgres(&ns, "db");
 }
+
+#[test]
+fn day2_objects_of_a_workload_release_deleted_or_edited_come_back_without_a_new_revision() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let op = Operator::start(&env);
+    let ns = env.namespace("day2-heal-workload");
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "search-keys", "namespace": ns},
+        "stringData": {"master": "a-key"}}).to_string());
+    env.create(
+        "MeilisearchInstance",
+        &ns,
+        "search",
+        json!({"masterKey": {"secretKeyRef": {"name": "search-keys", "key": "master"}}}),
+    );
+    env.wait_phase("MeilisearchInstance", &ns, "search", "Ready");
+    let release = "meilisearch-search";
+    let revision_before = revision(&env, &ns, release);
+    // Every object of the release carries the label the drift watches select.
+    let selector = format!("core.navique.com/workload={release}");
+    let labelled = env.kubectl(&["get", "service,configmap,statefulset", "-n", &ns, "-l", &selector, "-o", "name"]);
+    for object in ["service/meilisearch-search", "statefulset.apps/meilisearch-search"] {
+        assert!(labelled.contains(object), "{object} not in {labelled}");
+    }
+
+    // Deleted: back, as a new object.
+    let services = env.dynamic("", "v1", "Service", "services", Some(&ns));
+    let uid = env.get(&services, release).unwrap()["metadata"]["uid"].clone();
+    env.kubectl(&["delete", "service", release, "-n", &ns, "--wait=false"]);
+    env.wait_for("the Service back", Duration::from_secs(20), |e| {
+        e.get(&services, release)
+            .filter(|s| s["metadata"]["uid"] != uid)
+            .map(|_| ())
+            .ok_or_else(|| "not back".to_string())
+    });
+    // A field we applied changed by hand: put back.
+    let sets = env.dynamic("apps", "v1", "StatefulSet", "statefulsets", Some(&ns));
+    let image = |e: &Env| e.get(&sets, release).map(|s| s["spec"]["template"]["spec"]["containers"][0]["image"].clone());
+    let original = image(&env).expect("the StatefulSet");
+    env.kubectl(&["set", "image", &format!("statefulset/{release}"), "-n", &ns, "meilisearch=evil.example/meili:1"]);
+    env.wait_for("the image back", Duration::from_secs(20), |e| {
+        (image(e).as_ref() == Some(&original)).then_some(()).ok_or(format!("{:?}", image(e)))
+    });
+    wait_event(&env, "search", "DriftCorrected: Service ");
+    wait_event(&env, "search", "DriftCorrected: StatefulSet ");
+    assert!(count(&env, "search", "DriftDetected: ") >= 2, "{:?}", env.events("search"));
+    env.wait_for("the corrections counted", Duration::from_secs(10), |_| {
+        let metrics = op.metrics.encode();
+        ["navique_drift_corrections_total{kind=\"Service\"} 1", "navique_drift_corrections_total{kind=\"StatefulSet\"} 1"]
+            .iter()
+            .all(|line| metrics.contains(line))
+            .then_some(())
+            .ok_or(metrics)
+    });
+    assert_eq!(revision(&env, &ns, release), revision_before, "a correction is no new revision");
+
+    env.delete("MeilisearchInstance", &ns, "search");
+    env.wait_gone("the instance", |e| e.resource("MeilisearchInstance", &ns, "search").is_some());
+    assert!(env.release(&ns, release).is_none());
+}

@@ -45,6 +45,9 @@ pub const PAUSE_ANNOTATION: &str = "core.navique.com/reconcile";
 pub const PAUSED: &str = "disabled";
 /// `<Kind>/<namespace>/<name>`: an annotation, since label values cannot hold a slash.
 pub const OWNER_ANNOTATION: &str = "core.navique.com/owner";
+/// On every object of a workload release of ours, naming the release: what
+/// the drift watches select (the owner annotation cannot be selected).
+pub const WORKLOAD_LABEL: &str = "core.navique.com/workload";
 
 /// A secret value, wherever a spec needs one: exactly one of the two.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, KubeSchema)]

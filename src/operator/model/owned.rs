@@ -1,8 +1,9 @@
 //! Watches of the objects we own, so that a deletion or an edit of one is
 //! put back within seconds rather than at the next resync: objects we emit
 //! (by our managed-by label; the resource that owns them is looked at
-//! again) and objects of our capability releases (by the capability label;
-//! the object becomes a suspect its capability checks).
+//! again) and objects of our releases (by the capability or workload label;
+//! the object becomes a suspect that its capability, or the resource its
+//! workload release is for, checks).
 //!
 //! A watch per kind of object, started the first time we apply one of that
 //! kind (a CRD kind may not exist before), as metadata only: nothing of an
@@ -29,6 +30,9 @@ pub enum Owner {
     Resource,
     /// Applied by our release of a capability: the capability label.
     Capability,
+    /// Applied by a workload release of ours: the workload label; the
+    /// owner annotation names the resource.
+    Workload,
 }
 
 impl Owner {
@@ -36,6 +40,7 @@ impl Owner {
         match self {
             Owner::Resource => format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY),
             Owner::Capability => api::CAPABILITY_LABEL.to_string(),
+            Owner::Workload => api::WORKLOAD_LABEL.to_string(),
         }
     }
 }
@@ -53,7 +58,8 @@ pub struct OwnedWatches {
     triggers: Triggers,
     started: Mutex<BTreeSet<(String, String, Owner)>>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
-    /// Objects of our capability releases that changed, by capability.
+    /// Objects of our releases that changed, by who checks them: the
+    /// capability's name, or the owner (`<Kind>/<namespace>/<name>`).
     suspects: Mutex<BTreeMap<String, BTreeSet<ObjectKey>>>,
     /// Release revisions whose objects have been looked at once.
     looked: Mutex<BTreeSet<(String, i64)>>,
@@ -118,18 +124,9 @@ impl OwnedWatches {
         match owner {
             Owner::Resource => {
                 for r in m.owner_references.iter().flatten() {
-                    let Some(kind) = api::Kind::parse(&r.kind) else {
-                        continue;
-                    };
-                    if r.api_version != api::API_VERSION {
-                        continue;
-                    }
-                    if let Some(tx) = self.triggers.resources.get(&kind) {
-                        let mut target = ObjectRef::new_with(&r.name, kind.api_resource());
-                        if kind.namespaced() {
-                            target = target.within(m.namespace.as_deref().unwrap_or_default());
-                        }
-                        let _ = tx.send(target);
+                    if r.api_version == api::API_VERSION {
+                        let namespace = m.namespace.as_deref().unwrap_or_default();
+                        self.look_again(&r.kind, namespace, &r.name);
                     }
                 }
             }
@@ -137,32 +134,56 @@ impl OwnedWatches {
                 let Some(capability) = m.labels.as_ref().and_then(|l| l.get(api::CAPABILITY_LABEL)) else {
                     return;
                 };
-                let key = (
-                    ar.api_version.clone(),
-                    ar.kind.clone(),
-                    m.namespace.clone().unwrap_or_default(),
-                    m.name.clone().unwrap_or_default(),
-                );
-                self.suspects
-                    .lock()
-                    .expect("lock")
-                    .entry(capability.clone())
-                    .or_default()
-                    .insert(key);
+                self.suspect(capability, object_key(ar, o));
                 let _ = self
                     .triggers
                     .capabilities
                     .send(crate::operator::model::watch::Change::Cluster);
             }
+            Owner::Workload => {
+                let Some(resource) = m.annotations.as_ref().and_then(|a| a.get(api::OWNER_ANNOTATION)) else {
+                    return;
+                };
+                let mut parts = resource.splitn(3, '/');
+                let (Some(kind), Some(namespace), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
+                    return;
+                };
+                self.suspect(resource, object_key(ar, o));
+                self.look_again(kind, namespace, name);
+            }
         }
     }
 
-    /// The objects of `capability`'s release that changed since last asked.
-    pub fn take_suspects(&self, capability: &str) -> BTreeSet<ObjectKey> {
+    fn suspect(&self, checker: &str, key: ObjectKey) {
         self.suspects
             .lock()
             .expect("lock")
-            .remove(capability)
+            .entry(checker.to_string())
+            .or_default()
+            .insert(key);
+    }
+
+    /// Triggers the reconcile of one of our resources.
+    fn look_again(&self, kind: &str, namespace: &str, name: &str) {
+        let Some(kind) = api::Kind::parse(kind) else {
+            return;
+        };
+        if let Some(tx) = self.triggers.resources.get(&kind) {
+            let mut target = ObjectRef::new_with(name, kind.api_resource());
+            if kind.namespaced() {
+                target = target.within(namespace);
+            }
+            let _ = tx.send(target);
+        }
+    }
+
+    /// The objects of the release `checker` checks (a capability's name, or
+    /// the owner annotation of a workload release) changed since last asked.
+    pub fn take_suspects(&self, checker: &str) -> BTreeSet<ObjectKey> {
+        self.suspects
+            .lock()
+            .expect("lock")
+            .remove(checker)
             .unwrap_or_default()
     }
 
@@ -176,11 +197,11 @@ impl OwnedWatches {
     }
 
     /// Suspects a check could not look at yet (a release action in flight).
-    pub fn put_back(&self, capability: &str, keys: BTreeSet<ObjectKey>) {
+    pub fn put_back(&self, checker: &str, keys: BTreeSet<ObjectKey>) {
         self.suspects
             .lock()
             .expect("lock")
-            .entry(capability.to_string())
+            .entry(checker.to_string())
             .or_default()
             .extend(keys);
     }
@@ -192,6 +213,15 @@ impl Drop for OwnedWatches {
             t.abort();
         }
     }
+}
+
+fn object_key(ar: &ApiResource, o: &PartialObjectMeta<DynamicObject>) -> ObjectKey {
+    (
+        ar.api_version.clone(),
+        ar.kind.clone(),
+        o.metadata.namespace.clone().unwrap_or_default(),
+        o.metadata.name.clone().unwrap_or_default(),
+    )
 }
 
 fn uid(o: &PartialObjectMeta<DynamicObject>) -> String {

@@ -1,10 +1,11 @@
-//! Healing our capability releases: the objects of the release that the
-//! watches saw change (`model::owned`) are compared with what the release's
-//! stored manifest applied (`decide::drift`), and, with `spec.drift:
-//! correct`, put back by server-side apply. A correction re-applies; it
-//! writes no new Helm revision.
+//! Healing our releases (capability operators and workload releases): the
+//! objects of a release that the watches saw change (`model::owned`) are
+//! compared with what the release's stored manifest applied
+//! (`decide::drift`) and, in `correct` mode, put back by server-side apply.
+//! A correction re-applies; it writes no new Helm revision.
 
 use super::{release, Error, Operator};
+use crate::action::Context;
 use crate::apply::objects::Object;
 use crate::operator::decide::configure::DriftMode;
 use crate::operator::decide::drift;
@@ -20,6 +21,20 @@ use kube::runtime::events::EventType;
 /// "Kind namespace/name: fields". None: nothing was checked.
 pub type Found = Option<Vec<String>>;
 
+/// A settled release of ours, as a drift check needs it.
+pub struct Settled<'a> {
+    /// Whom the watches keep its changed objects for: the capability's
+    /// name, or the owner annotation of a workload release.
+    pub checker: &'a str,
+    /// The key `Busy` holds it under while an action runs.
+    pub busy: &'a str,
+    pub release: &'a str,
+    pub revision: i64,
+    pub ctx: &'a Context,
+    pub owner: Owner,
+    pub mode: DriftMode,
+}
+
 /// Checks our release of `entry` when it is settled and ours to heal.
 pub async fn check(
     op: &Operator,
@@ -30,75 +45,107 @@ pub async fn check(
     let Provenance::Owned(info) = &p.provenance else {
         return Ok(None);
     };
-    let settled = p.step == Step::Nothing && info.status == "deployed";
-    let Some(watches) = op.owned.read().expect("lock").clone() else {
-        return Ok(None);
-    };
-    if !settled || p.settings.drift == DriftMode::Off {
-        return Ok(None);
-    }
-    let suspects = watches.take_suspects(&entry.name);
-    let first_look = watches.first_look(&entry.release, info.revision);
-    if suspects.is_empty() && !first_look {
-        return Ok(None);
-    }
-    if op.busy.lock().expect("lock").contains(&entry.release) {
-        watches.put_back(&entry.name, suspects);
+    if p.step != Step::Nothing || info.status != "deployed" {
         return Ok(None);
     }
     let ctx = release::context(op, entry, &p.settings);
-    let rel = ctx
+    let settled = Settled {
+        checker: &entry.name,
+        busy: &entry.release,
+        release: &entry.release,
+        revision: info.revision,
+        ctx: &ctx,
+        owner: Owner::Capability,
+        mode: p.settings.drift,
+    };
+    heal(op, &settled, on).await
+}
+
+/// Looks at the objects of a settled release that changed (all of them, the
+/// first time a revision is looked at: what changed while no watch ran),
+/// reports each that drifted and, in `correct` mode, puts it back.
+pub async fn heal(op: &Operator, s: &Settled<'_>, on: &ObjectReference) -> Result<Found, Error> {
+    let Some(watches) = op.owned.read().expect("lock").clone() else {
+        return Ok(None);
+    };
+    if s.mode == DriftMode::Off {
+        return Ok(None);
+    }
+    let suspects = watches.take_suspects(s.checker);
+    let first_look = watches.first_look(&format!("{}/{}", s.ctx.namespace, s.release), s.revision);
+    if suspects.is_empty() && !first_look {
+        return Ok(None);
+    }
+    if op.busy.lock().expect("lock").contains(s.busy) {
+        watches.put_back(s.checker, suspects);
+        return Ok(None);
+    }
+    let rel = s
+        .ctx
         .storage
-        .get(&entry.release, info.revision)
+        .get(s.release, s.revision)
         .await
         .map_err(|e| Error::from(crate::action::ActionError::from(e)))?;
-    let mut objects = crate::apply::objects::parse_manifest(&rel.manifest, &entry.namespace)
+    let mut objects = crate::apply::objects::parse_manifest(&rel.manifest, &s.ctx.namespace)
         .unwrap_or_default();
     op.cluster
         .resolve_scopes(&mut objects)
         .await
         .map_err(|e| Error::from(Box::new(e)))?;
     for (api_version, kind) in kinds(&objects) {
-        op.watch_owned(&api_version, &kind, Owner::Capability).await;
+        op.watch_owned(&api_version, &kind, s.owner).await;
     }
-    let opts = ctx.apply_options(&entry.release);
+    let opts = s.ctx.apply_options(s.release);
     let mut found = Vec::new();
     for o in objects
         .iter()
         .filter(|o| first_look || suspects.contains(&key(o)))
     {
-        let wanted = opts.prepared(o);
-        let api = op.cluster.api_for(o).await.map_err(|e| Error::from(Box::new(e)))?;
-        let live = api
-            .get_opt(&o.name)
-            .await?
-            .map(|l| serde_json::to_value(l).unwrap_or_default());
-        let fields = drift::drifted(&wanted, live.as_ref());
-        if fields.is_empty() {
-            continue;
-        }
-        let what = format!("{} {}: {}", o.kind, place(o), fields.join(", "));
-        let note = format!("{what} differs from what release {} applied", entry.release);
-        // Named as the related object: one Event per object, not one series.
-        let related = Some(reference_to(o));
-        op.event_related(on, EventType::Warning, "DriftDetected", note, related.clone())
-            .await;
-        if p.settings.drift == DriftMode::Correct {
-            let body = drift::without_co_written(&wanted, live.as_ref());
-            let pp = PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force();
-            api.patch(&o.name, &pp, &Patch::Apply(&body)).await?;
-            let note = format!("{what} put back as release {} applied it", entry.release);
-            op.event_related(on, EventType::Normal, "DriftCorrected", note, related)
-                .await;
-            op.metrics.drift_corrected(&o.kind);
-            tracing::info!(capability = %entry.name, object = %what, "drift corrected");
-        } else {
+        if let Some(what) = put_back(op, s, on, &opts.prepared(o), o).await? {
             // Looked at again on the next reconcile (a change of mode, say).
-            watches.put_back(&entry.name, [key(o)].into());
+            watches.put_back(s.checker, [key(o)].into());
             found.push(what);
         }
     }
     Ok(Some(found))
+}
+
+/// Compares one object of the release with what it applied; reports drift
+/// and, in `correct` mode, puts it back. What drifted and stays so, if any.
+async fn put_back(
+    op: &Operator,
+    s: &Settled<'_>,
+    on: &ObjectReference,
+    wanted: &serde_json::Value,
+    o: &Object,
+) -> Result<Option<String>, Error> {
+    let api = op.cluster.api_for(o).await.map_err(|e| Error::from(Box::new(e)))?;
+    let live = api
+        .get_opt(&o.name)
+        .await?
+        .map(|l| serde_json::to_value(l).unwrap_or_default());
+    let fields = drift::drifted(wanted, live.as_ref());
+    if fields.is_empty() {
+        return Ok(None);
+    }
+    let what = format!("{} {}: {}", o.kind, place(o), fields.join(", "));
+    let note = format!("{what} differs from what release {} applied", s.release);
+    // Named as the related object: one Event per object, not one series.
+    let related = Some(reference_to(o));
+    op.event_related(on, EventType::Warning, "DriftDetected", note, related.clone())
+        .await;
+    if s.mode != DriftMode::Correct {
+        return Ok(Some(what));
+    }
+    let body = drift::without_co_written(wanted, live.as_ref());
+    let pp = PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force();
+    api.patch(&o.name, &pp, &Patch::Apply(&body)).await?;
+    let note = format!("{what} put back as release {} applied it", s.release);
+    op.event_related(on, EventType::Normal, "DriftCorrected", note, related)
+        .await;
+    op.metrics.drift_corrected(&o.kind);
+    tracing::info!(release = %s.release, object = %what, "drift corrected");
+    Ok(None)
 }
 
 fn kinds(objects: &[Object]) -> std::collections::BTreeSet<(String, String)> {

@@ -222,11 +222,13 @@ impl WorkloadRelease {
         let values = crate::release::record::values_to_json(
             &crate::release::record::values_from_json(&self.values),
         );
-        let text = format!("{}\n{}", self.pin.sha256, values);
+        // The label is an input too: a release made before its objects
+        // carried it is upgraded once, rather than "corrected" object by object.
+        let text = format!("{}\n{}\nlabelled {}", self.pin.sha256, values, api::WORKLOAD_LABEL);
         format!("sha256:{}", crate::digest::sha256_hex(text.as_bytes()))
     }
 
-    fn context(&self, op: &Operator) -> Context {
+    pub fn context(&self, op: &Operator) -> Context {
         let mut ctx = Context::new(op.client.clone(), &self.namespace);
         ctx.cluster.stop = Some(op.stopping.clone());
         ctx.images = op.images.clone();
@@ -240,6 +242,7 @@ impl WorkloadRelease {
         )]);
         ctx.object_annotations =
             BTreeMap::from([(api::OWNER_ANNOTATION.to_string(), self.owner.clone())]);
+        ctx.object_labels = BTreeMap::from([(api::WORKLOAD_LABEL.to_string(), self.name.clone())]);
         ctx.storage.annotations = BTreeMap::from([
             (api::PROVENANCE_ANNOTATION.to_string(), "owned".to_string()),
             (

@@ -365,21 +365,7 @@ async fn emit_and_collect(
 ) -> Result<Vec<api::OwnedObject>, Error> {
     let mut owned: Vec<api::OwnedObject> = Vec::new();
     for o in wanted {
-        let emitted = match emit::apply(op, o).await {
-            Ok(e) => e,
-            Err(e) => {
-                let note = format!("applying {}: {e}", describe(o));
-                op.event(on, EventType::Warning, "Failed", note).await;
-                return Err(e);
-            }
-        };
-        let this = emit::owned_ref(o);
-        if let emit::Emitted::Written(fields) = emitted {
-            if put_back(op, r, &this).await {
-                corrected(op, on, &this, &fields).await;
-            }
-        }
-        owned.push(this);
+        owned.push(emit_one(op, on, r, o).await?);
     }
     for gone in crate::operator::decide::gc::unwanted(before, &owned) {
         if emit::delete_if_ours(op, &gone, &r.uid).await? {
@@ -396,6 +382,31 @@ async fn emit_and_collect(
     }
     owned.sort();
     Ok(owned)
+}
+
+/// Applies one object emitted for `r`, announcing drift that the write put
+/// back; the object as `status.owned` lists it.
+pub(super) async fn emit_one(
+    op: &Operator,
+    on: &ObjectReference,
+    r: &Resource,
+    o: &Value,
+) -> Result<api::OwnedObject, Error> {
+    let emitted = match emit::apply(op, o).await {
+        Ok(e) => e,
+        Err(e) => {
+            let note = format!("applying {}: {e}", describe(o));
+            op.event(on, EventType::Warning, "Failed", note).await;
+            return Err(e);
+        }
+    };
+    let this = emit::owned_ref(o);
+    if let emit::Emitted::Written(fields) = emitted {
+        if put_back(op, r, &this).await {
+            corrected(op, on, &this, &fields).await;
+        }
+    }
+    Ok(this)
 }
 
 /// Whether a write of `o` put back what an unchanged spec had realised:

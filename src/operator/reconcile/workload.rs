@@ -165,10 +165,10 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         finish(status, Standing::Waiting(w.waiting_for.join("; "))).await?;
         return Ok(Action::requeue(op.poll));
     }
+    let on = reference(obj, kind);
     let mut owned = Vec::new();
     for o in &w.emit {
-        emit::apply(op, o).await?;
-        owned.push(emit::owned_ref(o));
+        owned.push(resource::emit_one(op, &on, &r, o).await?);
     }
     owned.sort();
     status.common.owned = owned;
@@ -186,13 +186,18 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         finish(status, Standing::NotOurs(message)).await?;
         return Ok(Action::requeue(Duration::from_secs(60)));
     }
-    if let Err(e) = act(op, &reference(obj, kind), &step, wanted).await {
+    // What a drift check of the settled release needs, before `act` takes it.
+    let settled_ctx = (step == WorkloadStep::UpToDate).then(|| (wanted.context(op), wanted.owner.clone()));
+    if let Err(e) = act(op, &on, &step, wanted).await {
         finish(status, Standing::ReleaseFailed(e.to_string())).await?;
         return Err(e);
     }
     let Some(rel) = release_info(op, &r.namespace, &w.release).await? else {
         return Ok(Action::requeue(op.poll));
     };
+    if let Some((ctx, owner)) = settled_ctx.filter(|_| rel.ours && rel.status == "deployed") {
+        heal(op, &on, &rel, &ctx, &owner).await?;
+    }
     status.fields.insert("release".into(), release_status(&rel));
     let why = match workloads_unready(op, &r.namespace, &rel.name).await? {
         Some(why) => Some(why),
@@ -212,6 +217,27 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
     } else {
         op.poll
     }))
+}
+
+/// Puts back what drifted from our settled workload release (always in
+/// `correct` mode: the pause annotation is how to keep hands off).
+async fn heal(
+    op: &Operator,
+    on: &ObjectReference,
+    rel: &ReleaseInfo,
+    ctx: &crate::action::Context,
+    owner: &str,
+) -> Result<(), Error> {
+    let settled = super::drift::Settled {
+        checker: owner,
+        busy: &format!("{}/{}", rel.namespace, rel.name),
+        release: &rel.name,
+        revision: rel.revision,
+        ctx,
+        owner: crate::operator::model::owned::Owner::Workload,
+        mode: crate::operator::decide::configure::DriftMode::Correct,
+    };
+    super::drift::heal(op, &settled, on).await.map(|_| ())
 }
 
 /// Carries out the release step: install or upgrade, with its Event and
