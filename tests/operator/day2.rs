@@ -379,10 +379,30 @@ fn day2_objects_of_our_cnpg_release_deleted_or_edited_come_back_and_co_writers_a
     });
     std::thread::sleep(Duration::from_secs(2));
     assert!(env.get(&roles, "cloudnative-pg").is_none());
-    // Back to correct: healed at once.
+    // off: not even reported.
+    set_spec(&env, "cloudnative-pg", json!({"drift": "off"}));
+    env.wait_for("drift: off", Duration::from_secs(20), |e| {
+        let c = capability_condition(e, "cloudnative-pg", "Configured");
+        c["message"].as_str().is_some_and(|m| m.contains("drift: off")).then_some(()).ok_or(c.to_string())
+    });
+    let detected = count(&env, "cloudnative-pg", "DriftDetected: ");
+    let services = env.dynamic("", "v1", "Service", "services", Some("cnpg-system"));
+    let service = env
+        .kubectl(&["get", "services", "-n", "cnpg-system", "-l", "core.navique.com/capability=cloudnative-pg", "-o", "name"])
+        .lines()
+        .next()
+        .map(|l| l.trim_start_matches("service/").to_string())
+        .expect("a Service of our CNPG release");
+    env.kubectl(&["delete", "service", &service, "-n", "cnpg-system", "--wait=false"]);
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(env.get(&services, &service).is_none(), "put back with drift: off");
+    assert_eq!(count(&env, "cloudnative-pg", "DriftDetected: "), detected, "{:?}", env.events("cloudnative-pg"));
+    // Back to correct: healed at once, both.
     set_spec(&env, "cloudnative-pg", json!({"drift": "correct"}));
-    env.wait_for("the ClusterRole back", Duration::from_secs(20), |e| {
-        e.get(&roles, "cloudnative-pg").map(|_| ()).ok_or_else(|| "not back".to_string())
+    env.wait_for("the ClusterRole and the Service back", Duration::from_secs(20), |e| {
+        (e.get(&roles, "cloudnative-pg").is_some() && e.get(&services, &service).is_some())
+            .then_some(())
+            .ok_or_else(|| "not back".to_string())
     });
 
     // Converged with the drift watches on: no request beyond watches and the lease.
@@ -462,4 +482,56 @@ fn day2_objects_of_a_workload_release_deleted_or_edited_come_back_without_a_new_
     env.delete("MeilisearchInstance", &ns, "search");
     env.wait_gone("the instance", |e| e.resource("MeilisearchInstance", &ns, "search").is_some());
     assert!(env.release(&ns, release).is_none());
+}
+
+#[test]
+fn day2_an_adopted_capability_is_never_configured_or_healed_and_bad_specs_are_refused_by_the_schema() {
+    if shared().is_none() || !helm_available() {
+        return;
+    }
+    let env = Env::new();
+    let chart = shared().unwrap().join("cloudnative-pg-0.29.0.tgz");
+    env.helm("postgres-operator", &["install", "my-cnpg", chart.to_str().unwrap(), "{}"]);
+    env.track_namespace("postgres-operator");
+    let _op = Operator::start(&env);
+    let _specs = SpecGuard::new(&env, &["cloudnative-pg"]);
+    let ns = env.namespace("day2-adopted");
+    env.create_postgres(&ns, "db", managed());
+    env.wait_postgres_ready(&ns, "db");
+    assert_eq!(env.capability("cloudnative-pg")["status"]["provenance"], "adopted");
+
+    // What the CRD's schema refuses never reaches the operator; kubectl
+    // names the field.
+    for (spec, field) in [
+        (json!({"drift": "sometimes"}), "spec.drift"),
+        (json!({"values": "replicaCount=2"}), "spec.values"),
+        (json!({"suspend": "yes"}), "spec.suspend"),
+    ] {
+        let patch = json!({ "spec": spec }).to_string();
+        let (ok, _, err) = env.kubectl_result(&["patch", "capability", "cloudnative-pg", "--type=merge", "-p", &patch], None);
+        assert!(!ok && err.contains(field), "{spec}: {err}");
+    }
+
+    // Values and drift on an adopted capability: a condition says they have
+    // no effect; Helm's release stays at its revision.
+    set_spec(&env, "cloudnative-pg", json!({"values": {"replicaCount": 2}, "drift": "correct"}));
+    env.wait_for("Configured NotOurs", Duration::from_secs(30), |e| {
+        let c = capability_condition(e, "cloudnative-pg", "Configured");
+        (c["status"] == "False" && c["reason"] == "NotOurs").then_some(()).ok_or(c.to_string())
+    });
+    // An object of the adopted release deleted: not ours to put back.
+    let role = env
+        .kubectl(&["get", "clusterroles", "-l", "app.kubernetes.io/instance=my-cnpg", "-o", "name"])
+        .lines()
+        .next()
+        .map(str::to_string)
+        .expect("a ClusterRole of the adopted release");
+    env.kubectl(&["delete", &role, "--wait=false"]);
+    std::thread::sleep(Duration::from_secs(3));
+    let (still, _, _) = env.kubectl_result(&["get", &role], None);
+    assert!(!still, "{role} put back, but it is not ours");
+    assert_eq!(count(&env, "cloudnative-pg", "DriftDetected: "), 0, "{:?}", env.events("cloudnative-pg"));
+    let history = env.helm("postgres-operator", &["history", "my-cnpg"]);
+    assert_eq!(history.as_array().map(Vec::len), Some(1), "{history}");
+    env.delete_postgres(&ns, "db");
 }
