@@ -175,9 +175,12 @@ pub fn run(a: &Args) -> Result<(), String> {
 
 const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// `navique-operator plan [--kubeconfig F] [--charts-dir DIR] [-o json]`.
+/// `navique-operator plan [--kubeconfig F] [--charts-dir DIR]
+/// [--image-pull-secret NAME]... [-o json]`.
 pub fn plan(a: &Args) -> Result<(), String> {
     let catalog = catalog(a)?;
+    // As `run` would be given them: they are an input of every release.
+    let pull_secrets = image_pull_secrets(a)?;
     let licensing = licensing(a)?;
     let kubeconfig = a.one(&["--kubeconfig"]).map(PathBuf::from);
     let dirs = a.all(&["--charts-dir"]);
@@ -192,9 +195,10 @@ pub fn plan(a: &Args) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let report = rt.block_on(async {
         let client = process::client(kubeconfig.as_deref()).await?;
-        let snap = crate::operator::model::gather::gather(&client, &catalog, &licensing)
+        let mut snap = crate::operator::model::gather::gather(&client, &catalog, &licensing)
             .await
             .map_err(|e| e.to_string())?;
+        snap.pull_secrets = pull_secrets;
         Ok::<_, String>(crate::operator::decide::report::with_chart_problems(
             &catalog,
             &snap,

@@ -254,3 +254,49 @@ fn pull_secrets_copied_injected_and_removed() {
     }
     op.stop();
 }
+
+#[test]
+fn pull_secrets_given_later_reach_our_existing_releases_by_one_upgrade() {
+    if shared().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let mut opts = options(&env);
+    opts.namespace = env.namespace("navique-pull-later");
+    let suffix = &opts.namespace[opts.namespace.len() - 6..];
+    let good = format!("later-{suffix}");
+    write_secret(&env, &opts.namespace, &good, DOCKER, "Zmlyc3Q=");
+    let op = Operator::start_with(opts.clone());
+    let ns = env.namespace("team-pull-later");
+    env.create_postgres(&ns, "app-db", managed());
+    env.wait_postgres_ready(&ns, "app-db");
+    if env.capability("cloudnative-pg")["status"]["provenance"] != "owned" {
+        op.stop();
+        env.delete_postgres(&ns, "app-db");
+        return; // adopted on a real cluster: not ours to upgrade
+    }
+    let version = |e: &Env| -> i64 {
+        e.release("cnpg-system", "cloudnative-pg")
+            .and_then(|l| l.get("version").and_then(|v| v.parse().ok()))
+            .unwrap_or(0)
+    };
+    let before = version(&env);
+    op.stop();
+
+    // The operator restarted with the flag: one upgrade, and its pods get it.
+    opts.image_pull_secrets = vec![good.clone()];
+    let op = Operator::start_with(opts);
+    let deployments = env.dynamic("apps", "v1", "Deployment", "deployments", Some("cnpg-system"));
+    env.wait_for("the CNPG Deployment with the pull secret", Duration::from_secs(60), |e| {
+        let d = e.get(&deployments, "cloudnative-pg").ok_or("no Deployment")?;
+        let names = pull_secret_names(&d["spec"]["template"]["spec"]);
+        (names == [good.clone()]).then_some(()).ok_or(format!("{names:?}"))
+    });
+    env.wait_for("revision + 1", Duration::from_secs(30), |e| {
+        (version(e) == before + 1).then_some(()).ok_or(format!("revision {}", version(e)))
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(version(&env), before + 1, "upgraded once");
+    env.delete_postgres(&ns, "app-db");
+    drop(op);
+}

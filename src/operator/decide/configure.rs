@@ -54,6 +54,8 @@ pub struct Settings {
     pub values: Value,
     /// The accepted `spec.values` as stored on our release (None: none).
     pub configured: Option<String>,
+    /// `--image-pull-secret`: what every pod template of the release gets.
+    pub pull_secrets: Vec<String>,
 }
 
 /// The settings `spec` asks for; `last_accepted` is the `spec.values` our
@@ -94,6 +96,7 @@ pub fn settings(entry: &CapabilityEntry, spec: Option<&Value>, last_accepted: Op
         configuration,
         values,
         configured: accepted.map(|a| a.to_string()),
+        pull_secrets: Vec::new(),
     }
 }
 

@@ -83,6 +83,16 @@ pub struct CapabilityPlan {
 /// diffing (charts with random or generated values would never compare equal).
 pub fn inputs_digest(entry: &CapabilityEntry, settings: &Settings) -> String {
     let text = format!("{}\n{}", entry.pin.sha256, settings.values);
+    with_pull_secrets(text, &settings.pull_secrets)
+}
+
+/// The digest of a release's inputs, `--image-pull-secret` among them: a
+/// pull secret added later upgrades each release once, so its pods get it.
+/// None adds nothing, so that releases made without any keep their digest.
+pub fn with_pull_secrets(mut text: String, pull_secrets: &[String]) -> String {
+    if !pull_secrets.is_empty() {
+        text.push_str(&format!("\nimagePullSecrets {}", pull_secrets.join(",")));
+    }
     format!("sha256:{}", crate::digest::sha256_hex(text.as_bytes()))
 }
 
@@ -94,7 +104,9 @@ pub fn settings_of(entry: &CapabilityEntry, snap: &Snapshot) -> Settings {
         .iter()
         .find(|r| r.ours && r.name == entry.release && r.namespace == entry.namespace)
         .and_then(|r| r.configured.as_deref());
-    configure::settings(entry, snap.capability_specs.get(&entry.name), last)
+    let mut settings = configure::settings(entry, snap.capability_specs.get(&entry.name), last);
+    settings.pull_secrets = snap.pull_secrets.clone();
+    settings
 }
 
 /// Ready: every CRD Established, and every Deployment and StatefulSet of
@@ -271,6 +283,10 @@ fn upgrade_reason(
             _ => "changed",
         };
         return format!("the Capability's spec.values {what}");
+    }
+    if same_chart {
+        // Chart and values as recorded: what is left of the inputs.
+        return "the operator's --image-pull-secret changed".to_string();
     }
     format!(
         "the pin is {} {}, the release has {}",
@@ -571,6 +587,29 @@ mod tests {
         s.capability_specs.insert("cert-manager".into(), spec);
         let p = capabilities(&c, &s);
         assert!(matches!(capability(&p, "cert-manager").unwrap().step, Step::Adopt(_)));
+    }
+
+    #[test]
+    fn a_pull_secret_given_later_upgrades_our_release_once_and_none_keeps_the_digest() {
+        let c = Catalog::built_in();
+        let cm = c.capability("cert-manager").unwrap();
+        let mut s = Snapshot::default();
+        installed(&mut s, cm, true);
+        s.resources.push(pg("db", "managed"));
+        let p = capabilities(&c, &s);
+        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Nothing);
+        s.pull_secrets = vec!["mirror-credentials".into()];
+        let p = capabilities(&c, &s);
+        let p = capability(&p, "cert-manager").unwrap();
+        assert!(
+            matches!(&p.step, Step::Upgrade { reason } if reason.contains("--image-pull-secret")),
+            "{:?}",
+            p.step
+        );
+        let r = s.releases.iter_mut().find(|r| r.name == "cert-manager").unwrap();
+        r.inputs = Some(inputs_digest(cm, &p.settings));
+        let p = capabilities(&c, &s);
+        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Nothing);
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub struct Snapshot {
     pub tier: Option<crate::operator::model::licensing::Tier>,
     /// Each Capability object's `spec` as the admin wrote it, by name.
     pub capability_specs: BTreeMap<String, Value>,
+    /// `--image-pull-secret` (the operator's setting, not read from the
+    /// cluster): an input of every release we make.
+    pub pull_secrets: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -149,9 +149,10 @@ impl Operator {
     /// Reads the cluster afresh, reporting a license that expired: what a
     /// decision that acts must see.
     pub async fn snapshot(&self) -> Result<crate::operator::model::snapshot::Snapshot, Error> {
-        let snap =
+        let mut snap =
             crate::operator::model::gather::gather(&self.client, &self.catalog, &self.licensing)
                 .await?;
+        snap.pull_secrets = self.pull_secrets.names.clone();
         self.report_expiry(&snap).await;
         Ok(snap)
     }
@@ -162,7 +163,8 @@ impl Operator {
         let caches = self.caches.read().expect("lock").clone();
         match caches.filter(|c| c.synced()) {
             Some(c) => {
-                let snap = c.snapshot(&self.catalog, &self.licensing);
+                let mut snap = c.snapshot(&self.catalog, &self.licensing);
+                snap.pull_secrets = self.pull_secrets.names.clone();
                 self.report_expiry(&snap).await;
                 Ok(snap)
             }

@@ -215,6 +215,8 @@ pub struct WorkloadRelease {
     pub values: serde_json::Value,
     /// `<Kind>/<namespace>/<name>` of the resource it is for.
     pub owner: String,
+    /// `--image-pull-secret`: an input, as for capability releases.
+    pub pull_secrets: Vec<String>,
 }
 
 impl WorkloadRelease {
@@ -225,7 +227,7 @@ impl WorkloadRelease {
         // The label is an input too: a release made before its objects
         // carried it is upgraded once, rather than "corrected" object by object.
         let text = format!("{}\n{}\nlabelled {}", self.pin.sha256, values, api::WORKLOAD_LABEL);
-        format!("sha256:{}", crate::digest::sha256_hex(text.as_bytes()))
+        crate::operator::decide::plan::with_pull_secrets(text, &self.pull_secrets)
     }
 
     pub fn context(&self, op: &Operator) -> Context {

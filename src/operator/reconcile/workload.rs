@@ -179,6 +179,7 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         pin: entry.pin.clone(),
         values: w.values.clone(),
         owner: format!("{kind}/{}/{}", r.namespace, r.name),
+        pull_secrets: op.pull_secrets.names.clone(),
     };
     let current = release_info(op, &r.namespace, &w.release).await?;
     let step = plan::workload_step(current.as_ref(), &wanted.inputs_digest());
