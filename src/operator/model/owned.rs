@@ -63,6 +63,8 @@ pub struct OwnedWatches {
     suspects: Mutex<BTreeMap<String, BTreeSet<ObjectKey>>>,
     /// Release revisions whose objects have been looked at once.
     looked: Mutex<BTreeSet<(String, i64)>>,
+    /// Release revisions this process applied: their objects are as made.
+    made: Mutex<BTreeSet<(String, i64)>>,
 }
 
 /// What tells a change of what we applied from a status write.
@@ -77,6 +79,7 @@ impl OwnedWatches {
             tasks: Mutex::new(Vec::new()),
             suspects: Mutex::new(BTreeMap::new()),
             looked: Mutex::new(BTreeSet::new()),
+            made: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -194,6 +197,23 @@ impl OwnedWatches {
             .lock()
             .expect("lock")
             .insert((release.to_string(), revision))
+    }
+
+    /// Records a revision this process just applied (`namespace/name`).
+    pub fn made_here(&self, release: &str, revision: i64) {
+        self.made
+            .lock()
+            .expect("lock")
+            .insert((release.to_string(), revision));
+    }
+
+    /// Whether this process applied the revision: its first look need not
+    /// compare every object (they are as just applied), only start watches.
+    pub fn was_made_here(&self, release: &str, revision: i64) -> bool {
+        self.made
+            .lock()
+            .expect("lock")
+            .contains(&(release.to_string(), revision))
     }
 
     /// Suspects a check could not look at yet (a release action in flight).

@@ -72,10 +72,15 @@ pub async fn heal(op: &Operator, s: &Settled<'_>, on: &ObjectReference) -> Resul
         return Ok(None);
     }
     let suspects = watches.take_suspects(s.checker);
-    let first_look = watches.first_look(&format!("{}/{}", s.ctx.namespace, s.release), s.revision);
+    let release_key = format!("{}/{}", s.ctx.namespace, s.release);
+    let first_look = watches.first_look(&release_key, s.revision);
     if suspects.is_empty() && !first_look {
         return Ok(None);
     }
+    // A revision we just applied only needs its watches started (a change
+    // in the milliseconds before they list is left to the next restart's
+    // first look); one found in place is compared object by object.
+    let compare_all = first_look && !watches.was_made_here(&release_key, s.revision);
     if op.busy.lock().expect("lock").contains(s.busy) {
         watches.put_back(s.checker, suspects);
         return Ok(None);
@@ -99,7 +104,7 @@ pub async fn heal(op: &Operator, s: &Settled<'_>, on: &ObjectReference) -> Resul
     let mut found = Vec::new();
     for o in objects
         .iter()
-        .filter(|o| first_look || suspects.contains(&key(o)))
+        .filter(|o| compare_all || suspects.contains(&key(o)))
     {
         if let Some(what) = put_back(op, s, on, &opts.prepared(o), o).await? {
             // Looked at again on the next reconcile (a change of mode, say).

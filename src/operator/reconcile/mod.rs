@@ -146,6 +146,14 @@ impl Operator {
         }
     }
 
+    /// Records a release revision this process applied (see
+    /// `OwnedWatches::made_here`).
+    pub fn made_release(&self, namespace: &str, name: &str, revision: i64) {
+        if let Some(watches) = self.owned.read().expect("lock").clone() {
+            watches.made_here(&format!("{namespace}/{name}"), revision);
+        }
+    }
+
     /// Reads the cluster afresh, reporting a license that expired: what a
     /// decision that acts must see.
     pub async fn snapshot(&self) -> Result<crate::operator::model::snapshot::Snapshot, Error> {

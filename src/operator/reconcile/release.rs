@@ -137,7 +137,8 @@ pub async fn install_or_upgrade(
     let values_json = settings.values.clone();
     let entry = entry.clone();
     let charts: ChartStore = op.charts.clone();
-    on_worker(move |rt| {
+    let (namespace, name) = (entry.namespace.clone(), entry.release.clone());
+    let (note, revision) = on_worker(move |rt| {
         let _busy = busy;
         let pinned = charts.load(&entry.pin).map_err(Error::Catalog)?;
         ctx.take_over_crds_from = take_over;
@@ -151,16 +152,19 @@ pub async fn install_or_upgrade(
                 true,
             ))
             .map_err(Error::from)?;
-        Ok(format!(
+        let note = format!(
             "release {} revision {} in namespace {}: chart {}-{}",
             rel.name,
             rel.version,
             rel.namespace,
             rel.chart_name(),
             rel.chart_version()
-        ))
+        );
+        Ok::<_, Error>((note, rel.version))
     })
-    .await?
+    .await??;
+    op.made_release(&namespace, &name, revision);
+    Ok(note)
 }
 
 pub async fn uninstall(op: &Operator, entry: &CapabilityEntry) -> Result<String, Error> {

@@ -257,6 +257,7 @@ async fn act(
     let name = wanted.name.clone();
     match release::apply_workload(op, wanted).await {
         Ok(rel) => {
+            op.made_release(&rel.namespace, &rel.name, rel.version);
             op.metrics.release_action(&rel.name, action, true);
             let note = format!(
                 "release {} revision {} in namespace {}: chart {}-{}",
