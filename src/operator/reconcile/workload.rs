@@ -137,14 +137,7 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
     }
     let generation = Some(r.generation);
     let licensed = resource::licensed_condition(&old, &verdict, &planned.tier, generation);
-    let caps = condition(
-        &old.common.conditions,
-        ConditionType::CapabilitiesReady,
-        true,
-        Reason::Ready,
-        "a workload release needs no capability operator",
-        generation,
-    );
+    let caps = no_capabilities_needed(&old, generation);
     let finish = |status: Status, standing: Standing| {
         let (caps, licensed) = (caps.clone(), licensed.clone());
         let old = &old;
@@ -200,13 +193,7 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         heal(op, &on, &rel, &ctx, &owner).await?;
     }
     status.fields.insert("release".into(), release_status(&rel));
-    let why = match workloads_unready(op, &r.namespace, &rel.name).await? {
-        Some(why) => Some(why),
-        None => match resource::datastore_ready(op, &r, &w.ready_when).await? {
-            (true, _) => None,
-            (false, why) => Some(why),
-        },
-    };
+    let why = unready(op, &r, &rel, &w.ready_when).await?;
     let settled = why.is_none();
     let standing = match why {
         None => Standing::Ready(format!("release {} revision {}", rel.name, rel.revision)),
@@ -218,6 +205,34 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
     } else {
         op.poll
     }))
+}
+
+fn no_capabilities_needed(old: &Status, generation: Option<i64>) -> crate::operator::api::Condition {
+    condition(
+        &old.common.conditions,
+        ConditionType::CapabilitiesReady,
+        true,
+        Reason::Ready,
+        "a workload release needs no capability operator",
+        generation,
+    )
+}
+
+/// Why the resource is not Ready yet, if so: a workload of its release, or
+/// a datastore its release waits for.
+async fn unready(
+    op: &Operator,
+    r: &crate::operator::model::snapshot::Resource,
+    rel: &ReleaseInfo,
+    ready_when: &[crate::operator::decide::realise::ReadyWhen],
+) -> Result<Option<String>, Error> {
+    if let Some(why) = workloads_unready(op, &r.namespace, &rel.name).await? {
+        return Ok(Some(why));
+    }
+    Ok(match resource::datastore_ready(op, r, ready_when).await? {
+        (true, _) => None,
+        (false, why) => Some(why),
+    })
 }
 
 /// Puts back what drifted from our settled workload release (always in
