@@ -552,15 +552,22 @@ pub async fn run_controllers(
 
     // One controller per kind realised as emitted objects; a change of any Capability (one
     // became Ready, say) looks at every resource again.
+    // A Capability's status changed (one became Ready, say): the shared
+    // decisions are stale at once, or the resources it wakes would read the
+    // cached "not Ready" and wait for the next poll.
+    let capability_changes = || {
+        let op = op.clone();
+        kube::runtime::watcher(caps.clone(), watcher::Config::default())
+            .filter_map(|e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) })
+            .inspect(move |_| op.plans_stale.store(true, std::sync::atomic::Ordering::Relaxed))
+    };
     let resources = api::Kind::of_family(api::Family::Emitting).map(|kind| {
         let ar = kind.api_resource();
         let all: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
         Controller::new_with(all, watcher::Config::default(), ar)
             .with_config(config.clone())
             .reconcile_all_on(futures::stream::select(
-                kube::runtime::watcher(caps.clone(), watcher::Config::default()).filter_map(
-                    |e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) },
-                ),
+                capability_changes(),
                 futures::stream::select(license_changes(), op.pull_secrets.changes()),
             ))
             .reconcile_on(owned_trigger(kind))
