@@ -266,6 +266,15 @@ fn the_process_serves_health_readiness_and_the_contract_metrics_and_logs_json() 
     let ns = env.namespace("team-q");
     env.create_postgres(&ns, "app-db", managed());
     env.wait_postgres_ready(&ns, "app-db");
+    // Converged on one managed PostgresCluster: the idle memory stays under
+    // its bound (BENCHMARKS.md; on the embedded server, whose contents this
+    // test knows; a shared cluster's watch caches hold whatever it holds).
+    std::thread::sleep(Duration::from_secs(3));
+    let rss = rss_mib(child.id());
+    eprintln!("operator RSS idle after converging: {rss:.1} MiB (dev profile)");
+    if real_cluster().is_none() {
+        assert!(rss <= IDLE_RSS_BOUND_MIB, "idle RSS {rss:.1} MiB over its bound of {IDLE_RSS_BOUND_MIB} MiB");
+    }
     let (code, text) = http_get(&metrics, "/metrics");
     assert_eq!(code, 200);
     for name in [
@@ -544,4 +553,19 @@ fn no_secret_value_reaches_logs_events_status_metrics_or_plan() {
         env.delete(k, n, name);
     }
     let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The idle operator's resident memory may not grow past this (the dev
+/// profile's figure with some room; issue 27's goal, 25 MiB, is not met yet).
+const IDLE_RSS_BOUND_MIB: f64 = 70.0;
+
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS");
+    kib / 1024.0
 }
