@@ -223,7 +223,11 @@ impl Live {
 
 /// Day 2: what the operator owns heals. Someone deletes the CloudNativePG
 /// Deployment of our release; the watch sees it and puts it back.
-async fn heal_a_deleted_deployment(client: &kube::Client, live: &mut Live, ns: &str) -> Result<(), String> {
+async fn heal_a_deleted_deployment(
+    client: &kube::Client,
+    live: &mut Live,
+    ns: &str,
+) -> Result<(), String> {
     use k8s_openapi::api::apps::v1::Deployment;
     println!("5. Day 2: someone deletes the CloudNativePG controller by mistake:");
     println!("   $ kubectl delete deployment cloudnative-pg -n cnpg-system");
@@ -240,7 +244,10 @@ async fn heal_a_deleted_deployment(client: &kube::Client, live: &mut Live, ns: &
         .await
         .map_err(|e| e.to_string())?;
     loop {
-        let now = deployments.get_opt("cloudnative-pg").await.map_err(|e| e.to_string())?;
+        let now = deployments
+            .get_opt("cloudnative-pg")
+            .await
+            .map_err(|e| e.to_string())?;
         if now.is_some_and(|d| d.metadata.uid != before) {
             break;
         }

@@ -112,7 +112,9 @@ mod tests {
         let mut x: u64 = 1;
         big.manifest = (0..300_000)
             .map(|_| {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 format!("{} ", x >> 40)
             })
             .collect();

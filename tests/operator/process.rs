@@ -273,7 +273,10 @@ fn the_process_serves_health_readiness_and_the_contract_metrics_and_logs_json() 
     let rss = rss_mib(child.id());
     eprintln!("operator RSS idle after converging: {rss:.1} MiB (dev profile)");
     if real_cluster().is_none() {
-        assert!(rss <= IDLE_RSS_BOUND_MIB, "idle RSS {rss:.1} MiB over its bound of {IDLE_RSS_BOUND_MIB} MiB");
+        assert!(
+            rss <= IDLE_RSS_BOUND_MIB,
+            "idle RSS {rss:.1} MiB over its bound of {IDLE_RSS_BOUND_MIB} MiB"
+        );
     }
     let (code, text) = http_get(&metrics, "/metrics");
     assert_eq!(code, 200);

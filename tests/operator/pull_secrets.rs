@@ -286,14 +286,30 @@ fn pull_secrets_given_later_reach_our_existing_releases_by_one_upgrade() {
     // The operator restarted with the flag: one upgrade, and its pods get it.
     opts.image_pull_secrets = vec![good.clone()];
     let op = Operator::start_with(opts);
-    let deployments = env.dynamic("apps", "v1", "Deployment", "deployments", Some("cnpg-system"));
-    env.wait_for("the CNPG Deployment with the pull secret", Duration::from_secs(60), |e| {
-        let d = e.get(&deployments, "cloudnative-pg").ok_or("no Deployment")?;
-        let names = pull_secret_names(&d["spec"]["template"]["spec"]);
-        (names == [good.clone()]).then_some(()).ok_or(format!("{names:?}"))
-    });
+    let deployments = env.dynamic(
+        "apps",
+        "v1",
+        "Deployment",
+        "deployments",
+        Some("cnpg-system"),
+    );
+    env.wait_for(
+        "the CNPG Deployment with the pull secret",
+        Duration::from_secs(60),
+        |e| {
+            let d = e
+                .get(&deployments, "cloudnative-pg")
+                .ok_or("no Deployment")?;
+            let names = pull_secret_names(&d["spec"]["template"]["spec"]);
+            (names == [good.clone()])
+                .then_some(())
+                .ok_or(format!("{names:?}"))
+        },
+    );
     env.wait_for("revision + 1", Duration::from_secs(30), |e| {
-        (version(e) == before + 1).then_some(()).ok_or(format!("revision {}", version(e)))
+        (version(e) == before + 1)
+            .then_some(())
+            .ok_or(format!("revision {}", version(e)))
     });
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(version(&env), before + 1, "upgraded once");

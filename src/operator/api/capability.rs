@@ -40,11 +40,7 @@ use serde::{Deserialize, Serialize};
         type_ = "integer",
         json_path = ".status.consumerCount"
     ),
-    printcolumn(
-        name = "Suspended",
-        type_ = "boolean",
-        json_path = ".spec.suspend"
-    ),
+    printcolumn(name = "Suspended", type_ = "boolean", json_path = ".spec.suspend"),
     printcolumn(
         name = "Age",
         type_ = "date",

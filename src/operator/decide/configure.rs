@@ -60,7 +60,11 @@ pub struct Settings {
 
 /// The settings `spec` asks for; `last_accepted` is the `spec.values` our
 /// release was last made with (kept when this spec is refused).
-pub fn settings(entry: &CapabilityEntry, spec: Option<&Value>, last_accepted: Option<&str>) -> Settings {
+pub fn settings(
+    entry: &CapabilityEntry,
+    spec: Option<&Value>,
+    last_accepted: Option<&str>,
+) -> Settings {
     let field = |name: &str| spec.and_then(|s| s.get(name)).filter(|v| !v.is_null());
     let (drift, drift_refused) = match field("drift").map(|d| d.as_str()) {
         None | Some(Some("correct")) => (DriftMode::Correct, None),
@@ -70,7 +74,10 @@ pub fn settings(entry: &CapabilityEntry, spec: Option<&Value>, last_accepted: Op
             DriftMode::Correct,
             Some(format!(
                 "spec.drift: unknown mode {}; one of correct, warn, off (correct applies)",
-                other.map_or_else(|| field("drift").cloned().unwrap_or_default().to_string(), |s| format!("{s:?}"))
+                other.map_or_else(
+                    || field("drift").cloned().unwrap_or_default().to_string(),
+                    |s| format!("{s:?}")
+                )
             )),
         ),
     };
@@ -194,36 +201,53 @@ mod tests {
         let s = settings(&cert_manager(), None, None);
         assert_eq!(s.configuration, Configuration::Catalog);
         assert_eq!(s.values, json!({"crds": {"enabled": true}}));
-        assert_eq!((s.suspend, s.drift, s.configured), (false, DriftMode::Correct, None));
+        assert_eq!(
+            (s.suspend, s.drift, s.configured),
+            (false, DriftMode::Correct, None)
+        );
     }
 
     #[test]
     fn values_merge_over_the_catalog_and_keep_null() {
-        let spec = json!({"values": {"crds": {"keep": false}, "replicaCount": 2, "podLabels": null}});
+        let spec =
+            json!({"values": {"crds": {"keep": false}, "replicaCount": 2, "podLabels": null}});
         let s = settings(&cert_manager(), Some(&spec), None);
         assert_eq!(s.configuration, Configuration::Accepted);
         assert_eq!(
             s.values,
             json!({"crds": {"enabled": true, "keep": false}, "replicaCount": 2, "podLabels": null})
         );
-        assert_eq!(s.configured.as_deref(), Some(spec["values"].to_string().as_str()));
+        assert_eq!(
+            s.configured.as_deref(),
+            Some(spec["values"].to_string().as_str())
+        );
     }
 
     #[test]
     fn a_locked_value_changed_refuses_the_whole_spec_naming_the_path() {
         let last = r#"{"replicaCount":3}"#;
         for (values, path) in [
-            (json!({"crds": {"enabled": false}, "replicaCount": 2}), "crds.enabled"),
+            (
+                json!({"crds": {"enabled": false}, "replicaCount": 2}),
+                "crds.enabled",
+            ),
             (json!({"crds": null}), "crds"),
             (json!({"crds": "yes"}), "crds"),
         ] {
-            let s = settings(&cert_manager(), Some(&json!({"values": values})), Some(last));
+            let s = settings(
+                &cert_manager(),
+                Some(&json!({"values": values})),
+                Some(last),
+            );
             let Configuration::Refused(why) = &s.configuration else {
                 panic!("{values} accepted")
             };
             assert!(why.contains(&format!("spec.values.{path} ")), "{why}");
             // The last accepted values stand.
-            assert_eq!(s.values, json!({"crds": {"enabled": true}, "replicaCount": 3}));
+            assert_eq!(
+                s.values,
+                json!({"crds": {"enabled": true}, "replicaCount": 3})
+            );
             assert_eq!(s.configured.as_deref(), Some(last));
         }
         // The locked value restated as it is changes nothing.
@@ -236,14 +260,29 @@ mod tests {
 
     #[test]
     fn values_that_are_not_an_object_and_unknown_drift_modes_are_named() {
-        let s = settings(&cert_manager(), Some(&json!({"values": "x", "drift": "heal"})), None);
+        let s = settings(
+            &cert_manager(),
+            Some(&json!({"values": "x", "drift": "heal"})),
+            None,
+        );
         assert!(
             matches!(&s.configuration, Configuration::Refused(w) if w.contains("spec.values must be an object")),
             "{s:?}"
         );
         assert_eq!(s.values, json!({"crds": {"enabled": true}}));
-        assert!(s.drift_refused.as_deref().unwrap().contains("spec.drift: unknown mode \"heal\""));
-        let s = settings(&cert_manager(), Some(&json!({"drift": "warn", "suspend": true})), None);
-        assert_eq!((s.drift, s.suspend, s.drift_refused), (DriftMode::Warn, true, None));
+        assert!(s
+            .drift_refused
+            .as_deref()
+            .unwrap()
+            .contains("spec.drift: unknown mode \"heal\""));
+        let s = settings(
+            &cert_manager(),
+            Some(&json!({"drift": "warn", "suspend": true})),
+            None,
+        );
+        assert_eq!(
+            (s.drift, s.suspend, s.drift_refused),
+            (DriftMode::Warn, true, None)
+        );
     }
 }

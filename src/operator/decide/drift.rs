@@ -123,7 +123,8 @@ mod tests {
     fn a_changed_field_and_a_deletion_are_drift_defaults_are_not() {
         let wanted = deployment("cm:1", 1);
         let mut live = deployment("cm:1", 1);
-        live["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = json!("IfNotPresent");
+        live["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] =
+            json!("IfNotPresent");
         live["status"] = json!({"replicas": 1});
         assert!(drifted(&wanted, Some(&live)).is_empty());
         let mut with_empty = wanted.clone();

@@ -363,7 +363,10 @@ mod tests {
             status: "deployed".into(),
             ours: true,
             chart_version: Some(entry.pin.version.clone()),
-            inputs: Some(inputs_digest(entry, &configure::settings(entry, None, None))),
+            inputs: Some(inputs_digest(
+                entry,
+                &configure::settings(entry, None, None),
+            )),
             configured: None,
         }
     }
@@ -555,7 +558,8 @@ mod tests {
         installed(&mut s, cm, true);
         s.resources.push(pg("db", "managed"));
         let spec = json!({"values": {"replicaCount": 2}});
-        s.capability_specs.insert("cert-manager".into(), spec.clone());
+        s.capability_specs
+            .insert("cert-manager".into(), spec.clone());
         let p = capabilities(&c, &s);
         let p = capability(&p, "cert-manager").unwrap();
         assert!(
@@ -564,7 +568,11 @@ mod tests {
             p.step
         );
         // After the upgrade our release carries the digest and the values.
-        let r = s.releases.iter_mut().find(|r| r.name == "cert-manager").unwrap();
+        let r = s
+            .releases
+            .iter_mut()
+            .find(|r| r.name == "cert-manager")
+            .unwrap();
         r.inputs = Some(inputs_digest(cm, &p.settings));
         r.configured = p.settings.configured.clone();
         let p = capabilities(&c, &s);
@@ -577,7 +585,9 @@ mod tests {
         let p = capabilities(&c, &s);
         let p = capability(&p, "cert-manager").unwrap();
         assert_eq!(p.step, Step::Nothing);
-        assert!(matches!(&p.settings.configuration, Configuration::Refused(w) if w.contains("crds.enabled")));
+        assert!(
+            matches!(&p.settings.configuration, Configuration::Refused(w) if w.contains("crds.enabled"))
+        );
         // Someone else's cert-manager: the spec has no effect on it.
         let mut s = Snapshot::default();
         s.releases.push(ReleaseInfo {
@@ -586,7 +596,10 @@ mod tests {
         });
         s.capability_specs.insert("cert-manager".into(), spec);
         let p = capabilities(&c, &s);
-        assert!(matches!(capability(&p, "cert-manager").unwrap().step, Step::Adopt(_)));
+        assert!(matches!(
+            capability(&p, "cert-manager").unwrap().step,
+            Step::Adopt(_)
+        ));
     }
 
     #[test]
@@ -606,7 +619,11 @@ mod tests {
             "{:?}",
             p.step
         );
-        let r = s.releases.iter_mut().find(|r| r.name == "cert-manager").unwrap();
+        let r = s
+            .releases
+            .iter_mut()
+            .find(|r| r.name == "cert-manager")
+            .unwrap();
         r.inputs = Some(inputs_digest(cm, &p.settings));
         let p = capabilities(&c, &s);
         assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Nothing);
@@ -620,23 +637,38 @@ mod tests {
         // Needed and absent: not installed while suspended.
         let mut s = Snapshot::default();
         s.resources.push(pg("db", "managed"));
-        s.capability_specs.insert("cert-manager".into(), suspended.clone());
+        s.capability_specs
+            .insert("cert-manager".into(), suspended.clone());
         let p = capabilities(&c, &s);
-        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Suspended);
+        assert_eq!(
+            capability(&p, "cert-manager").unwrap().step,
+            Step::Suspended
+        );
         // Ours and no longer needed: not uninstalled; a new pin: not upgraded.
         let mut s = Snapshot::default();
         installed(&mut s, cm, true);
         s.releases[0].inputs = Some("sha256:an-older-pin".into());
-        s.capability_specs.insert("cert-manager".into(), suspended.clone());
+        s.capability_specs
+            .insert("cert-manager".into(), suspended.clone());
         let p = capabilities(&c, &s);
-        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Suspended);
+        assert_eq!(
+            capability(&p, "cert-manager").unwrap().step,
+            Step::Suspended
+        );
         s.resources.push(pg("db", "managed"));
         let p = capabilities(&c, &s);
-        assert_eq!(capability(&p, "cert-manager").unwrap().step, Step::Suspended);
+        assert_eq!(
+            capability(&p, "cert-manager").unwrap().step,
+            Step::Suspended
+        );
         // Resumed: the upgrade happens.
-        s.capability_specs.insert("cert-manager".into(), json!({"suspend": false}));
+        s.capability_specs
+            .insert("cert-manager".into(), json!({"suspend": false}));
         let p = capabilities(&c, &s);
-        assert!(matches!(capability(&p, "cert-manager").unwrap().step, Step::Upgrade { .. }));
+        assert!(matches!(
+            capability(&p, "cert-manager").unwrap().step,
+            Step::Upgrade { .. }
+        ));
     }
 }
 

@@ -67,7 +67,9 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
             )),
             _ => {}
         }
-        if let crate::operator::decide::configure::Configuration::Refused(why) = &p.settings.configuration {
+        if let crate::operator::decide::configure::Configuration::Refused(why) =
+            &p.settings.configuration
+        {
             actions.push(act("refuse", p.name.clone(), why.clone()));
         }
     }

@@ -124,7 +124,14 @@ pub fn paused(old: &[Condition], phase: Phase, deleting: bool, generation: Optio
         )
     };
     let was_paused = is_paused(old);
-    let ready = condition(old, ConditionType::Ready, false, Reason::Suspended, &message, generation);
+    let ready = condition(
+        old,
+        ConditionType::Ready,
+        false,
+        Reason::Suspended,
+        &message,
+        generation,
+    );
     Report {
         phase: if deleting { Phase::Deleting } else { phase },
         conditions: std::iter::once(ready)
@@ -144,9 +151,8 @@ pub fn paused(old: &[Condition], phase: Phase, deleting: bool, generation: Optio
 
 /// Whether the last report said paused.
 pub fn is_paused(old: &[Condition]) -> bool {
-    old.iter().any(|c| {
-        c.type_ == ConditionType::Ready.as_str() && c.reason == Reason::Suspended.as_str()
-    })
+    old.iter()
+        .any(|c| c.type_ == ConditionType::Ready.as_str() && c.reason == Reason::Suspended.as_str())
 }
 
 /// The Event of a resume: the last report said paused and this one acts.
@@ -224,7 +230,13 @@ mod tests {
 
     #[test]
     fn a_pause_is_announced_once_keeps_the_phase_and_its_resume_once() {
-        let old = report(&[], &Standing::Ready("up".into()), caps(), licensed(), Some(1));
+        let old = report(
+            &[],
+            &Standing::Ready("up".into()),
+            caps(),
+            licensed(),
+            Some(1),
+        );
         let p = paused(&old.conditions, Phase::Ready, false, Some(1));
         assert_eq!(p.phase, Phase::Ready);
         assert_eq!(p.note.as_ref().map(|n| n.reason), Some("Suspended"));
@@ -233,7 +245,10 @@ mod tests {
         let again = paused(&p.conditions, Phase::Ready, true, Some(1));
         assert_eq!((again.phase, again.note), (Phase::Deleting, None));
         assert!(again.conditions[0].message.contains("deletion waits"));
-        assert_eq!(resumed(&again.conditions).map(|n| n.reason), Some("Resumed"));
+        assert_eq!(
+            resumed(&again.conditions).map(|n| n.reason),
+            Some("Resumed")
+        );
         assert_eq!(resumed(&old.conditions), None);
     }
 

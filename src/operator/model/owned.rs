@@ -115,7 +115,9 @@ impl OwnedWatches {
                         seen.remove(&uid(&o));
                         me.changed(&ar, &o, owner);
                     }
-                    Err(e) => tracing::debug!(kind = %ar.kind, error = %e, "owned-object watch failed; retrying"),
+                    Err(e) => {
+                        tracing::debug!(kind = %ar.kind, error = %e, "owned-object watch failed; retrying")
+                    }
                 }
             }
         });
@@ -134,7 +136,8 @@ impl OwnedWatches {
                 }
             }
             Owner::Capability => {
-                let Some(capability) = m.labels.as_ref().and_then(|l| l.get(api::CAPABILITY_LABEL)) else {
+                let Some(capability) = m.labels.as_ref().and_then(|l| l.get(api::CAPABILITY_LABEL))
+                else {
                     return;
                 };
                 self.suspect(capability, object_key(ar, o));
@@ -144,11 +147,17 @@ impl OwnedWatches {
                     .send(crate::operator::model::watch::Change::Cluster);
             }
             Owner::Workload => {
-                let Some(resource) = m.annotations.as_ref().and_then(|a| a.get(api::OWNER_ANNOTATION)) else {
+                let Some(resource) = m
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(api::OWNER_ANNOTATION))
+                else {
                     return;
                 };
                 let mut parts = resource.splitn(3, '/');
-                let (Some(kind), Some(namespace), Some(name)) = (parts.next(), parts.next(), parts.next()) else {
+                let (Some(kind), Some(namespace), Some(name)) =
+                    (parts.next(), parts.next(), parts.next())
+                else {
                     return;
                 };
                 self.suspect(resource, object_key(ar, o));
@@ -255,6 +264,9 @@ fn fingerprint(o: &PartialObjectMeta<DynamicObject>) -> Seen {
     m.labels.hash(&mut h);
     m.annotations.hash(&mut h);
     m.deletion_timestamp.is_some().hash(&mut h);
-    let version = m.generation.is_none().then(|| m.resource_version.clone().unwrap_or_default());
+    let version = m
+        .generation
+        .is_none()
+        .then(|| m.resource_version.clone().unwrap_or_default());
     (m.generation, h.finish(), version)
 }

@@ -82,9 +82,8 @@ async fn reconcile_one(obj: &DynamicObject, op: &Operator) -> Result<Action, Err
         status.ready,
     );
     write_status(op, obj, &old, status).await?;
-    let settled =
-        matches!(p.step, Step::Nothing | Step::Adopt(_) | Step::Suspended)
-            && (p.readiness.ready || !p.needed || p.step == Step::Suspended);
+    let settled = matches!(p.step, Step::Nothing | Step::Adopt(_) | Step::Suspended)
+        && (p.readiness.ready || !p.needed || p.step == Step::Suspended);
     Ok(if settled && !acted {
         Action::requeue(op.settled_after(&name))
     } else {
@@ -192,7 +191,12 @@ fn configured_anew(p: &CapabilityPlan) -> bool {
 
 /// The admin's spec, announced once per change: refused values or drift
 /// mode (Warning), suspended and resumed.
-async fn announce_settings(op: &Operator, on: &ObjectReference, p: &CapabilityPlan, old: &CapabilityStatus) {
+async fn announce_settings(
+    op: &Operator,
+    on: &ObjectReference,
+    p: &CapabilityPlan,
+    old: &CapabilityStatus,
+) {
     let was = |t: ConditionType| old.conditions.iter().find(|c| c.type_ == t.as_str());
     let configured = settings_conditions(p, &[]);
     let now_refused = &configured[0];
@@ -200,8 +204,13 @@ async fn announce_settings(op: &Operator, on: &ObjectReference, p: &CapabilityPl
         && now_refused.reason == Reason::Refused.as_str()
         && was(ConditionType::Configured).map(|c| &c.message) != Some(&now_refused.message)
     {
-        op.event(on, EventType::Warning, "Configured", now_refused.message.clone())
-            .await;
+        op.event(
+            on,
+            EventType::Warning,
+            "Configured",
+            now_refused.message.clone(),
+        )
+        .await;
     }
     let suspended_before = was(ConditionType::Suspended).is_some_and(|c| c.status == "True");
     let suspended = p.settings.suspend && !matches!(p.step, Step::Adopt(_));
@@ -216,7 +225,10 @@ async fn announce_settings(op: &Operator, on: &ObjectReference, p: &CapabilityPl
 }
 
 /// The Configured and Suspended conditions the admin's spec gives.
-fn settings_conditions(p: &CapabilityPlan, old: &[crate::operator::api::Condition]) -> Vec<crate::operator::api::Condition> {
+fn settings_conditions(
+    p: &CapabilityPlan,
+    old: &[crate::operator::api::Condition],
+) -> Vec<crate::operator::api::Condition> {
     use crate::operator::decide::configure::Configuration;
     let s = &p.settings;
     let adopted = matches!(p.step, Step::Adopt(_));
@@ -225,12 +237,28 @@ fn settings_conditions(p: &CapabilityPlan, old: &[crate::operator::api::Conditio
         _ if adopted && asks => (
             false,
             Reason::NotOurs,
-            "installed by someone else: spec.values and spec.drift have no effect on it".to_string(),
+            "installed by someone else: spec.values and spec.drift have no effect on it"
+                .to_string(),
         ),
-        (Configuration::Refused(why), _) => (false, Reason::Refused, format!("{why}; the release keeps its last accepted values")),
+        (Configuration::Refused(why), _) => (
+            false,
+            Reason::Refused,
+            format!("{why}; the release keeps its last accepted values"),
+        ),
         (_, Some(why)) => (false, Reason::Refused, why.clone()),
-        (Configuration::Accepted, None) => (true, Reason::Configured, format!("spec.values merged over the catalog's values; drift: {}", s.drift.as_str())),
-        (Configuration::Catalog, None) => (true, Reason::CatalogValues, format!("the catalog's values; drift: {}", s.drift.as_str())),
+        (Configuration::Accepted, None) => (
+            true,
+            Reason::Configured,
+            format!(
+                "spec.values merged over the catalog's values; drift: {}",
+                s.drift.as_str()
+            ),
+        ),
+        (Configuration::Catalog, None) => (
+            true,
+            Reason::CatalogValues,
+            format!("the catalog's values; drift: {}", s.drift.as_str()),
+        ),
     };
     let suspended = s.suspend && !adopted;
     vec![
@@ -239,8 +267,16 @@ fn settings_conditions(p: &CapabilityPlan, old: &[crate::operator::api::Conditio
             old,
             ConditionType::Suspended,
             suspended,
-            if suspended { Reason::Suspended } else { Reason::Resumed },
-            if suspended { "spec.suspend is true" } else { "" },
+            if suspended {
+                Reason::Suspended
+            } else {
+                Reason::Resumed
+            },
+            if suspended {
+                "spec.suspend is true"
+            } else {
+                ""
+            },
             None,
         ),
     ]

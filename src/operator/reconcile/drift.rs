@@ -91,8 +91,8 @@ pub async fn heal(op: &Operator, s: &Settled<'_>, on: &ObjectReference) -> Resul
         .get(s.release, s.revision)
         .await
         .map_err(|e| Error::from(crate::action::ActionError::from(e)))?;
-    let mut objects = crate::apply::objects::parse_manifest(&rel.manifest, &s.ctx.namespace)
-        .unwrap_or_default();
+    let mut objects =
+        crate::apply::objects::parse_manifest(&rel.manifest, &s.ctx.namespace).unwrap_or_default();
     op.cluster
         .resolve_scopes(&mut objects)
         .await
@@ -124,7 +124,11 @@ async fn put_back(
     wanted: &serde_json::Value,
     o: &Object,
 ) -> Result<Option<String>, Error> {
-    let api = op.cluster.api_for(o).await.map_err(|e| Error::from(Box::new(e)))?;
+    let api = op
+        .cluster
+        .api_for(o)
+        .await
+        .map_err(|e| Error::from(Box::new(e)))?;
     let live = api
         .get_opt(&o.name)
         .await?
@@ -137,8 +141,14 @@ async fn put_back(
     let note = format!("{what} differs from what release {} applied", s.release);
     // Named as the related object: one Event per object, not one series.
     let related = Some(reference_to(o));
-    op.event_related(on, EventType::Warning, "DriftDetected", note, related.clone())
-        .await;
+    op.event_related(
+        on,
+        EventType::Warning,
+        "DriftDetected",
+        note,
+        related.clone(),
+    )
+    .await;
     if s.mode != DriftMode::Correct {
         return Ok(Some(what));
     }

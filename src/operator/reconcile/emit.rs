@@ -117,8 +117,12 @@ pub async fn apply(op: &Operator, wanted: &Value) -> Result<Emitted, Error> {
         &Patch::Apply(&body),
     )
     .await?;
-    op.watch_owned(&o.api_version, &o.kind, crate::operator::model::owned::Owner::Resource)
-        .await;
+    op.watch_owned(
+        &o.api_version,
+        &o.kind,
+        crate::operator::model::owned::Owner::Resource,
+    )
+    .await;
     Ok(Emitted::Written(differs))
 }
 

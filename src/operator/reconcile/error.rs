@@ -41,7 +41,11 @@ pub enum Error {
     CleanupPending(String),
     /// Paused by the annotation while being deleted: the finalizer stays
     /// until the pause is lifted (a change of the object looks again).
-    #[error("paused by {}: {}; the deletion waits", crate::operator::api::PAUSE_ANNOTATION, crate::operator::api::PAUSED)]
+    #[error(
+        "paused by {}: {}; the deletion waits",
+        crate::operator::api::PAUSE_ANNOTATION,
+        crate::operator::api::PAUSED
+    )]
     Paused,
     /// Adding or removing our finalizer, or the reconcile it wrapped.
     #[error(transparent)]

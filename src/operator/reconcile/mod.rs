@@ -511,7 +511,10 @@ pub async fn run_controllers(
     // Changes of what we own: the owner is looked at again at once.
     let mut owned_changes = HashMap::new();
     let mut owned_senders = HashMap::new();
-    for kind in api::Kind::ALL.into_iter().filter(|k| k.family() != api::Family::Capability) {
+    for kind in api::Kind::ALL
+        .into_iter()
+        .filter(|k| k.family() != api::Family::Capability)
+    {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         owned_senders.insert(kind, tx);
         owned_changes.insert(kind, rx);
@@ -559,7 +562,10 @@ pub async fn run_controllers(
         let op = op.clone();
         kube::runtime::watcher(caps.clone(), watcher::Config::default())
             .filter_map(|e| async move { matches!(e, Ok(watcher::Event::Apply(_))).then_some(()) })
-            .inspect(move |_| op.plans_stale.store(true, std::sync::atomic::Ordering::Relaxed))
+            .inspect(move |_| {
+                op.plans_stale
+                    .store(true, std::sync::atomic::Ordering::Relaxed)
+            })
     };
     let resources = api::Kind::of_family(api::Family::Emitting).map(|kind| {
         let ar = kind.api_resource();

@@ -64,7 +64,10 @@ pub fn context(op: &Operator, entry: &CapabilityEntry, settings: &Settings) -> C
             CHART_VERSION_ANNOTATION.to_string(),
             entry.pin.version.clone(),
         ),
-        (INPUTS_ANNOTATION.to_string(), inputs_digest(entry, settings)),
+        (
+            INPUTS_ANNOTATION.to_string(),
+            inputs_digest(entry, settings),
+        ),
     ]);
     if let Some(values) = &settings.configured {
         ctx.storage
@@ -230,7 +233,12 @@ impl WorkloadRelease {
         );
         // The label is an input too: a release made before its objects
         // carried it is upgraded once, rather than "corrected" object by object.
-        let text = format!("{}\n{}\nlabelled {}", self.pin.sha256, values, api::WORKLOAD_LABEL);
+        let text = format!(
+            "{}\n{}\nlabelled {}",
+            self.pin.sha256,
+            values,
+            api::WORKLOAD_LABEL
+        );
         crate::operator::decide::plan::with_pull_secrets(text, &self.pull_secrets)
     }
 

@@ -427,8 +427,14 @@ async fn corrected(op: &Operator, on: &ObjectReference, o: &api::OwnedObject, fi
     let fields = fields.join(", ");
     let related = Some(object_reference(o));
     let detected = format!("{what} differs from what we applied: {fields}");
-    op.event_related(on, EventType::Warning, "DriftDetected", detected, related.clone())
-        .await;
+    op.event_related(
+        on,
+        EventType::Warning,
+        "DriftDetected",
+        detected,
+        related.clone(),
+    )
+    .await;
     let put_back = format!("{what} put back as we applied it: {fields}");
     op.event_related(on, EventType::Normal, "DriftCorrected", put_back, related)
         .await;

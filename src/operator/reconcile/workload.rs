@@ -181,7 +181,8 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         return Ok(Action::requeue(Duration::from_secs(60)));
     }
     // What a drift check of the settled release needs, before `act` takes it.
-    let settled_ctx = (step == WorkloadStep::UpToDate).then(|| (wanted.context(op), wanted.owner.clone()));
+    let settled_ctx =
+        (step == WorkloadStep::UpToDate).then(|| (wanted.context(op), wanted.owner.clone()));
     if let Err(e) = act(op, &on, &step, wanted).await {
         finish(status, Standing::ReleaseFailed(e.to_string())).await?;
         return Err(e);
@@ -207,7 +208,10 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
     }))
 }
 
-fn no_capabilities_needed(old: &Status, generation: Option<i64>) -> crate::operator::api::Condition {
+fn no_capabilities_needed(
+    old: &Status,
+    generation: Option<i64>,
+) -> crate::operator::api::Condition {
     condition(
         &old.common.conditions,
         ConditionType::CapabilitiesReady,
