@@ -14,7 +14,6 @@ use crate::operator::decide::provenance::Provenance;
 use crate::operator::model::catalog::CapabilityEntry;
 use crate::operator::model::owned::{ObjectKey, Owner};
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Patch, PatchParams};
 use kube::runtime::events::EventType;
 
 /// What a check found: the objects that drifted and their fields, as
@@ -30,7 +29,10 @@ pub struct Settled<'a> {
     pub busy: &'a str,
     pub release: &'a str,
     pub revision: i64,
-    pub ctx: &'a Context,
+    pub namespace: &'a str,
+    /// Its action context, made only when there is something to look at
+    /// (every settled reconcile asks; few find a suspect).
+    pub context: &'a (dyn Fn() -> Context + Sync),
     pub owner: Owner,
     pub mode: DriftMode,
 }
@@ -48,13 +50,14 @@ pub async fn check(
     if p.step != Step::Nothing || info.status != "deployed" {
         return Ok(None);
     }
-    let ctx = release::context(op, entry, &p.settings);
+    let context = || release::context(op, entry, &p.settings);
     let settled = Settled {
         checker: &entry.name,
         busy: &entry.release,
         release: &entry.release,
         revision: info.revision,
-        ctx: &ctx,
+        namespace: &entry.namespace,
+        context: &context,
         owner: Owner::Capability,
         mode: p.settings.drift,
     };
@@ -72,7 +75,7 @@ pub async fn heal(op: &Operator, s: &Settled<'_>, on: &ObjectReference) -> Resul
         return Ok(None);
     }
     let suspects = watches.take_suspects(s.checker);
-    let release_key = format!("{}/{}", s.ctx.namespace, s.release);
+    let release_key = format!("{}/{}", s.namespace, s.release);
     let first_look = watches.first_look(&release_key, s.revision);
     if suspects.is_empty() && !first_look {
         return Ok(None);
@@ -85,14 +88,14 @@ pub async fn heal(op: &Operator, s: &Settled<'_>, on: &ObjectReference) -> Resul
         watches.put_back(s.checker, suspects);
         return Ok(None);
     }
-    let rel = s
-        .ctx
+    let ctx = (s.context)();
+    let rel = ctx
         .storage
         .get(s.release, s.revision)
         .await
         .map_err(|e| Error::from(crate::action::ActionError::from(e)))?;
     let mut objects =
-        crate::apply::objects::parse_manifest(&rel.manifest, &s.ctx.namespace).unwrap_or_default();
+        crate::apply::objects::parse_manifest(&rel.manifest, s.namespace).unwrap_or_default();
     op.cluster
         .resolve_scopes(&mut objects)
         .await
@@ -100,7 +103,7 @@ pub async fn heal(op: &Operator, s: &Settled<'_>, on: &ObjectReference) -> Resul
     for (api_version, kind) in kinds(&objects) {
         op.watch_owned(&api_version, &kind, s.owner).await;
     }
-    let opts = s.ctx.apply_options(s.release);
+    let opts = ctx.apply_options(s.release);
     let mut found = Vec::new();
     for o in objects
         .iter()
@@ -129,10 +132,7 @@ async fn put_back(
         .api_for(o)
         .await
         .map_err(|e| Error::from(Box::new(e)))?;
-    let live = api
-        .get_opt(&o.name)
-        .await?
-        .map(|l| serde_json::to_value(l).unwrap_or_default());
+    let live = super::emit::live(&api, &o.name).await?;
     let fields = drift::drifted(wanted, live.as_ref());
     if fields.is_empty() {
         return Ok(None);
@@ -152,9 +152,7 @@ async fn put_back(
     if s.mode != DriftMode::Correct {
         return Ok(Some(what));
     }
-    let body = drift::without_co_written(wanted, live.as_ref());
-    let pp = PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force();
-    api.patch(&o.name, &pp, &Patch::Apply(&body)).await?;
+    super::emit::apply_ours(&api, &o.name, wanted, live.as_ref()).await?;
     let note = format!("{what} put back as release {} applied it", s.release);
     op.event_related(on, EventType::Normal, "DriftCorrected", note, related)
         .await;

@@ -102,21 +102,12 @@ pub async fn apply(op: &Operator, wanted: &Value) -> Result<Emitted, Error> {
             kind: o.kind.clone(),
         });
     };
-    let existing = api
-        .get_opt(&o.name)
-        .await?
-        .map(|e| serde_json::to_value(e).unwrap_or_default());
+    let existing = live(&api, &o.name).await?;
     let differs = drift::drifted(wanted, existing.as_ref());
     if differs.is_empty() {
         return Ok(Emitted::Unchanged);
     }
-    let body = drift::without_co_written(wanted, existing.as_ref());
-    api.patch(
-        &o.name,
-        &PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force(),
-        &Patch::Apply(&body),
-    )
-    .await?;
+    apply_ours(&api, &o.name, wanted, existing.as_ref()).await?;
     op.watch_owned(
         &o.api_version,
         &o.kind,
@@ -124,6 +115,28 @@ pub async fn apply(op: &Operator, wanted: &Value) -> Result<Emitted, Error> {
     )
     .await;
     Ok(Emitted::Written(differs))
+}
+
+/// The object `name` as the API server holds it now (None: absent).
+pub async fn live(api: &Api<DynamicObject>, name: &str) -> Result<Option<Value>, Error> {
+    Ok(api
+        .get_opt(name)
+        .await?
+        .map(|l| serde_json::to_value(l).unwrap_or_default()))
+}
+
+/// Server-side applies `wanted` as ours (forced), leaving out the fields
+/// `live` shows a co-writer holding through a subresource.
+pub async fn apply_ours(
+    api: &Api<DynamicObject>,
+    name: &str,
+    wanted: &Value,
+    live: Option<&Value>,
+) -> Result<(), Error> {
+    let body = drift::without_co_written(wanted, live);
+    let pp = PatchParams::apply(crate::action::DEFAULT_FIELD_MANAGER).force();
+    api.patch(name, &pp, &Patch::Apply(&body)).await?;
+    Ok(())
 }
 
 /// An emitted object with every image through the mirror; an image field

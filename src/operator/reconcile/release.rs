@@ -215,6 +215,7 @@ pub async fn installed_version(
 
 /// A workload release of ours for a resource: where, from which pin, with
 /// which values, and the digest of those inputs (stored on the release).
+#[derive(Clone)]
 pub struct WorkloadRelease {
     pub name: String,
     pub namespace: String,

@@ -180,18 +180,15 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         finish(status, Standing::NotOurs(message)).await?;
         return Ok(Action::requeue(Duration::from_secs(60)));
     }
-    // What a drift check of the settled release needs, before `act` takes it.
-    let settled_ctx =
-        (step == WorkloadStep::UpToDate).then(|| (wanted.context(op), wanted.owner.clone()));
-    if let Err(e) = act(op, &on, &step, wanted).await {
+    if let Err(e) = act(op, &on, &step, &wanted).await {
         finish(status, Standing::ReleaseFailed(e.to_string())).await?;
         return Err(e);
     }
     let Some(rel) = release_info(op, &r.namespace, &w.release).await? else {
         return Ok(Action::requeue(op.poll));
     };
-    if let Some((ctx, owner)) = settled_ctx.filter(|_| rel.ours && rel.status == "deployed") {
-        heal(op, &on, &rel, &ctx, &owner).await?;
+    if step == WorkloadStep::UpToDate && rel.ours && rel.status == "deployed" {
+        heal(op, &on, &rel, &wanted).await?;
     }
     status.fields.insert("release".into(), release_status(&rel));
     let why = unready(op, &r, &rel, &w.ready_when).await?;
@@ -245,15 +242,16 @@ async fn heal(
     op: &Operator,
     on: &ObjectReference,
     rel: &ReleaseInfo,
-    ctx: &crate::action::Context,
-    owner: &str,
+    wanted: &release::WorkloadRelease,
 ) -> Result<(), Error> {
+    let context = || wanted.context(op);
     let settled = super::drift::Settled {
-        checker: owner,
+        checker: &wanted.owner,
         busy: &format!("{}/{}", rel.namespace, rel.name),
         release: &rel.name,
         revision: rel.revision,
-        ctx,
+        namespace: &rel.namespace,
+        context: &context,
         owner: crate::operator::model::owned::Owner::Workload,
         mode: crate::operator::decide::configure::DriftMode::Correct,
     };
@@ -266,7 +264,7 @@ async fn act(
     op: &Operator,
     on: &ObjectReference,
     step: &WorkloadStep,
-    wanted: release::WorkloadRelease,
+    wanted: &release::WorkloadRelease,
 ) -> Result<(), Error> {
     let (verb, action) = match step {
         WorkloadStep::Install => ("Installed", "install"),
@@ -274,7 +272,7 @@ async fn act(
         WorkloadStep::UpToDate | WorkloadStep::NotOurs(_) => return Ok(()),
     };
     let name = wanted.name.clone();
-    match release::apply_workload(op, wanted).await {
+    match release::apply_workload(op, wanted.clone()).await {
         Ok(rel) => {
             op.made_release(&rel.namespace, &rel.name, rel.version);
             op.metrics.release_action(&rel.name, action, true);
