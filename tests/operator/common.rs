@@ -3,7 +3,7 @@
 //! and its connection Secret, whether a release is ours and when it was made,
 //! a resource's condition, the cert-manager pins a newer operator upgrades
 //! between, the HTTP probe of the health and metrics endpoints, a free port,
-//! a fresh temporary directory and SIGTERM.
+//! a fresh temporary directory, SIGTERM and a Ready MeilisearchInstance.
 
 use crate::harness::*;
 use serde_json::{json, Value};
@@ -109,4 +109,18 @@ pub fn send_sigterm(c: &std::process::Child) {
     let _ = std::process::Command::new("kill")
         .args(["-TERM", &c.id().to_string()])
         .status();
+}
+
+/// A MeilisearchInstance `search` in `ns` whose master key `key` is in the
+/// Secret `search-keys`, once Ready (its release: `meilisearch-search`).
+pub fn meilisearch_ready(env: &Env, ns: &str, key: &str) {
+    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "search-keys", "namespace": ns},
+        "stringData": {"master": key}}).to_string());
+    env.create(
+        "MeilisearchInstance",
+        ns,
+        "search",
+        json!({"masterKey": {"secretKeyRef": {"name": "search-keys", "key": "master"}}}),
+    );
+    env.wait_phase("MeilisearchInstance", ns, "search", "Ready");
 }

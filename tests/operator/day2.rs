@@ -634,15 +634,7 @@ fn day2_objects_of_a_workload_release_deleted_or_edited_come_back_without_a_new_
     let env = Env::new();
     let op = Operator::start(&env);
     let ns = env.namespace("day2-heal-workload");
-    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "search-keys", "namespace": ns},
-        "stringData": {"master": "a-key"}}).to_string());
-    env.create(
-        "MeilisearchInstance",
-        &ns,
-        "search",
-        json!({"masterKey": {"secretKeyRef": {"name": "search-keys", "key": "master"}}}),
-    );
-    env.wait_phase("MeilisearchInstance", &ns, "search", "Ready");
+    meilisearch_ready(&env, &ns, "a-key");
     let release = "meilisearch-search";
     let revision_before = revision(&env, &ns, release);
     // Every object of the release carries the label the drift watches select.

@@ -127,15 +127,7 @@ fn pull_secrets_copied_injected_and_removed() {
     );
 
     // A workload release of ours in the same namespace: its pod templates too.
-    env.apply_yaml(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "search-keys", "namespace": ns},
-        "stringData": {"master": "a-master-key"}}).to_string());
-    env.create(
-        "MeilisearchInstance",
-        &ns,
-        "search",
-        json!({"masterKey": {"secretKeyRef": {"name": "search-keys", "key": "master"}}}),
-    );
-    env.wait_phase("MeilisearchInstance", &ns, "search", "Ready");
+    meilisearch_ready(&env, &ns, "a-master-key");
     let sets = env.dynamic("apps", "v1", "StatefulSet", "statefulsets", Some(&ns));
     let list = env.block(sets.list(&Default::default())).unwrap();
     assert!(!list.items.is_empty());
