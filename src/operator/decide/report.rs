@@ -33,7 +33,9 @@ fn act(action: &str, target: String, reason: String) -> PlannedAction {
     }
 }
 
-/// The whole plan from a snapshot. Pure.
+/// The whole plan from a snapshot, in the order `run` would act: the
+/// capabilities' installs and upgrades, each resource's objects, then the
+/// uninstalls in reverse. Pure.
 pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
     let caps = plan::capabilities(catalog, snap);
     let verdicts = snap
@@ -41,188 +43,197 @@ pub fn build(catalog: &Catalog, snap: &Snapshot) -> PlanReport {
         .as_ref()
         .map(|t| crate::operator::decide::verdict::judge(t, &snap.resources))
         .unwrap_or_default();
-    let mut actions = Vec::new();
-    for p in &caps {
-        let entry = catalog
-            .capability(&p.name)
-            .expect("planned from the catalog");
-        let target = format!(
-            "{} ({} {} as release {} in {})",
-            p.name, entry.pin.chart, entry.pin.version, entry.release, entry.namespace
-        );
-        match &p.step {
-            Step::Install => actions.push(act("install", target, format!("needed by {}", consumers(p)))),
-            Step::Upgrade { reason } => actions.push(act("upgrade", target, reason.clone())),
-            Step::Recover { revision } => actions.push(act(
-                "recover",
-                target,
-                format!("revision {revision} was left pending by an interrupted run: mark it failed, then upgrade"),
-            )),
-            Step::Adopt(e) => actions.push(act("adopt", p.name.clone(), e.to_string())),
-            Step::Wait { reason } => actions.push(act("wait", p.name.clone(), reason.clone())),
-            Step::Suspended => actions.push(act(
-                "suspended",
-                p.name.clone(),
-                "spec.suspend is true: our release is left as it is".into(),
-            )),
-            _ => {}
-        }
-        if let crate::operator::decide::configure::Configuration::Refused(why) =
-            &p.settings.configuration
-        {
-            actions.push(act("refuse", p.name.clone(), why.clone()));
-        }
-    }
+    let mut actions: Vec<PlannedAction> = caps
+        .iter()
+        .flat_map(|p| capability_actions(catalog, p))
+        .collect();
     for r in snap
         .resources
         .iter()
         .filter(|r| r.kind.family() == crate::operator::api::Family::Emitting)
     {
-        let who = format!("{} {}/{}", r.kind, r.namespace, r.name);
-        if r.deleting {
-            for list in snap.emitted.values() {
-                for o in list
-                    .iter()
-                    .filter(|o| crate::operator::decide::gc::is_ours(o, &r.uid))
-                {
-                    actions.push(act(
-                        "delete",
-                        describe(o),
-                        format!("{who} is being deleted"),
-                    ));
-                }
-            }
-            continue;
-        }
-        if let (Some(v), Some(tier)) = (verdicts.get(&r.uid), snap.tier.as_ref()) {
-            if !v.is_licensed() {
-                actions.push(act("reject", who, v.message(tier)));
-                continue;
-            }
-        }
-        // The plan is read-only: a password to be kept or generated is not
-        // read; what it would emit is compared by everything else.
-        let references = realise::references(r)
-            .into_iter()
-            .filter_map(|(kind, name)| {
-                snap.resources
-                    .iter()
-                    .find(|o| {
-                        o.kind == kind
-                            && o.name == name
-                            && (o.namespace == r.namespace || o.namespace.is_empty())
-                    })
-                    .map(|o| ((kind, name), serde_json::json!({"status": o.status})))
-            })
-            .collect();
-        // Secret values are not in the snapshot (nor should a plan print
-        // them): a key to copy is taken as there.
-        let copied = realise::workload::copied_keys(r)
-            .into_iter()
-            .map(|k| (k, String::new()))
-            .collect();
-        let inputs = realise::Inputs {
-            password: Some(String::new()),
-            references,
-            copied,
-            ..Default::default()
-        };
-        let realised = match realise::realise(r, &inputs) {
-            Ok(x) => x,
-            Err(e) => {
-                actions.push(act("reject", who, e.to_string()));
-                continue;
-            }
-        };
-        if !realised.waiting_for.is_empty() {
-            actions.push(act("wait", who, realised.waiting_for.join("; ")));
-            continue;
-        }
-        let unready: Vec<&str> = realised
-            .needs
-            .iter()
-            .filter(|n| !plan::capability(&caps, n).is_some_and(|p| p.readiness.ready))
-            .map(String::as_str)
-            .collect();
-        for o in &realised.emit {
-            if !unready.is_empty() {
-                actions.push(act(
-                    "wait",
-                    describe(o),
-                    format!("for {} to be Ready", unready.join(", ")),
-                ));
-                continue;
-            }
-            if o["kind"] == "Secret" {
-                // A connection Secret's contents are not in the snapshot (nor
-                // should a plan print them): emitted when it does not exist.
-                let name = (
-                    o["metadata"]["namespace"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                    o["metadata"]["name"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                );
-                if !snap.emitted_secrets.contains(&name) {
-                    actions.push(act("emit", describe(o), format!("for {who}")));
-                }
-                continue;
-            }
-            let current = snap.emitted.values().flatten().find(|e| same_object(e, o));
-            if !current.is_some_and(|c| is_subset(o, c)) {
-                actions.push(act("emit", describe(o), format!("for {who}")));
-            }
-        }
-        for list in snap.emitted.values() {
-            for o in list
-                .iter()
-                .filter(|o| crate::operator::decide::gc::is_ours(o, &r.uid))
-            {
-                if !realised.emit.iter().any(|w| same_object(w, o)) {
-                    actions.push(act(
-                        "delete",
-                        describe(o),
-                        format!("{who} no longer asks for it"),
-                    ));
-                }
-            }
-        }
+        actions.extend(resource_actions(snap, &caps, verdicts.get(&r.uid), r));
     }
-    for p in caps.iter().rev() {
-        match &p.step {
-            Step::Uninstall => actions.push(act(
-                "uninstall",
-                p.name.clone(),
-                "ours and no longer needed".into(),
-            )),
-            Step::HoldUninstall { reason } => actions.push(act(
-                "wait",
-                p.name.clone(),
-                format!("before uninstalling: {reason}"),
-            )),
-            _ => {}
-        }
-    }
+    actions.extend(caps.iter().rev().filter_map(uninstall_action));
     PlanReport {
         bundled: caps
             .iter()
             .map(|p| {
-                (
-                    p.name.clone(),
-                    catalog
-                        .capability(&p.name)
-                        .map(|e| e.pin.version.clone())
-                        .unwrap_or_default(),
-                )
+                let version = catalog.capability(&p.name).map(|e| e.pin.version.clone());
+                (p.name.clone(), version.unwrap_or_default())
             })
             .collect(),
         capabilities: caps,
         actions,
         chart_problems: Vec::new(),
     }
+}
+
+/// What a capability's step does before any resource is looked at, and a
+/// refused `spec.values`.
+fn capability_actions(catalog: &Catalog, p: &CapabilityPlan) -> Vec<PlannedAction> {
+    let entry = catalog
+        .capability(&p.name)
+        .expect("planned from the catalog");
+    let target = format!(
+        "{} ({} {} as release {} in {})",
+        p.name, entry.pin.chart, entry.pin.version, entry.release, entry.namespace
+    );
+    let mut actions = Vec::new();
+    match &p.step {
+        Step::Install => actions.push(act("install", target, format!("needed by {}", consumers(p)))),
+        Step::Upgrade { reason } => actions.push(act("upgrade", target, reason.clone())),
+        Step::Recover { revision } => actions.push(act(
+            "recover",
+            target,
+            format!("revision {revision} was left pending by an interrupted run: mark it failed, then upgrade"),
+        )),
+        Step::Adopt(e) => actions.push(act("adopt", p.name.clone(), e.to_string())),
+        Step::Wait { reason } => actions.push(act("wait", p.name.clone(), reason.clone())),
+        Step::Suspended => actions.push(act(
+            "suspended",
+            p.name.clone(),
+            "spec.suspend is true: our release is left as it is".into(),
+        )),
+        _ => {}
+    }
+    if let crate::operator::decide::configure::Configuration::Refused(why) =
+        &p.settings.configuration
+    {
+        actions.push(act("refuse", p.name.clone(), why.clone()));
+    }
+    actions
+}
+
+/// The uninstalls, which come last (a capability goes after what needed it).
+fn uninstall_action(p: &CapabilityPlan) -> Option<PlannedAction> {
+    match &p.step {
+        Step::Uninstall => Some(act(
+            "uninstall",
+            p.name.clone(),
+            "ours and no longer needed".into(),
+        )),
+        Step::HoldUninstall { reason } => Some(act(
+            "wait",
+            p.name.clone(),
+            format!("before uninstalling: {reason}"),
+        )),
+        _ => None,
+    }
+}
+
+/// What one emitting resource would have done: its objects emitted or
+/// deleted, or why it waits or is rejected.
+fn resource_actions(
+    snap: &Snapshot,
+    caps: &[CapabilityPlan],
+    verdict: Option<&crate::operator::decide::verdict::Verdict>,
+    r: &crate::operator::model::snapshot::Resource,
+) -> Vec<PlannedAction> {
+    let who = format!("{} {}/{}", r.kind, r.namespace, r.name);
+    if r.deleting {
+        return emitted_by(snap, &r.uid)
+            .map(|o| act("delete", describe(o), format!("{who} is being deleted")))
+            .collect();
+    }
+    if let (Some(v), Some(tier)) = (verdict, snap.tier.as_ref()) {
+        if !v.is_licensed() {
+            return vec![act("reject", who, v.message(tier))];
+        }
+    }
+    let realised = match realise::realise(r, &plan_inputs(snap, r)) {
+        Ok(x) => x,
+        Err(e) => return vec![act("reject", who, e.to_string())],
+    };
+    if !realised.waiting_for.is_empty() {
+        return vec![act("wait", who, realised.waiting_for.join("; "))];
+    }
+    let unready: Vec<&str> = realised
+        .needs
+        .iter()
+        .filter(|n| !plan::capability(caps, n).is_some_and(|p| p.readiness.ready))
+        .map(String::as_str)
+        .collect();
+    let mut actions: Vec<PlannedAction> = realised
+        .emit
+        .iter()
+        .filter_map(|o| emit_action(snap, o, &unready, &who))
+        .collect();
+    actions.extend(
+        emitted_by(snap, &r.uid)
+            .filter(|o| !realised.emit.iter().any(|w| same_object(w, o)))
+            .map(|o| {
+                act(
+                    "delete",
+                    describe(o),
+                    format!("{who} no longer asks for it"),
+                )
+            }),
+    );
+    actions
+}
+
+/// What realise is given in a plan, which is read-only: a password to be
+/// kept or generated is not read, and Secret values are not in the snapshot
+/// (nor should a plan print them), so a key to copy is taken as there;
+/// what it would emit is compared by everything else.
+fn plan_inputs(snap: &Snapshot, r: &crate::operator::model::snapshot::Resource) -> realise::Inputs {
+    let references = realise::references(r)
+        .into_iter()
+        .filter_map(|(kind, name)| {
+            snap.resources
+                .iter()
+                .find(|o| {
+                    o.kind == kind
+                        && o.name == name
+                        && (o.namespace == r.namespace || o.namespace.is_empty())
+                })
+                .map(|o| ((kind, name), json!({"status": o.status})))
+        })
+        .collect();
+    let copied = realise::workload::copied_keys(r)
+        .into_iter()
+        .map(|k| (k, String::new()))
+        .collect();
+    realise::Inputs {
+        password: Some(String::new()),
+        references,
+        copied,
+        ..Default::default()
+    }
+}
+
+/// Whether one wanted object would be emitted now, or waits.
+fn emit_action(snap: &Snapshot, o: &Value, unready: &[&str], who: &str) -> Option<PlannedAction> {
+    if !unready.is_empty() {
+        let why = format!("for {} to be Ready", unready.join(", "));
+        return Some(act("wait", describe(o), why));
+    }
+    let changed = if o["kind"] == "Secret" {
+        // A connection Secret's contents are not in the snapshot (nor
+        // should a plan print them): emitted when it does not exist.
+        let name = |field: &str| {
+            o["metadata"][field]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        !snap
+            .emitted_secrets
+            .contains(&(name("namespace"), name("name")))
+    } else {
+        let current = snap.emitted.values().flatten().find(|e| same_object(e, o));
+        !current.is_some_and(|c| is_subset(o, c))
+    };
+    changed.then(|| act("emit", describe(o), format!("for {who}")))
+}
+
+/// The objects a resource emitted, as the snapshot saw them.
+fn emitted_by<'a>(snap: &'a Snapshot, uid: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    snap.emitted
+        .values()
+        .flatten()
+        .filter(move |o| crate::operator::decide::gc::is_ours(o, uid))
 }
 
 fn same_object(a: &Value, b: &Value) -> bool {
