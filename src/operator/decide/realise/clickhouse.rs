@@ -10,7 +10,9 @@ use super::{
     check_blocks, datastore_status, owned_metadata, parse_spec, Inputs, PasswordSource, ReadyWhen,
     Realised, SpecError,
 };
-use crate::operator::api::clickhouse::{ClickHouseClusterSpec, ClickHouseType, EXTERNAL_KEYS};
+use crate::operator::api::clickhouse::{
+    ClickHouseClusterSpec, ClickHouseManaged, ClickHouseType, EXTERNAL_KEYS,
+};
 use crate::operator::api::Mode;
 use crate::operator::model::snapshot::Resource;
 use base64::Engine;
@@ -161,142 +163,11 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     let t = spec.type_;
     let mut status = serde_json::Map::new();
     status.insert("type".into(), serde_json::to_value(t).expect("an enum"));
-    // Every server object is named as the resource (kinds differ).
-    let meta = || {
-        owned_metadata(
-            crate::operator::api::API_VERSION,
-            "ClickHouseCluster",
-            r,
-            &r.name,
-        )
-    };
     Ok(match spec.mode {
-        Mode::Managed => {
-            let m = spec.managed.expect("checked");
-            let size = m.storage.size.clone().unwrap_or_else(|| "10Gi".into());
-            let class = m.storage.storage_class.as_deref();
-            let password = inputs.password.as_deref().ok_or_else(|| SpecError {
-                field: "spec.managed".into(),
-                message: "no password was provided for the connection Secret".into(),
-            })?;
-            let secret = connection_secret(r, &host(t, &r.namespace, &r.name), Some(password));
-            let secret_ref = json!({"name": connection_secret_name(r), "key": PASSWORD_KEY});
-            let (emit, ready_when, needs) = match t {
-                ClickHouseType::Clickhouse => {
-                    // The ClickHouseCluster CRD requires a keeperClusterRef,
-                    // so a keeper of at least one replica is always made.
-                    let keeper = json!({
-                        "apiVersion": CLICKHOUSE_API_VERSION,
-                        "kind": "KeeperCluster",
-                        "metadata": meta(),
-                        "spec": {
-                            "replicas": m.keeper.replicas.max(1),
-                            "dataVolumeClaimSpec": volume_claim("1Gi", class),
-                        },
-                    });
-                    let server = json!({
-                        "apiVersion": CLICKHOUSE_API_VERSION,
-                        "kind": "ClickHouseCluster",
-                        "metadata": meta(),
-                        "spec": {
-                            "shards": m.shards,
-                            "replicas": m.replicas,
-                            "keeperClusterRef": {"name": r.name},
-                            "dataVolumeClaimSpec": volume_claim(&size, class),
-                            "settings": {"defaultUserPassword": {"secret": secret_ref}},
-                        },
-                    });
-                    let ready_when = vec![
-                        ready(t, CLICKHOUSE_API_VERSION, "KeeperCluster", &r.name),
-                        ready(t, CLICKHOUSE_API_VERSION, "ClickHouseCluster", &r.name),
-                    ];
-                    (
-                        vec![secret, keeper, server],
-                        ready_when,
-                        "clickhouse-operator",
-                    )
-                }
-                ClickHouseType::Altinity => {
-                    let templates = json!({
-                        "volumeClaimTemplates": [{"name": "data", "spec": volume_claim(&size, class)}],
-                    });
-                    let mut configuration = json!({
-                        "clusters": [{"name": "default", "layout": {"shardsCount": m.shards, "replicasCount": m.replicas}}],
-                        "users": {"default/password": {"valueFrom": {"secretKeyRef": secret_ref}}},
-                    });
-                    let mut emit = vec![secret];
-                    let mut ready_when = Vec::new();
-                    if m.keeper.replicas > 0 {
-                        emit.push(json!({
-                            "apiVersion": ALTINITY_KEEPER_API_VERSION,
-                            "kind": "ClickHouseKeeperInstallation",
-                            "metadata": meta(),
-                            "spec": {
-                                "configuration": {"clusters": [{"name": "keeper", "layout": {"replicasCount": m.keeper.replicas}}]},
-                                "defaults": {"templates": {"dataVolumeClaimTemplate": "data"}},
-                                "templates": {"volumeClaimTemplates": [{"name": "data", "spec": volume_claim("1Gi", class)}]},
-                            },
-                        }));
-                        ready_when.push(ready(
-                            t,
-                            ALTINITY_KEEPER_API_VERSION,
-                            "ClickHouseKeeperInstallation",
-                            &r.name,
-                        ));
-                        configuration["zookeeper"] = json!({"nodes": [{"host": format!("keeper-{}", r.name), "port": 2181}]});
-                    }
-                    emit.push(json!({
-                        "apiVersion": ALTINITY_API_VERSION,
-                        "kind": "ClickHouseInstallation",
-                        "metadata": meta(),
-                        "spec": {
-                            "configuration": configuration,
-                            "defaults": {"templates": {"dataVolumeClaimTemplate": "data"}},
-                            "templates": templates,
-                        },
-                    }));
-                    ready_when.push(ready(
-                        t,
-                        ALTINITY_API_VERSION,
-                        "ClickHouseInstallation",
-                        &r.name,
-                    ));
-                    (emit, ready_when, "altinity-clickhouse-operator")
-                }
-            };
-            Realised {
-                needs: vec![needs.into()],
-                emit,
-                ready_when,
-                status: merged(
-                    datastore_status(&connection_secret_name(r), Mode::Managed),
-                    &status,
-                ),
-                waiting_for: vec![],
-            }
-        }
+        Mode::Managed => managed(r, t, &spec.managed.expect("checked"), inputs, &status)?,
         Mode::Adopt => {
             let name = spec.adopt.expect("checked").ref_.name;
-            let (api_version, kind) = server_kind(t);
-            let secret =
-                connection_secret(r, &host(t, &r.namespace, &name), inputs.password.as_deref());
-            Realised {
-                needs: vec![],
-                emit: vec![secret],
-                ready_when: vec![
-                    ready(t, api_version, kind, &name),
-                    // The adopted object must name its password's Secret.
-                    ReadyWhen::SecretKeys {
-                        name: connection_secret_name(r),
-                        keys: vec![PASSWORD_KEY.into()],
-                    },
-                ],
-                status: merged(
-                    datastore_status(&connection_secret_name(r), Mode::Adopt),
-                    &status,
-                ),
-                waiting_for: vec![],
-            }
+            adopted(r, t, &name, inputs, &status)
         }
         Mode::External => {
             let mut x = super::external(
@@ -307,6 +178,181 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
             x
         }
     })
+}
+
+/// What one managed cluster's servers are made of, on either operator.
+struct Servers<'a> {
+    r: &'a Resource,
+    managed: &'a ClickHouseManaged,
+    size: String,
+    class: Option<&'a str>,
+    /// Where the servers read the default user's password.
+    secret_ref: Value,
+}
+
+impl Servers<'_> {
+    /// Every server object is named as the resource (kinds differ).
+    fn metadata(&self) -> Value {
+        owned_metadata(
+            crate::operator::api::API_VERSION,
+            "ClickHouseCluster",
+            self.r,
+            &self.r.name,
+        )
+    }
+}
+
+fn managed(
+    r: &Resource,
+    t: ClickHouseType,
+    m: &ClickHouseManaged,
+    inputs: &Inputs,
+    status: &serde_json::Map<String, Value>,
+) -> Result<Realised, SpecError> {
+    let password = inputs.password.as_deref().ok_or_else(|| SpecError {
+        field: "spec.managed".into(),
+        message: "no password was provided for the connection Secret".into(),
+    })?;
+    let servers = Servers {
+        r,
+        managed: m,
+        size: m.storage.size.clone().unwrap_or_else(|| "10Gi".into()),
+        class: m.storage.storage_class.as_deref(),
+        secret_ref: json!({"name": connection_secret_name(r), "key": PASSWORD_KEY}),
+    };
+    let ((objects, ready_when), needs) = match t {
+        ClickHouseType::Clickhouse => (clickhouse_inc(&servers), "clickhouse-operator"),
+        ClickHouseType::Altinity => (altinity(&servers), "altinity-clickhouse-operator"),
+    };
+    let mut emit = vec![connection_secret(
+        r,
+        &host(t, &r.namespace, &r.name),
+        Some(password),
+    )];
+    emit.extend(objects);
+    Ok(Realised {
+        needs: vec![needs.into()],
+        emit,
+        ready_when,
+        status: merged(
+            datastore_status(&connection_secret_name(r), Mode::Managed),
+            status,
+        ),
+        waiting_for: vec![],
+    })
+}
+
+/// On ClickHouse Inc.'s operator: a KeeperCluster and a ClickHouseCluster.
+fn clickhouse_inc(s: &Servers) -> (Vec<Value>, Vec<ReadyWhen>) {
+    let t = ClickHouseType::Clickhouse;
+    let name = &s.r.name;
+    // The ClickHouseCluster CRD requires a keeperClusterRef, so a keeper
+    // of at least one replica is always made.
+    let keeper = json!({
+        "apiVersion": CLICKHOUSE_API_VERSION,
+        "kind": "KeeperCluster",
+        "metadata": s.metadata(),
+        "spec": {
+            "replicas": s.managed.keeper.replicas.max(1),
+            "dataVolumeClaimSpec": volume_claim("1Gi", s.class),
+        },
+    });
+    let server = json!({
+        "apiVersion": CLICKHOUSE_API_VERSION,
+        "kind": "ClickHouseCluster",
+        "metadata": s.metadata(),
+        "spec": {
+            "shards": s.managed.shards,
+            "replicas": s.managed.replicas,
+            "keeperClusterRef": {"name": name},
+            "dataVolumeClaimSpec": volume_claim(&s.size, s.class),
+            "settings": {"defaultUserPassword": {"secret": s.secret_ref}},
+        },
+    });
+    let ready_when = vec![
+        ready(t, CLICKHOUSE_API_VERSION, "KeeperCluster", name),
+        ready(t, CLICKHOUSE_API_VERSION, "ClickHouseCluster", name),
+    ];
+    (vec![keeper, server], ready_when)
+}
+
+/// On Altinity's operator: a ClickHouseInstallation, and a
+/// ClickHouseKeeperInstallation when keeper replicas are asked for.
+fn altinity(s: &Servers) -> (Vec<Value>, Vec<ReadyWhen>) {
+    let t = ClickHouseType::Altinity;
+    let (m, name) = (s.managed, &s.r.name);
+    let mut configuration = json!({
+        "clusters": [{"name": "default", "layout": {"shardsCount": m.shards, "replicasCount": m.replicas}}],
+        "users": {"default/password": {"valueFrom": {"secretKeyRef": s.secret_ref}}},
+    });
+    let mut emit = Vec::new();
+    let mut ready_when = Vec::new();
+    if m.keeper.replicas > 0 {
+        emit.push(json!({
+            "apiVersion": ALTINITY_KEEPER_API_VERSION,
+            "kind": "ClickHouseKeeperInstallation",
+            "metadata": s.metadata(),
+            "spec": {
+                "configuration": {"clusters": [{"name": "keeper", "layout": {"replicasCount": m.keeper.replicas}}]},
+                "defaults": {"templates": {"dataVolumeClaimTemplate": "data"}},
+                "templates": {"volumeClaimTemplates": [{"name": "data", "spec": volume_claim("1Gi", s.class)}]},
+            },
+        }));
+        ready_when.push(ready(
+            t,
+            ALTINITY_KEEPER_API_VERSION,
+            "ClickHouseKeeperInstallation",
+            name,
+        ));
+        configuration["zookeeper"] =
+            json!({"nodes": [{"host": format!("keeper-{name}"), "port": 2181}]});
+    }
+    emit.push(json!({
+        "apiVersion": ALTINITY_API_VERSION,
+        "kind": "ClickHouseInstallation",
+        "metadata": s.metadata(),
+        "spec": {
+            "configuration": configuration,
+            "defaults": {"templates": {"dataVolumeClaimTemplate": "data"}},
+            "templates": {"volumeClaimTemplates": [{"name": "data", "spec": volume_claim(&s.size, s.class)}]},
+        },
+    }));
+    ready_when.push(ready(
+        t,
+        ALTINITY_API_VERSION,
+        "ClickHouseInstallation",
+        name,
+    ));
+    (emit, ready_when)
+}
+
+/// An adopted server: only the connection Secret is ours, and the server
+/// must be Ready and name its password's Secret.
+fn adopted(
+    r: &Resource,
+    t: ClickHouseType,
+    name: &str,
+    inputs: &Inputs,
+    status: &serde_json::Map<String, Value>,
+) -> Realised {
+    let (api_version, kind) = server_kind(t);
+    let secret = connection_secret(r, &host(t, &r.namespace, name), inputs.password.as_deref());
+    Realised {
+        needs: vec![],
+        emit: vec![secret],
+        ready_when: vec![
+            ready(t, api_version, kind, name),
+            ReadyWhen::SecretKeys {
+                name: connection_secret_name(r),
+                keys: vec![PASSWORD_KEY.into()],
+            },
+        ],
+        status: merged(
+            datastore_status(&connection_secret_name(r), Mode::Adopt),
+            status,
+        ),
+        waiting_for: vec![],
+    }
 }
 
 /// ClickHouseCluster: on ClickHouse Inc.'s or Altinity's operator, adopted or external.

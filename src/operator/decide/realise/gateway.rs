@@ -5,10 +5,10 @@
 //! in database mode (`applyMode: api`) on that PostgresCluster's connection
 //! Secret, and the Gateway waits until that PostgresCluster is Ready.
 
-use super::secrets::{dns_label, resolve, store_name};
+use super::secrets::{dns_label, resolve, store_name, Resolved};
 use super::{owned_metadata, parse_spec, Inputs, ReadyWhen, Realised, SpecError};
-use crate::operator::api::gateway::GatewaySpec;
-use crate::operator::api::Kind;
+use crate::operator::api::gateway::{GatewayModel, GatewaySpec};
+use crate::operator::api::{Kind, SecretKeyRef};
 use crate::operator::model::snapshot::Resource;
 use serde_json::{json, Value};
 
@@ -48,120 +48,22 @@ fn env_from(name: &str, secret: &str, key: &str) -> Value {
 
 pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     let spec: GatewaySpec = parse_spec(&r.spec)?;
-    let mut emit = Vec::new();
-    let mut ready_when = Vec::new();
-    let mut waiting_for = Vec::new();
-    let store_wait = |store: &Option<String>, waiting_for: &mut Vec<String>| {
-        if let Some(s) = store {
-            if !inputs
-                .references
-                .contains_key(&(Kind::SecretsManagement, s.clone()))
-            {
-                waiting_for.push(format!(
-                    "SecretsManagement {s} (its ClusterSecretStore {}) does not exist",
-                    store_name(s)
-                ));
-            }
-        }
-    };
-
-    let master = resolve(r, "spec.masterKey", "master-key", &spec.master_key)?;
-    store_wait(&master.store, &mut waiting_for);
-    emit.extend(master.emit.clone());
-    ready_when.push(master.ready_when.clone());
-    let mut env = vec![env_from(
-        "LITELLM_MASTER_KEY",
-        &master.key_ref.name,
-        &master.key_ref.key,
-    )];
-
-    let mut proxy_spec = json!({
-        "replicas": spec.replicas,
-        "applyMode": "file",
-        "modelSelector": {"matchLabels": {GATEWAY_LABEL: r.name}},
-    });
-    if let Some(pg) = &spec.postgres_cluster_ref {
-        let key = (Kind::PostgresCluster, pg.name.clone());
-        match inputs.references.get(&key) {
-            None => waiting_for.push(format!(
-                "PostgresCluster {}/{} does not exist",
-                r.namespace, pg.name
-            )),
-            Some(p) if p.pointer("/status/phase").and_then(Value::as_str) != Some("Ready") => {
-                waiting_for.push(format!(
-                    "PostgresCluster {}/{} is not Ready (phase {})",
-                    r.namespace,
-                    pg.name,
-                    p.pointer("/status/phase")
-                        .and_then(Value::as_str)
-                        .unwrap_or("unset")
-                ))
-            }
-            Some(p) => {
-                let secret = p
-                    .pointer("/status/connectionSecret")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                // The keys every connection Secret has (CNPG's and an
-                // external one); the kubelet expands $(VAR) in order.
-                for (var, key) in [
-                    ("DATABASE_USERNAME", "username"),
-                    ("DATABASE_PASSWORD", "password"),
-                    ("DATABASE_HOST", "host"),
-                    ("DATABASE_PORT", "port"),
-                    ("DATABASE_NAME", "dbname"),
-                ] {
-                    env.push(env_from(var, secret, key));
-                }
-                env.push(json!({"name": "DATABASE_URL",
-                    "value": "postgresql://$(DATABASE_USERNAME):$(DATABASE_PASSWORD)@$(DATABASE_HOST):$(DATABASE_PORT)/$(DATABASE_NAME)"}));
-                proxy_spec["applyMode"] = json!("api");
-                proxy_spec["apiAccess"] = json!({"masterKeyRef": {"name": master.key_ref.name, "key": master.key_ref.key}});
-            }
-        }
-    }
-    proxy_spec["env"] = json!(env);
-    emit.push(json!({
-        "apiVersion": LITELLM_API_VERSION,
-        "kind": "LiteLLMProxy",
-        "metadata": owned_metadata(crate::operator::api::API_VERSION, "Gateway", r, &r.name),
-        "spec": proxy_spec,
-    }));
-
-    let mut seen = std::collections::BTreeMap::new();
+    let mut out = Gathered::new(inputs);
+    let master = out.take(resolve(
+        r,
+        "spec.masterKey",
+        "master-key",
+        &spec.master_key,
+    )?);
+    out.emit
+        .push(proxy(r, &spec, &master, &mut out.waiting_for, inputs));
+    let mut names = std::collections::BTreeMap::new();
     for (i, m) in spec.models.iter().enumerate() {
-        let name = model_name(&r.name, &m.name);
-        if let Some(j) = seen.insert(name.clone(), i) {
-            return Err(SpecError {
-                field: format!("spec.models[{i}].name"),
-                message: format!(
-                    "{:?} and spec.models[{j}].name {:?} make the same LiteLLMModel name {name}",
-                    m.name, spec.models[j].name
-                ),
-            });
-        }
-        let mut params = json!({"model": m.model});
-        if let Some(base) = m.api_base.as_ref().filter(|b| !b.is_empty()) {
-            params["apiBase"] = json!(base);
-        }
-        if let Some(source) = &m.api_key {
-            let field = format!("spec.models[{i}].apiKey");
-            let key = resolve(r, &field, &format!("model-{}", dns_label(&m.name)), source)?;
-            store_wait(&key.store, &mut waiting_for);
-            emit.extend(key.emit.clone());
-            ready_when.push(key.ready_when.clone());
-            params["apiKeyRef"] = json!({"name": key.key_ref.name, "key": key.key_ref.key});
-        }
-        let mut metadata = owned_metadata(crate::operator::api::API_VERSION, "Gateway", r, &name);
-        metadata["labels"][GATEWAY_LABEL] = json!(r.name);
-        emit.push(json!({
-            "apiVersion": LITELLM_API_VERSION,
-            "kind": "LiteLLMModel",
-            "metadata": metadata,
-            "spec": {"modelName": m.name, "params": params, "proxyRef": r.name},
-        }));
+        unique_name(&mut names, r, &spec, i)?;
+        let model = self::model(r, i, m, &mut out)?;
+        out.emit.push(model);
     }
-    ready_when.push(ReadyWhen::ConditionReady {
+    out.ready_when.push(ReadyWhen::ConditionReady {
         api_version: LITELLM_API_VERSION.into(),
         kind: "LiteLLMProxy".into(),
         name: r.name.clone(),
@@ -173,11 +75,173 @@ pub fn realise(r: &Resource, inputs: &Inputs) -> Result<Realised, SpecError> {
     );
     Ok(Realised {
         needs: vec!["litellm-operator".into()],
-        emit,
-        ready_when,
+        emit: out.emit,
+        ready_when: out.ready_when,
         status,
-        waiting_for,
+        waiting_for: out.waiting_for,
     })
+}
+
+/// What the Gateway's parts add up to, in the order they are made.
+struct Gathered<'a> {
+    inputs: &'a Inputs,
+    emit: Vec<Value>,
+    ready_when: Vec<ReadyWhen>,
+    waiting_for: Vec<String>,
+}
+
+impl<'a> Gathered<'a> {
+    fn new(inputs: &'a Inputs) -> Self {
+        Gathered {
+            inputs,
+            emit: Vec::new(),
+            ready_when: Vec::new(),
+            waiting_for: Vec::new(),
+        }
+    }
+
+    /// Takes in a resolved secret: its ExternalSecret, what makes it ready,
+    /// and a wait while its vault does not exist. Returns its key.
+    fn take(&mut self, resolved: Resolved) -> SecretKeyRef {
+        if let Some(s) = &resolved.store {
+            let known = (Kind::SecretsManagement, s.clone());
+            if !self.inputs.references.contains_key(&known) {
+                self.waiting_for.push(format!(
+                    "SecretsManagement {s} (its ClusterSecretStore {}) does not exist",
+                    store_name(s)
+                ));
+            }
+        }
+        self.emit.extend(resolved.emit);
+        self.ready_when.push(resolved.ready_when);
+        resolved.key_ref
+    }
+}
+
+/// The LiteLLMProxy, in database mode on a Ready PostgresCluster when the
+/// spec names one (waiting for it otherwise), in file mode without.
+fn proxy(
+    r: &Resource,
+    spec: &GatewaySpec,
+    master: &SecretKeyRef,
+    waiting_for: &mut Vec<String>,
+    inputs: &Inputs,
+) -> Value {
+    let mut env = vec![env_from("LITELLM_MASTER_KEY", &master.name, &master.key)];
+    let mut proxy_spec = json!({
+        "replicas": spec.replicas,
+        "applyMode": "file",
+        "modelSelector": {"matchLabels": {GATEWAY_LABEL: r.name}},
+    });
+    if let Some(pg) = &spec.postgres_cluster_ref {
+        match database_secret(r, &pg.name, inputs) {
+            Err(why) => waiting_for.push(why),
+            Ok(secret) => {
+                env.extend(database_env(secret));
+                proxy_spec["applyMode"] = json!("api");
+                proxy_spec["apiAccess"] =
+                    json!({"masterKeyRef": {"name": master.name, "key": master.key}});
+            }
+        }
+    }
+    proxy_spec["env"] = json!(env);
+    json!({
+        "apiVersion": LITELLM_API_VERSION,
+        "kind": "LiteLLMProxy",
+        "metadata": owned_metadata(crate::operator::api::API_VERSION, "Gateway", r, &r.name),
+        "spec": proxy_spec,
+    })
+}
+
+/// The connection Secret of the PostgresCluster `name`, or why it cannot
+/// be used yet.
+fn database_secret<'a>(r: &Resource, name: &str, inputs: &'a Inputs) -> Result<&'a str, String> {
+    let key = (Kind::PostgresCluster, name.to_string());
+    let Some(p) = inputs.references.get(&key) else {
+        return Err(format!(
+            "PostgresCluster {}/{name} does not exist",
+            r.namespace
+        ));
+    };
+    let phase = p.pointer("/status/phase").and_then(Value::as_str);
+    if phase != Some("Ready") {
+        return Err(format!(
+            "PostgresCluster {}/{name} is not Ready (phase {})",
+            r.namespace,
+            phase.unwrap_or("unset")
+        ));
+    }
+    Ok(p.pointer("/status/connectionSecret")
+        .and_then(Value::as_str)
+        .unwrap_or_default())
+}
+
+/// The proxy's database settings from a connection Secret: the keys every
+/// connection Secret has (CNPG's and an external one); the kubelet expands
+/// $(VAR) in order.
+fn database_env(secret: &str) -> Vec<Value> {
+    let mut env: Vec<Value> = [
+        ("DATABASE_USERNAME", "username"),
+        ("DATABASE_PASSWORD", "password"),
+        ("DATABASE_HOST", "host"),
+        ("DATABASE_PORT", "port"),
+        ("DATABASE_NAME", "dbname"),
+    ]
+    .into_iter()
+    .map(|(var, key)| env_from(var, secret, key))
+    .collect();
+    env.push(json!({"name": "DATABASE_URL",
+        "value": "postgresql://$(DATABASE_USERNAME):$(DATABASE_PASSWORD)@$(DATABASE_HOST):$(DATABASE_PORT)/$(DATABASE_NAME)"}));
+    env
+}
+
+/// Two models whose names make the same LiteLLMModel name are refused,
+/// naming the second.
+fn unique_name(
+    seen: &mut std::collections::BTreeMap<String, usize>,
+    r: &Resource,
+    spec: &GatewaySpec,
+    i: usize,
+) -> Result<(), SpecError> {
+    let m = &spec.models[i];
+    let name = model_name(&r.name, &m.name);
+    match seen.insert(name.clone(), i) {
+        None => Ok(()),
+        Some(j) => Err(SpecError {
+            field: format!("spec.models[{i}].name"),
+            message: format!(
+                "{:?} and spec.models[{j}].name {:?} make the same LiteLLMModel name {name}",
+                m.name, spec.models[j].name
+            ),
+        }),
+    }
+}
+
+/// One LiteLLMModel, bound to the proxy, with its API key by reference.
+fn model(r: &Resource, i: usize, m: &GatewayModel, out: &mut Gathered) -> Result<Value, SpecError> {
+    let name = model_name(&r.name, &m.name);
+    let mut params = json!({"model": m.model});
+    if let Some(base) = m.api_base.as_ref().filter(|b| !b.is_empty()) {
+        params["apiBase"] = json!(base);
+    }
+    if let Some(source) = &m.api_key {
+        let field = format!("spec.models[{i}].apiKey");
+        let key = out.take(resolve(
+            r,
+            &field,
+            &format!("model-{}", dns_label(&m.name)),
+            source,
+        )?);
+        params["apiKeyRef"] = json!({"name": key.name, "key": key.key});
+    }
+    let mut metadata = owned_metadata(crate::operator::api::API_VERSION, "Gateway", r, &name);
+    metadata["labels"][GATEWAY_LABEL] = json!(r.name);
+    Ok(json!({
+        "apiVersion": LITELLM_API_VERSION,
+        "kind": "LiteLLMModel",
+        "metadata": metadata,
+        "spec": {"modelName": m.name, "params": params, "proxyRef": r.name},
+    }))
 }
 
 /// Gateway: a LiteLLM proxy and its models.
