@@ -182,31 +182,62 @@ impl Caches {
         for kind in crate::operator::api::Kind::resources() {
             caches.resources.insert(kind, Mirror::default());
         }
-        let caches = Arc::new(caches);
-        let mut tasks = Vec::new();
-        let ours = format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY);
+        let feeds = Feeds {
+            client: client.clone(),
+            caches: Arc::new(caches),
+            changes: changes.clone(),
+        };
+        let mut tasks = vec![
+            feeds.release_secrets(),
+            feeds.our_secrets(),
+            feeds.crds(),
+            feeds.workloads::<Deployment>(0, "Deployment"),
+            feeds.workloads::<StatefulSet>(1, "StatefulSet"),
+            feeds.workloads::<DaemonSet>(2, "DaemonSet"),
+            feeds.capability_specs(),
+            feeds.license(licensing),
+        ];
+        tasks.extend(crate::operator::api::Kind::resources().map(|kind| feeds.resources(kind)));
+        (feeds.caches, tasks)
+    }
+}
 
-        let c = caches.clone();
-        tasks.push(feed(
+/// Starts the watches that fill `caches`, one task each.
+struct Feeds {
+    client: kube::Client,
+    caches: Arc<Caches>,
+    changes: tokio::sync::broadcast::Sender<Change>,
+}
+
+impl Feeds {
+    /// Helm's release Secrets (ours and anyone's), as metadata only.
+    fn release_secrets(&self) -> tokio::task::JoinHandle<()> {
+        let c = self.caches.clone();
+        feed(
             watcher::watcher(
-                Api::<kube::core::PartialObjectMeta<Secret>>::all(client.clone()),
+                Api::<kube::core::PartialObjectMeta<Secret>>::all(self.client.clone()),
                 watcher::Config::default().labels("owner=helm"),
             ),
-            changes,
+            &self.changes,
             Change::Cluster,
             move |e| {
                 c.release_secrets.on(e, &|s| {
                     Some(crate::operator::model::snapshot::secret_meta(&s.metadata))
                 })
             },
-        ));
-        let c = caches.clone();
-        tasks.push(feed(
+        )
+    }
+
+    /// The Secrets we emitted, by namespace and name only.
+    fn our_secrets(&self) -> tokio::task::JoinHandle<()> {
+        let c = self.caches.clone();
+        let ours = format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY);
+        feed(
             watcher::watcher(
-                Api::<kube::core::PartialObjectMeta<Secret>>::all(client.clone()),
+                Api::<kube::core::PartialObjectMeta<Secret>>::all(self.client.clone()),
                 watcher::Config::default().labels(&ours),
             ),
-            changes,
+            &self.changes,
             Change::Cluster,
             move |e| {
                 c.our_secrets.on(e, &|s| {
@@ -216,125 +247,111 @@ impl Caches {
                     ))
                 })
             },
-        ));
-        let c = caches.clone();
-        tasks.push(feed(
+        )
+    }
+
+    fn crds(&self) -> tokio::task::JoinHandle<()> {
+        let c = self.caches.clone();
+        feed(
             watcher::watcher(
-                Api::<CustomResourceDefinition>::all(client.clone()),
+                Api::<CustomResourceDefinition>::all(self.client.clone()),
                 watcher::Config::default(),
             ),
-            changes,
+            &self.changes,
             Change::Cluster,
             move |e| c.crds.on(e, &|crd| Some(crd_info(crd))),
-        ));
-        tasks.push(workload_feed::<Deployment>(
-            client,
-            &caches,
-            0,
-            "Deployment",
-            changes,
-        ));
-        tasks.push(workload_feed::<StatefulSet>(
-            client,
-            &caches,
-            1,
-            "StatefulSet",
-            changes,
-        ));
-        tasks.push(workload_feed::<DaemonSet>(
-            client,
-            &caches,
-            2,
-            "DaemonSet",
-            changes,
-        ));
-        for kind in crate::operator::api::Kind::resources() {
-            let c = caches.clone();
-            let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind.api_resource());
-            tasks.push(feed(
-                watcher::watcher(api, watcher::Config::default()),
-                changes,
-                Change::Cluster,
-                move |e| {
-                    c.resources[&kind].on(e, &|o: &DynamicObject| {
-                        serde_json::to_value(o)
-                            .ok()
-                            .map(|v| crate::operator::model::snapshot::resource_from(kind, &v))
-                    })
-                },
-            ));
-        }
-        let c = caches.clone();
-        tasks.push(feed(
+        )
+    }
+
+    /// The mirror `slot` of `caches.workloads` (in the order `gather` lists them).
+    fn workloads<K>(&self, slot: usize, kind: &'static str) -> tokio::task::JoinHandle<()>
+    where
+        K: kube::Resource<DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + serde::Serialize
+            + std::fmt::Debug
+            + Send
+            + Sync
+            + 'static,
+    {
+        let c = self.caches.clone();
+        feed(
+            watcher::watcher(
+                Api::<K>::all(self.client.clone()),
+                watcher::Config::default(),
+            ),
+            &self.changes,
+            Change::Cluster,
+            move |e: &Event<K>| {
+                c.workloads[slot].on(e, &|o: &K| {
+                    serde_json::to_value(o)
+                        .ok()
+                        .map(|v| crate::operator::model::snapshot::workload_from(kind, &v))
+                })
+            },
+        )
+    }
+
+    /// Our resources of one kind (PostgresClusters, say).
+    fn resources(&self, kind: api::Kind) -> tokio::task::JoinHandle<()> {
+        let c = self.caches.clone();
+        let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &kind.api_resource());
+        feed(
+            watcher::watcher(api, watcher::Config::default()),
+            &self.changes,
+            Change::Cluster,
+            move |e| {
+                c.resources[&kind].on(e, &|o: &DynamicObject| {
+                    serde_json::to_value(o)
+                        .ok()
+                        .map(|v| crate::operator::model::snapshot::resource_from(kind, &v))
+                })
+            },
+        )
+    }
+
+    /// Each Capability's spec (the admin's configuration).
+    fn capability_specs(&self) -> tokio::task::JoinHandle<()> {
+        let c = self.caches.clone();
+        feed(
             watcher::watcher(
                 Api::<DynamicObject>::all_with(
-                    client.clone(),
+                    self.client.clone(),
                     &crate::operator::api::Kind::Capability.api_resource(),
                 ),
                 watcher::Config::default(),
             ),
-            changes,
+            &self.changes,
             Change::Cluster,
             move |e| {
                 c.capability_specs.on(e, &|o: &DynamicObject| {
                     Some(crate::operator::model::gather::capability_spec(o))
                 })
             },
-        ));
-        let c = caches.clone();
-        tasks.push(feed(
+        )
+    }
+
+    /// The license Secret, by its one name in the operator's namespace.
+    fn license(&self, licensing: &Licensing) -> tokio::task::JoinHandle<()> {
+        let c = self.caches.clone();
+        feed(
             watcher::watcher(
-                Api::<Secret>::namespaced(client.clone(), &licensing.namespace),
+                Api::<Secret>::namespaced(self.client.clone(), &licensing.namespace),
                 watcher::Config::default().fields(&format!(
                     "metadata.name={}",
                     crate::operator::model::licensing::SECRET_NAME
                 )),
             ),
-            changes,
+            &self.changes,
             Change::License,
             move |e| {
                 c.license.on(e, &|s: &Secret| {
                     Some(crate::operator::model::snapshot::license_data(s))
                 })
             },
-        ));
-        (caches, tasks)
+        )
     }
-}
-
-/// The CRD as the decisions see it: its name, whether it serves, and the
-/// release that applied it.
-/// The mirror `slot` of `caches.workloads` (in the order `gather` lists them).
-fn workload_feed<K>(
-    client: &kube::Client,
-    caches: &Arc<Caches>,
-    slot: usize,
-    kind: &'static str,
-    changes: &tokio::sync::broadcast::Sender<Change>,
-) -> tokio::task::JoinHandle<()>
-where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + serde::Serialize
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
-{
-    let c = caches.clone();
-    feed(
-        watcher::watcher(Api::<K>::all(client.clone()), watcher::Config::default()),
-        changes,
-        Change::Cluster,
-        move |e: &Event<K>| {
-            c.workloads[slot].on(e, &|o: &K| {
-                serde_json::to_value(o)
-                    .ok()
-                    .map(|v| crate::operator::model::snapshot::workload_from(kind, &v))
-            })
-        },
-    )
 }
 
 /// Drives one watch into its mirror, then announces the change.
