@@ -107,105 +107,121 @@ fn check_value(s: &Schemas, schema: &Value, v: &Value, path: &str) -> Result<(),
     if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
         if !allowed.contains(v) {
             let list: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            return invalid(
-                path,
-                format!(
-                    "Unsupported value: {v}: supported values: {}",
-                    list.join(", ")
-                ),
+            let why = format!(
+                "Unsupported value: {v}: supported values: {}",
+                list.join(", ")
             );
+            return invalid(path, why);
         }
     }
     match v {
-        Value::String(text) => {
-            let chars = text.chars().count() as u64;
-            if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
-                if chars < min {
-                    return invalid(path, format!("should be at least {min} chars long"));
-                }
-            }
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
-                if chars > max {
-                    return invalid(path, format!("may not be longer than {max}"));
-                }
-            }
-            if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
-                if !s.patterns[p].is_match(text) {
-                    return invalid(path, format!("Invalid value: {v}: should match '{p}'"));
-                }
-            }
+        Value::String(text) => check_string(s, schema, text, path),
+        Value::Number(n) => check_number(schema, n.as_f64().unwrap_or_default(), path),
+        Value::Array(items) => check_array(s, schema, items, path),
+        Value::Object(fields) => check_object(s, schema, fields, path),
+        Value::Bool(_) | Value::Null => Ok(()),
+    }
+}
+
+fn check_string(s: &Schemas, schema: &Value, text: &str, path: &str) -> Result<(), SpecError> {
+    let chars = text.chars().count() as u64;
+    if let Some(min) = schema.get("minLength").and_then(Value::as_u64) {
+        if chars < min {
+            return invalid(path, format!("should be at least {min} chars long"));
         }
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or_default();
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
-                if x < min {
-                    return invalid(path, format!("should be greater than or equal to {min}"));
-                }
-            }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
-                if x > max {
-                    return invalid(path, format!("should be less than or equal to {max}"));
-                }
-            }
+    }
+    if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
+        if chars > max {
+            return invalid(path, format!("may not be longer than {max}"));
         }
-        Value::Array(items) => {
-            if let Some(item) = schema.get("items") {
-                for (i, x) in items.iter().enumerate() {
-                    check_value(s, item, x, &format!("{path}[{i}]"))?;
-                }
-            }
-            if schema.get("x-kubernetes-list-type").and_then(Value::as_str) == Some("map") {
-                let keys: Vec<&str> = schema
-                    .get("x-kubernetes-list-map-keys")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                let mut seen = BTreeMap::new();
-                for (i, x) in items.iter().enumerate() {
-                    let key: Vec<&Value> = keys.iter().map(|k| &x[*k]).collect();
-                    let key = serde_json::to_string(&key).unwrap_or_default();
-                    if let Some(j) = seen.insert(key, i) {
-                        return invalid(
-                            &format!("{path}[{i}]"),
-                            format!(
-                                "Duplicate value: the same {} as {path}[{j}]",
-                                keys.join(", ")
-                            ),
-                        );
-                    }
-                }
-            }
+    }
+    if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
+        if !s.patterns[p].is_match(text) {
+            let v = Value::String(text.to_string());
+            return invalid(path, format!("Invalid value: {v}: should match '{p}'"));
         }
-        Value::Object(fields) => {
-            for name in schema
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                if fields.get(name).is_none_or(Value::is_null) {
-                    return invalid(&format!("{path}.{name}"), "Required value".into());
-                }
-            }
-            let properties = schema.get("properties").and_then(Value::as_object);
-            for (k, x) in fields {
-                let child = format!("{path}.{k}");
-                match (
-                    properties.and_then(|p| p.get(k)),
-                    schema.get("additionalProperties"),
-                ) {
-                    (Some(sub), _) => check_value(s, sub, x, &child)?,
-                    (None, Some(sub)) if sub.is_object() => check_value(s, sub, x, &child)?,
-                    // Unknown fields are pruned by the API server and
-                    // ignored by the spec's parsing.
-                    _ => {}
-                }
-            }
+    }
+    Ok(())
+}
+
+fn check_number(schema: &Value, x: f64, path: &str) -> Result<(), SpecError> {
+    if let Some(min) = schema.get("minimum").and_then(Value::as_f64) {
+        if x < min {
+            return invalid(path, format!("should be greater than or equal to {min}"));
         }
-        Value::Bool(_) | Value::Null => {}
+    }
+    if let Some(max) = schema.get("maximum").and_then(Value::as_f64) {
+        if x > max {
+            return invalid(path, format!("should be less than or equal to {max}"));
+        }
+    }
+    Ok(())
+}
+
+/// Each item against `items`; a map-typed list's keys must be unique.
+fn check_array(s: &Schemas, schema: &Value, items: &[Value], path: &str) -> Result<(), SpecError> {
+    if let Some(item) = schema.get("items") {
+        for (i, x) in items.iter().enumerate() {
+            check_value(s, item, x, &format!("{path}[{i}]"))?;
+        }
+    }
+    if schema.get("x-kubernetes-list-type").and_then(Value::as_str) != Some("map") {
+        return Ok(());
+    }
+    let keys: Vec<&str> = schema
+        .get("x-kubernetes-list-map-keys")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let mut seen = BTreeMap::new();
+    for (i, x) in items.iter().enumerate() {
+        let key: Vec<&Value> = keys.iter().map(|k| &x[*k]).collect();
+        let key = serde_json::to_string(&key).unwrap_or_default();
+        if let Some(j) = seen.insert(key, i) {
+            let why = format!(
+                "Duplicate value: the same {} as {path}[{j}]",
+                keys.join(", ")
+            );
+            return invalid(&format!("{path}[{i}]"), why);
+        }
+    }
+    Ok(())
+}
+
+/// Required fields first, then each field against its property's schema
+/// (or `additionalProperties`).
+fn check_object(
+    s: &Schemas,
+    schema: &Value,
+    fields: &serde_json::Map<String, Value>,
+    path: &str,
+) -> Result<(), SpecError> {
+    for name in schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        if fields.get(name).is_none_or(Value::is_null) {
+            return invalid(&format!("{path}.{name}"), "Required value".into());
+        }
+    }
+    let properties = schema.get("properties").and_then(Value::as_object);
+    for (k, x) in fields {
+        let child = format!("{path}.{k}");
+        match (
+            properties.and_then(|p| p.get(k)),
+            schema.get("additionalProperties"),
+        ) {
+            (Some(sub), _) => check_value(s, sub, x, &child)?,
+            (None, Some(sub)) if sub.is_object() => check_value(s, sub, x, &child)?,
+            // Unknown fields are pruned by the API server and ignored by
+            // the spec's parsing.
+            _ => {}
+        }
     }
     Ok(())
 }
