@@ -21,7 +21,44 @@ pub async fn gather(
     catalog: &Catalog,
     licensing: &Licensing,
 ) -> Result<Snapshot, kube::Error> {
-    let mut snap = Snapshot::default();
+    let mut snap = Snapshot {
+        releases: releases_from(&release_secrets(client).await?),
+        ..Default::default()
+    };
+    catalog_crds(client, catalog, &mut snap).await?;
+    let secrets: Api<Secret> = Api::all(client.clone());
+    for s in secrets.list_metadata(&ours()).await?.items {
+        snap.emitted_secrets.push((
+            s.metadata.namespace.unwrap_or_default(),
+            s.metadata.name.unwrap_or_default(),
+        ));
+    }
+    snap.workloads
+        .extend(workloads::<Deployment>(client, "Deployment").await?);
+    snap.workloads
+        .extend(workloads::<StatefulSet>(client, "StatefulSet").await?);
+    snap.workloads
+        .extend(workloads::<DaemonSet>(client, "DaemonSet").await?);
+    for kind in crate::operator::api::Kind::resources() {
+        snap.resources.extend(resources(client, kind).await?);
+    }
+    snap.capability_specs = capability_specs(client).await?;
+    let licenses: Api<Secret> = Api::namespaced(client.clone(), &licensing.namespace);
+    let data = licenses
+        .get_opt(crate::operator::model::licensing::SECRET_NAME)
+        .await?
+        .map(|s| license_data(&s));
+    snap.read_license(data.as_ref(), licensing);
+    Ok(snap)
+}
+
+/// Our label selector: what the operator emitted.
+fn ours() -> ListParams {
+    ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY))
+}
+
+/// Every Helm release Secret's metadata, a page at a time.
+async fn release_secrets(client: &kube::Client) -> Result<Vec<SecretMeta>, kube::Error> {
     let secrets: Api<Secret> = Api::all(client.clone());
     let mut found = Vec::new();
     let mut lp = ListParams::default().labels("owner=helm").limit(500);
@@ -30,11 +67,17 @@ pub async fn gather(
         found.extend(page.items.iter().map(|s| secret_meta(&s.metadata)));
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(c) => lp = lp.continue_token(&c),
-            None => break,
+            None => return Ok(found),
         }
     }
-    snap.releases = releases_from(&found);
+}
 
+/// The catalog's CRDs that exist, and the objects we emitted of each.
+async fn catalog_crds(
+    client: &kube::Client,
+    catalog: &Catalog,
+    snap: &mut Snapshot,
+) -> Result<(), kube::Error> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let mut wanted: Vec<&String> = catalog.capability.iter().flat_map(|c| &c.crds).collect();
     wanted.sort();
@@ -44,22 +87,8 @@ pub async fn gather(
             continue;
         };
         snap.crds.insert(name.clone(), crd_info(&full).1);
-        let version = full
-            .spec
-            .versions
-            .iter()
-            .find(|v| v.storage)
-            .or_else(|| full.spec.versions.first())
-            .map(|v| v.name.clone())
-            .unwrap_or_default();
-        let ar = ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk(&full.spec.group, &version, &full.spec.names.kind),
-            &full.spec.names.plural,
-        );
-        let objs: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-        let lp =
-            ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY));
-        if let Ok(list) = objs.list(&lp).await {
+        let objs: Api<DynamicObject> = Api::all_with(client.clone(), &stored_resource(&full));
+        if let Ok(list) = objs.list(&ours()).await {
             let items: Vec<Value> = list
                 .items
                 .into_iter()
@@ -70,63 +99,52 @@ pub async fn gather(
             }
         }
     }
+    Ok(())
+}
 
-    let ours =
-        ListParams::default().labels(&format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY));
-    for s in secrets.list_metadata(&ours).await?.items {
-        snap.emitted_secrets.push((
-            s.metadata.namespace.unwrap_or_default(),
-            s.metadata.name.unwrap_or_default(),
-        ));
-    }
+/// The CRD's objects at its storage version.
+fn stored_resource(crd: &CustomResourceDefinition) -> ApiResource {
+    let version = crd
+        .spec
+        .versions
+        .iter()
+        .find(|v| v.storage)
+        .or_else(|| crd.spec.versions.first())
+        .map(|v| v.name.clone())
+        .unwrap_or_default();
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(&crd.spec.group, &version, &crd.spec.names.kind),
+        &crd.spec.names.plural,
+    )
+}
 
-    let deployments: Api<Deployment> = Api::all(client.clone());
-    for d in deployments.list(&ListParams::default()).await?.items {
-        snap.workloads.push(workload_from(
-            "Deployment",
-            &serde_json::to_value(d).unwrap_or_default(),
-        ));
-    }
-    let sets: Api<StatefulSet> = Api::all(client.clone());
-    for s in sets.list(&ListParams::default()).await?.items {
-        snap.workloads.push(workload_from(
-            "StatefulSet",
-            &serde_json::to_value(s).unwrap_or_default(),
-        ));
-    }
-    let daemons: Api<DaemonSet> = Api::all(client.clone());
-    for d in daemons.list(&ListParams::default()).await?.items {
-        snap.workloads.push(workload_from(
-            "DaemonSet",
-            &serde_json::to_value(d).unwrap_or_default(),
-        ));
-    }
+/// Every Deployment, StatefulSet or DaemonSet as the decisions read it.
+async fn workloads<K>(client: &kube::Client, kind: &str) -> Result<Vec<Workload>, kube::Error>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + serde::Serialize,
+    K: std::fmt::Debug,
+{
+    let api: Api<K> = Api::all(client.clone());
+    let list = api.list(&ListParams::default()).await?;
+    Ok(list
+        .items
+        .into_iter()
+        .map(|o| workload_from(kind, &serde_json::to_value(o).unwrap_or_default()))
+        .collect())
+}
 
-    for kind in crate::operator::api::Kind::resources() {
-        let ar = kind.api_resource();
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-        match api.list(&ListParams::default()).await {
-            Ok(list) => {
-                for o in list.items {
-                    let v = serde_json::to_value(o).unwrap_or_default();
-                    snap.resources.push(resource_from(kind, &v));
-                }
-            }
-            // Our CRDs not installed yet: no resources of that kind.
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(e),
-        }
+/// Our resources of one kind; none while our CRDs are not installed.
+async fn resources(client: &kube::Client, kind: api::Kind) -> Result<Vec<Resource>, kube::Error> {
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &kind.api_resource());
+    match api.list(&ListParams::default()).await {
+        Ok(list) => Ok(list
+            .items
+            .into_iter()
+            .map(|o| resource_from(kind, &serde_json::to_value(o).unwrap_or_default()))
+            .collect()),
+        Err(kube::Error::Api(s)) if s.code == 404 => Ok(Vec::new()),
+        Err(e) => Err(e),
     }
-
-    snap.capability_specs = capability_specs(client).await?;
-
-    let licenses: Api<Secret> = Api::namespaced(client.clone(), &licensing.namespace);
-    let data = licenses
-        .get_opt(crate::operator::model::licensing::SECRET_NAME)
-        .await?
-        .map(|s| license_data(&s));
-    snap.read_license(data.as_ref(), licensing);
-    Ok(snap)
 }
 
 /// Each Capability's spec, by name (none before our CRDs are installed).
