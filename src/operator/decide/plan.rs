@@ -179,42 +179,26 @@ fn decide(
     snap: &Snapshot,
     needs: &Needs,
 ) -> Step {
-    // An uninstall of ours cut short (the process killed between marking
-    // the release `uninstalling` and deleting its record) is finished, or
-    // the capability installed again when something needs it once more.
-    let interrupted = snap.releases.iter().any(|r| {
-        r.ours
-            && r.status == "uninstalling"
-            && r.name == entry.release
-            && r.namespace == entry.namespace
-    });
+    let provenance = &found[&entry.name].0;
     // What is left of our release's objects may still run: that is our
     // release, not someone else's to adopt.
-    let ours_left = |e: &crate::operator::decide::provenance::Evidence| match e {
-        crate::operator::decide::provenance::Evidence::Release { name, namespace } => {
-            name == &entry.release && namespace == &entry.namespace
-        }
-        crate::operator::decide::provenance::Evidence::Controller { release, .. } => {
-            release.as_ref() == Some(&(entry.release.clone(), entry.namespace.clone()))
-        }
-    };
-    let left_behind = match &found[&entry.name].0 {
+    let left_behind = match provenance {
         Provenance::Absent => true,
-        Provenance::Adopted(e) => ours_left(e),
+        Provenance::Adopted(e) => is_our_release(entry, e),
         _ => false,
     };
-    let ours_or_absent = !matches!(&found[&entry.name].0, Provenance::Adopted(e) if !ours_left(e));
+    let ours_or_absent = !matches!(provenance, Provenance::Adopted(e) if !is_our_release(entry, e));
     if settings.suspend && ours_or_absent {
         return Step::Suspended;
     }
-    if interrupted && left_behind {
+    if uninstall_interrupted(entry, snap) && left_behind {
         return if needed {
             Step::Install
         } else {
             Step::Uninstall
         };
     }
-    match &found[&entry.name].0 {
+    match provenance {
         Provenance::Adopted(e) => Step::Adopt(e.clone()),
         Provenance::Absent if !needed => Step::Nothing,
         Provenance::Absent => match unready_prerequisite(entry, found) {
@@ -224,50 +208,93 @@ fn decide(
         Provenance::Owned(r) if r.is_pending() => Step::Recover {
             revision: r.revision,
         },
-        Provenance::Owned(r) if needed => {
-            if r.status == "failed" {
-                Step::Upgrade {
-                    reason: format!("revision {} failed", r.revision),
-                }
-            } else if r.inputs.as_deref() != Some(inputs_digest(entry, settings).as_str()) {
-                Step::Upgrade {
-                    reason: upgrade_reason(entry, settings, r),
-                }
-            } else {
-                Step::Nothing
-            }
+        Provenance::Owned(r) if needed => keep_current(entry, settings, r),
+        Provenance::Owned(_) => uninstall_unless_in_use(entry, found, catalog, snap, needs),
+    }
+}
+
+/// Whether the evidence is our own release's (its objects, or a
+/// controller it installed).
+fn is_our_release(
+    entry: &CapabilityEntry,
+    e: &crate::operator::decide::provenance::Evidence,
+) -> bool {
+    match e {
+        crate::operator::decide::provenance::Evidence::Release { name, namespace } => {
+            name == &entry.release && namespace == &entry.namespace
         }
-        Provenance::Owned(_) => {
-            let emitted: usize = entry
-                .crds
-                .iter()
-                .map(|c| snap.emitted.get(c).map_or(0, Vec::len))
-                .sum();
-            if emitted > 0 {
-                return Step::HoldUninstall {
-                    reason: format!(
-                        "{emitted} custom resources we emitted that it serves still exist"
-                    ),
-                };
-            }
-            let dependants: Vec<&str> = catalog
-                .capability
-                .iter()
-                .filter(|c| c.prerequisites.contains(&entry.name))
-                .filter(|c| {
-                    needs.is_needed(&c.name)
-                        || matches!(found.get(&c.name), Some((Provenance::Owned(_), _)))
-                })
-                .map(|c| c.name.as_str())
-                .collect();
-            if !dependants.is_empty() {
-                return Step::HoldUninstall {
-                    reason: format!("{} still installed by us", dependants.join(", ")),
-                };
-            }
-            Step::Uninstall
+        crate::operator::decide::provenance::Evidence::Controller { release, .. } => {
+            release.as_ref() == Some(&(entry.release.clone(), entry.namespace.clone()))
         }
     }
+}
+
+/// An uninstall of ours cut short (the process killed between marking the
+/// release `uninstalling` and deleting its record): it is finished, or the
+/// capability installed again when something needs it once more.
+fn uninstall_interrupted(entry: &CapabilityEntry, snap: &Snapshot) -> bool {
+    snap.releases.iter().any(|r| {
+        r.ours
+            && r.status == "uninstalling"
+            && r.name == entry.release
+            && r.namespace == entry.namespace
+    })
+}
+
+/// Our needed release: upgraded when it failed or its inputs changed.
+fn keep_current(
+    entry: &CapabilityEntry,
+    settings: &Settings,
+    r: &crate::operator::model::snapshot::ReleaseInfo,
+) -> Step {
+    if r.status == "failed" {
+        Step::Upgrade {
+            reason: format!("revision {} failed", r.revision),
+        }
+    } else if r.inputs.as_deref() != Some(inputs_digest(entry, settings).as_str()) {
+        Step::Upgrade {
+            reason: upgrade_reason(entry, settings, r),
+        }
+    } else {
+        Step::Nothing
+    }
+}
+
+/// Our release nothing needs: uninstalled, unless objects we emitted that
+/// it serves still exist, or a capability that needs it is still ours.
+fn uninstall_unless_in_use(
+    entry: &CapabilityEntry,
+    found: &Found,
+    catalog: &Catalog,
+    snap: &Snapshot,
+    needs: &Needs,
+) -> Step {
+    let emitted: usize = entry
+        .crds
+        .iter()
+        .map(|c| snap.emitted.get(c).map_or(0, Vec::len))
+        .sum();
+    if emitted > 0 {
+        return Step::HoldUninstall {
+            reason: format!("{emitted} custom resources we emitted that it serves still exist"),
+        };
+    }
+    let dependants: Vec<&str> = catalog
+        .capability
+        .iter()
+        .filter(|c| c.prerequisites.contains(&entry.name))
+        .filter(|c| {
+            needs.is_needed(&c.name)
+                || matches!(found.get(&c.name), Some((Provenance::Owned(_), _)))
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    if !dependants.is_empty() {
+        return Step::HoldUninstall {
+            reason: format!("{} still installed by us", dependants.join(", ")),
+        };
+    }
+    Step::Uninstall
 }
 
 /// Why our release's inputs differ: the pin, or the admin's values.
