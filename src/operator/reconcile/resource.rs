@@ -26,6 +26,7 @@ use kube::runtime::finalizer::Event;
 use kube::ResourceExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -100,36 +101,64 @@ pub(super) fn old_status(obj: &DynamicObject) -> Status {
 /// What realise needs from the cluster: the password our connection Secret
 /// keeps (a fresh one the first time), or the one an adopted object names.
 pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error> {
-    let read = |secret: Value, key: &str| {
-        secret
-            .pointer(&format!("/data/{key}"))
-            .and_then(Value::as_str)
-            .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
-            .and_then(|b| String::from_utf8(b).ok())
-    };
-    let password = match realise::password_source(r) {
+    let password = password(op, r).await?;
+    let references = references(op, r).await?;
+    Ok(Inputs {
+        password,
+        connection: connection(op, r, &references).await?,
+        references,
+        generated: generated(op, r).await?,
+        copied: copied(op, r).await?,
+        release_prefix: String::new(),
+    })
+}
+
+/// One key of a Secret as read from the API, decoded; None when absent or
+/// not text.
+fn secret_value(secret: &Value, key: &str) -> Option<String> {
+    secret
+        .pointer(&format!("/data/{key}"))
+        .and_then(Value::as_str)
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+        .and_then(|b| String::from_utf8(b).ok())
+}
+
+/// A Secret's key in the resource's namespace, if both exist.
+async fn read_key(
+    op: &Operator,
+    r: &Resource,
+    secret: &str,
+    key: &str,
+) -> Result<Option<String>, Error> {
+    let found = emit::get(op, "v1", "Secret", &r.namespace, secret).await?;
+    Ok(found.and_then(|s| secret_value(&s, key)))
+}
+
+async fn password(op: &Operator, r: &Resource) -> Result<Option<String>, Error> {
+    Ok(match realise::password_source(r) {
         PasswordSource::None => None,
-        PasswordSource::Keep { secret, key } => {
-            let kept = emit::get(op, "v1", "Secret", &r.namespace, &secret)
+        PasswordSource::Keep { secret, key } => Some(
+            read_key(op, r, &secret, &key)
                 .await?
-                .and_then(|s| read(s, &key));
-            Some(kept.unwrap_or_else(fresh_password))
-        }
+                .unwrap_or_else(fresh_password),
+        ),
         PasswordSource::Adopted {
             api_version,
             kind,
             name,
-        } => match emit::get(op, &api_version, &kind, &r.namespace, &name).await? {
-            None => None,
-            Some(adopted) => match realise::clickhouse::adopted_password_ref(&adopted) {
+        } => {
+            let adopted = emit::get(op, &api_version, &kind, &r.namespace, &name).await?;
+            match adopted.and_then(|a| realise::clickhouse::adopted_password_ref(&a)) {
                 None => None,
-                Some((secret, key)) => emit::get(op, "v1", "Secret", &r.namespace, &secret)
-                    .await?
-                    .and_then(|s| read(s, &key)),
-            },
-        },
-    };
-    let mut references = std::collections::BTreeMap::new();
+                Some((secret, key)) => read_key(op, r, &secret, &key).await?,
+            }
+        }
+    })
+}
+
+/// The resources the realisation reads, as they are now.
+async fn references(op: &Operator, r: &Resource) -> Result<BTreeMap<(Kind, String), Value>, Error> {
+    let mut references = BTreeMap::new();
     for (kind, name) in realise::references(r) {
         let ar = kind.api_resource();
         let api: Api<DynamicObject> = if !kind.namespaced() {
@@ -138,63 +167,70 @@ pub(super) async fn inputs(op: &Operator, r: &Resource) -> Result<Inputs, Error>
             Api::namespaced_with(op.client.clone(), &r.namespace, &ar)
         };
         if let Some(found) = api.get_opt(&name).await? {
-            references.insert(
-                (kind, name),
-                serde_json::to_value(found).unwrap_or_default(),
-            );
+            let found = serde_json::to_value(found).unwrap_or_default();
+            references.insert((kind, name), found);
         }
     }
-    // A workload wired to datastores reads where they are (never their
-    // passwords: those stay in their Secrets, referenced by name).
-    let mut connection = std::collections::BTreeMap::new();
-    if r.kind == "Observability" {
-        for found in references.values() {
-            let Some(secret) = found
-                .pointer("/status/connectionSecret")
-                .and_then(Value::as_str)
-            else {
-                continue;
-            };
-            if let Some(s) = emit::get(op, "v1", "Secret", &r.namespace, secret).await? {
-                let fields = realise::CONNECTION_FIELDS
-                    .iter()
-                    .filter_map(|k| read(s.clone(), k).map(|v| (k.to_string(), v)))
-                    .collect();
-                connection.insert(secret.to_string(), fields);
-            }
+    Ok(references)
+}
+
+/// A workload wired to datastores reads where they are (never their
+/// passwords: those stay in their Secrets, referenced by name).
+async fn connection(
+    op: &Operator,
+    r: &Resource,
+    references: &BTreeMap<(Kind, String), Value>,
+) -> Result<BTreeMap<String, BTreeMap<String, String>>, Error> {
+    let mut connection = BTreeMap::new();
+    if r.kind != "Observability" {
+        return Ok(connection);
+    }
+    for found in references.values() {
+        let Some(secret) = found
+            .pointer("/status/connectionSecret")
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        if let Some(s) = emit::get(op, "v1", "Secret", &r.namespace, secret).await? {
+            let fields = realise::CONNECTION_FIELDS
+                .iter()
+                .filter_map(|k| secret_value(&s, k).map(|v| (k.to_string(), v)))
+                .collect();
+            connection.insert(secret.to_string(), fields);
         }
     }
-    let mut generated = std::collections::BTreeMap::new();
+    Ok(connection)
+}
+
+/// Values the operator generates once and then keeps in its Secret.
+async fn generated(op: &Operator, r: &Resource) -> Result<BTreeMap<String, String>, Error> {
+    let mut generated = BTreeMap::new();
     if let Some((secret, keys)) = realise::generated(r) {
         let kept = emit::get(op, "v1", "Secret", &r.namespace, &secret).await?;
         for (key, how) in keys {
             let value = kept
-                .clone()
-                .and_then(|s| read(s, key))
+                .as_ref()
+                .and_then(|s| secret_value(s, key))
                 .unwrap_or_else(|| fresh(how));
             generated.insert(key.to_string(), value);
         }
     }
-    let mut copied = std::collections::BTreeMap::new();
-    for (secret, key) in realise::of(r.kind)
+    Ok(generated)
+}
+
+/// Keys of the admin's Secrets that the realisation copies into ours.
+async fn copied(op: &Operator, r: &Resource) -> Result<BTreeMap<(String, String), String>, Error> {
+    let mut copied = BTreeMap::new();
+    let wanted = realise::of(r.kind)
         .map(|k| k.copied_keys(r))
-        .unwrap_or_default()
-    {
-        if let Some(value) = emit::get(op, "v1", "Secret", &r.namespace, &secret)
-            .await?
-            .and_then(|s| read(s, &key))
-        {
+        .unwrap_or_default();
+    for (secret, key) in wanted {
+        if let Some(value) = read_key(op, r, &secret, &key).await? {
             copied.insert((secret, key), value);
         }
     }
-    Ok(Inputs {
-        password,
-        references,
-        generated,
-        connection,
-        copied,
-        release_prefix: String::new(),
-    })
+    Ok(copied)
 }
 
 fn fresh(how: realise::Generated) -> String {
