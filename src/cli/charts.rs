@@ -165,7 +165,7 @@ pub fn verify_dir(catalog: &Catalog, dir: &Path) -> Vec<String> {
     let mut errors = Vec::new();
     for (name, pin) in all_pins(catalog) {
         match store.load(pin) {
-            Err(e) => errors.push(format!("{name}: {}", e.0)),
+            Err(e) => errors.push(format!("{name}: {}", e)),
             Ok(loaded) => {
                 let m = &loaded.chart.metadata;
                 if m.name != pin.chart || m.version != pin.version {

@@ -29,7 +29,7 @@ pub fn rendered_objects(
                   namespace: &str,
                   capabilities: &mut crate::chart::render::Capabilities|
      -> Result<Vec<serde_json::Value>, String> {
-        let loaded = store.load(pin).map_err(|e| e.0)?;
+        let loaded = store.load(pin).map_err(|e| e.to_string())?;
         let rendered = crate::action::render::render(crate::action::render::Request {
             chart: &loaded.chart,
             values: &values,

@@ -341,7 +341,11 @@ pub fn with_chart_problems(
 ) -> PlanReport {
     let mut report = build(catalog, snap);
     if let Some(c) = charts {
-        report.chart_problems = c.verify_all(catalog).into_iter().map(|e| e.0).collect();
+        report.chart_problems = c
+            .verify_all(catalog)
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect();
     }
     report
 }

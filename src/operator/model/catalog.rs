@@ -117,16 +117,85 @@ pub struct WorkloadEntry {
     pub release_prefix: String,
 }
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct CatalogError(pub String);
-
-impl std::fmt::Display for CatalogError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// A catalog that cannot be read or used, or a pinned chart that cannot be
+/// loaded; each names the file (and line and column where it has them).
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("{path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TOML itself; `at` is `:line:col` when known.
+    #[error("{file}{at}: {message}")]
+    Syntax {
+        file: String,
+        at: String,
+        message: String,
+    },
+    #[error("{file}: {problem}")]
+    Invalid {
+        file: String,
+        #[source]
+        problem: CatalogProblem,
+    },
+    #[error("chart {chart} {version}: {path}: {source}")]
+    ChartUnreadable {
+        chart: String,
+        version: String,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "chart {chart} {version}: {path}: sha256 is {found}, the pin says {pinned}; refusing it"
+    )]
+    ChartDigest {
+        chart: String,
+        version: String,
+        path: String,
+        found: String,
+        pinned: String,
+    },
+    #[error("{path}: {source}")]
+    ChartArchive {
+        path: String,
+        #[source]
+        source: crate::chart::load::LoadError,
+    },
 }
 
-impl std::error::Error for CatalogError {}
+/// What is wrong inside a catalog that parses.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CatalogProblem {
+    #[error("capability {0:?} is listed twice")]
+    CapabilityTwice(String),
+    #[error("capability {capability:?}: prerequisite {prerequisite:?} is not another capability of the catalog")]
+    UnknownPrerequisite {
+        capability: String,
+        prerequisite: String,
+    },
+    /// `owner` is `capability "name"` or `workload "name"`.
+    #[error("{owner}: {problem}")]
+    Pin { owner: String, problem: PinProblem },
+    #[error("image {0} is listed twice")]
+    ImageTwice(String),
+    #[error(
+        "image {image}: digest {digest:?} is not an OCI digest (sha256: and 64 hexadecimal digits)"
+    )]
+    ImageDigest { image: String, digest: String },
+    #[error("prerequisites form a cycle among {0:?}")]
+    Cycle(Vec<String>),
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PinProblem {
+    #[error("sha256 {0:?} is not 64 hexadecimal digits")]
+    Sha256(String),
+    #[error("digest {0:?} is not an OCI digest (sha256: and 64 hexadecimal digits)")]
+    Digest(String),
+}
 
 impl Catalog {
     pub fn built_in() -> Catalog {
@@ -134,8 +203,10 @@ impl Catalog {
     }
 
     pub fn load(path: &Path) -> Result<Catalog, CatalogError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| CatalogError(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|source| CatalogError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
         Catalog::parse(&text, &path.display().to_string())
     }
 
@@ -149,44 +220,54 @@ impl Catalog {
                     format!(":{line}:{col}")
                 })
                 .unwrap_or_default();
-            CatalogError(format!("{file}{at}: {}", e.message()))
+            CatalogError::Syntax {
+                file: file.to_string(),
+                at,
+                message: e.message().to_string(),
+            }
         })?;
-        catalog
-            .check()
-            .map_err(|m| CatalogError(format!("{file}: {m}")))?;
+        catalog.check().map_err(|problem| CatalogError::Invalid {
+            file: file.to_string(),
+            problem,
+        })?;
         Ok(catalog)
     }
 
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), CatalogProblem> {
         let names: Vec<&str> = self.capability.iter().map(|c| c.name.as_str()).collect();
         for (i, c) in self.capability.iter().enumerate() {
             if names[..i].contains(&c.name.as_str()) {
-                return Err(format!("capability {:?} is listed twice", c.name));
+                return Err(CatalogProblem::CapabilityTwice(c.name.clone()));
             }
             for p in &c.prerequisites {
                 if !names.contains(&p.as_str()) || p == &c.name {
-                    return Err(format!(
-                        "capability {:?}: prerequisite {p:?} is not another capability of the catalog",
-                        c.name
-                    ));
+                    return Err(CatalogProblem::UnknownPrerequisite {
+                        capability: c.name.clone(),
+                        prerequisite: p.clone(),
+                    });
                 }
             }
-            check_sha256(&c.pin).map_err(|m| format!("capability {:?}: {m}", c.name))?;
+            check_sha256(&c.pin).map_err(|problem| CatalogProblem::Pin {
+                owner: format!("capability {:?}", c.name),
+                problem,
+            })?;
         }
         for w in &self.workload {
-            check_sha256(&w.pin).map_err(|m| format!("workload {:?}: {m}", w.name))?;
+            check_sha256(&w.pin).map_err(|problem| CatalogProblem::Pin {
+                owner: format!("workload {:?}", w.name),
+                problem,
+            })?;
         }
         for (i, image) in self.image.iter().enumerate() {
             if self.image[..i].iter().any(|o| o.tagged() == image.tagged()) {
-                return Err(format!("image {} is listed twice", image.tagged()));
+                return Err(CatalogProblem::ImageTwice(image.tagged()));
             }
             let hex = image.digest.strip_prefix("sha256:").unwrap_or_default();
             if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(format!(
-                    "image {}: digest {:?} is not an OCI digest (sha256: and 64 hexadecimal digits)",
-                    image.tagged(),
-                    image.digest
-                ));
+                return Err(CatalogProblem::ImageDigest {
+                    image: image.tagged(),
+                    digest: image.digest.clone(),
+                });
             }
         }
         // Prerequisites must not loop: the install order is their topological order.
@@ -203,7 +284,7 @@ impl Catalog {
     }
 
     /// Capability names, prerequisites first (stable: catalog order otherwise).
-    pub fn install_order(&self) -> Result<Vec<String>, String> {
+    pub fn install_order(&self) -> Result<Vec<String>, CatalogProblem> {
         let mut order: Vec<String> = Vec::new();
         let mut remaining: Vec<&CapabilityEntry> = self.capability.iter().collect();
         while !remaining.is_empty() {
@@ -217,30 +298,22 @@ impl Catalog {
                 }
             });
             if remaining.len() == before {
-                return Err(format!(
-                    "prerequisites form a cycle among {:?}",
-                    remaining.iter().map(|c| &c.name).collect::<Vec<_>>()
-                ));
+                let names = remaining.iter().map(|c| c.name.clone()).collect();
+                return Err(CatalogProblem::Cycle(names));
             }
         }
         Ok(order)
     }
 }
 
-fn check_sha256(p: &Pin) -> Result<(), String> {
+fn check_sha256(p: &Pin) -> Result<(), PinProblem> {
     let hex64 = |s: &str| s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit());
     if !hex64(&p.sha256) {
-        return Err(format!(
-            "sha256 {:?} is not 64 hexadecimal digits",
-            p.sha256
-        ));
+        return Err(PinProblem::Sha256(p.sha256.clone()));
     }
     match p.digest.strip_prefix("sha256:") {
         Some(hex) if hex64(hex) => Ok(()),
-        _ => Err(format!(
-            "digest {:?} is not an OCI digest (sha256: and 64 hexadecimal digits)",
-            p.digest
-        )),
+        _ => Err(PinProblem::Digest(p.digest.clone())),
     }
 }
 
@@ -306,23 +379,21 @@ impl ChartStore {
     /// The tarball's bytes and digest, refused unless the digest is the pin's.
     fn read_pinned(&self, pin: &Pin) -> Result<(PathBuf, Vec<u8>, String), CatalogError> {
         let path = self.path(pin);
-        let data = std::fs::read(&path).map_err(|e| {
-            CatalogError(format!(
-                "chart {} {}: {}: {e}",
-                pin.chart,
-                pin.version,
-                path.display()
-            ))
+        let data = std::fs::read(&path).map_err(|source| CatalogError::ChartUnreadable {
+            chart: pin.chart.clone(),
+            version: pin.version.clone(),
+            path: path.display().to_string(),
+            source,
         })?;
         let found = crate::digest::sha256_hex(&data);
         if !found.eq_ignore_ascii_case(&pin.sha256) {
-            return Err(CatalogError(format!(
-                "chart {} {}: {}: sha256 is {found}, the pin says {}; refusing it",
-                pin.chart,
-                pin.version,
-                path.display(),
-                pin.sha256
-            )));
+            return Err(CatalogError::ChartDigest {
+                chart: pin.chart.clone(),
+                version: pin.version.clone(),
+                path: path.display().to_string(),
+                found,
+                pinned: pin.sha256.clone(),
+            });
         }
         Ok((path, data, found))
     }
@@ -330,8 +401,12 @@ impl ChartStore {
     /// Reads the tarball, refuses it unless its SHA-256 is the pin's, loads it.
     pub fn load(&self, pin: &Pin) -> Result<PinnedChart, CatalogError> {
         let (path, data, sha256) = self.read_pinned(pin)?;
-        let chart = crate::chart::load::load_archive(&data)
-            .map_err(|e| CatalogError(format!("{}: {}", path.display(), e.0)))?;
+        let chart = crate::chart::load::load_archive(&data).map_err(|source| {
+            CatalogError::ChartArchive {
+                path: path.display().to_string(),
+                source,
+            }
+        })?;
         Ok(PinnedChart {
             chart,
             sha256,
@@ -454,13 +529,16 @@ mod tests {
         let text = BUILT_IN.replace("release = \"cloudnative-pg\"", "release = 3");
         let line = text.lines().position(|l| l == "release = 3").unwrap() + 1;
         let e = Catalog::parse(&text, "cat.toml").unwrap_err();
-        assert!(e.0.starts_with(&format!("cat.toml:{line}:11: ")), "{e}");
+        assert!(
+            e.to_string().starts_with(&format!("cat.toml:{line}:11: ")),
+            "{e}"
+        );
         let unknown = BUILT_IN.replace("needed_by = []", "neded_by = []");
         let e = Catalog::parse(&unknown, "cat.toml").unwrap_err();
-        assert!(e.0.contains("neded_by"), "{e}");
+        assert!(e.to_string().contains("neded_by"), "{e}");
         let cycle = BUILT_IN.replace("prerequisites = []", "prerequisites = [\"cloudnative-pg\"]");
         let e = Catalog::parse(&cycle, "cat.toml").unwrap_err();
-        assert!(e.0.contains("cycle"), "{e}");
+        assert!(e.to_string().contains("cycle"), "{e}");
     }
 
     #[test]
@@ -478,15 +556,18 @@ mod tests {
         let err = ChartStore::new(&dir).load(&pin).err().expect("refused");
         let found = crate::digest::sha256_hex(b"not the pinned bytes");
         assert!(
-            err.0.contains(&found) && err.0.contains(&"0".repeat(64)),
+            err.to_string().contains(&found) && err.to_string().contains(&"0".repeat(64)),
             "{err}"
         );
-        assert!(err.0.contains("demo-1.0.0.tgz"), "{err}");
+        assert!(err.to_string().contains("demo-1.0.0.tgz"), "{err}");
         let missing = ChartStore::new(dir.join("nowhere"))
             .load(&pin)
             .err()
             .unwrap();
-        assert!(missing.0.contains("nowhere/demo-1.0.0.tgz"), "{missing}");
+        assert!(
+            missing.to_string().contains("nowhere/demo-1.0.0.tgz"),
+            "{missing}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -26,9 +26,13 @@ pub use crate::operator::api::kind::{
     FEATURE_ALTINITY, FEATURE_OBSERVABILITY, FEATURE_SECRETS_MANAGEMENT,
 };
 
-pub fn public_key_from_pem(pem: &str) -> Result<VerifyingKey, String> {
-    VerifyingKey::from_public_key_pem(pem)
-        .map_err(|e| format!("not a PEM Ed25519 PUBLIC KEY (SubjectPublicKeyInfo): {e}"))
+/// `--license-public-key` names a file that holds no Ed25519 public key.
+#[derive(Debug, thiserror::Error)]
+#[error("not a PEM Ed25519 PUBLIC KEY (SubjectPublicKeyInfo): {0}")]
+pub struct NotAPublicKey(#[source] ed25519_dalek::pkcs8::spki::Error);
+
+pub fn public_key_from_pem(pem: &str) -> Result<VerifyingKey, NotAPublicKey> {
+    VerifyingKey::from_public_key_pem(pem).map_err(NotAPublicKey)
 }
 
 pub fn built_in_key() -> VerifyingKey {

@@ -134,8 +134,8 @@ fn proxy(
         "modelSelector": {"matchLabels": {GATEWAY_LABEL: r.name}},
     });
     if let Some(pg) = &spec.postgres_cluster_ref {
-        match database_secret(r, &pg.name, inputs) {
-            Err(why) => waiting_for.push(why),
+        match super::ready_connection_secret(r, inputs, Kind::PostgresCluster, &pg.name) {
+            Err(why) => waiting_for.push(why.to_string()),
             Ok(secret) => {
                 env.extend(database_env(secret));
                 proxy_spec["applyMode"] = json!("api");
@@ -151,29 +151,6 @@ fn proxy(
         "metadata": owned_metadata(crate::operator::api::API_VERSION, "Gateway", r, &r.name),
         "spec": proxy_spec,
     })
-}
-
-/// The connection Secret of the PostgresCluster `name`, or why it cannot
-/// be used yet.
-fn database_secret<'a>(r: &Resource, name: &str, inputs: &'a Inputs) -> Result<&'a str, String> {
-    let key = (Kind::PostgresCluster, name.to_string());
-    let Some(p) = inputs.references.get(&key) else {
-        return Err(format!(
-            "PostgresCluster {}/{name} does not exist",
-            r.namespace
-        ));
-    };
-    let phase = p.pointer("/status/phase").and_then(Value::as_str);
-    if phase != Some("Ready") {
-        return Err(format!(
-            "PostgresCluster {}/{name} is not Ready (phase {})",
-            r.namespace,
-            phase.unwrap_or("unset")
-        ));
-    }
-    Ok(p.pointer("/status/connectionSecret")
-        .and_then(Value::as_str)
-        .unwrap_or_default())
 }
 
 /// The proxy's database settings from a connection Secret: the keys every

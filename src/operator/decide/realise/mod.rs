@@ -64,6 +64,64 @@ pub enum ReadyWhen {
     SecretKeys { name: String, keys: Vec<String> },
 }
 
+/// Why a resource waits for another it references (a datastore, say):
+/// a `waiting_for` reason, never a failure.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum NotYet {
+    #[error("{kind} {namespace}/{name} does not exist")]
+    Missing {
+        kind: Kind,
+        namespace: String,
+        name: String,
+    },
+    #[error("{kind} {namespace}/{name} is not Ready (phase {phase})")]
+    NotReady {
+        kind: Kind,
+        namespace: String,
+        name: String,
+        phase: String,
+    },
+    #[error("{kind} {namespace}/{name}: its connection Secret {secret} is not readable")]
+    SecretUnreadable {
+        kind: Kind,
+        namespace: String,
+        name: String,
+        secret: String,
+    },
+}
+
+/// The connection Secret's name of the referenced datastore `kind`/`name`
+/// in `r`'s namespace, once it is Ready.
+pub fn ready_connection_secret<'a>(
+    r: &Resource,
+    inputs: &'a Inputs,
+    kind: Kind,
+    name: &str,
+) -> Result<&'a str, NotYet> {
+    let (namespace, name) = (r.namespace.clone(), name.to_string());
+    let Some(found) = inputs.references.get(&(kind, name.clone())) else {
+        return Err(NotYet::Missing {
+            kind,
+            namespace,
+            name,
+        });
+    };
+    let phase = found.pointer("/status/phase").and_then(Value::as_str);
+    if phase != Some("Ready") {
+        let phase = phase.unwrap_or("unset").to_string();
+        return Err(NotYet::NotReady {
+            kind,
+            namespace,
+            name,
+            phase,
+        });
+    }
+    Ok(found
+        .pointer("/status/connectionSecret")
+        .and_then(Value::as_str)
+        .unwrap_or_default())
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Realised {
     pub needs: Vec<String>,

@@ -227,28 +227,16 @@ fn datastore<'a>(
     inputs: &'a Inputs,
     kind: Kind,
     name: &str,
-) -> Result<(String, &'a std::collections::BTreeMap<String, String>), String> {
-    let Some(found) = inputs.references.get(&(kind, name.to_string())) else {
-        return Err(format!("{kind} {}/{name} does not exist", r.namespace));
-    };
-    let phase = found.pointer("/status/phase").and_then(Value::as_str);
-    if phase != Some("Ready") {
-        return Err(format!(
-            "{kind} {}/{name} is not Ready (phase {})",
-            r.namespace,
-            phase.unwrap_or("unset")
-        ));
-    }
-    let secret = found
-        .pointer("/status/connectionSecret")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+) -> Result<(String, &'a std::collections::BTreeMap<String, String>), super::NotYet> {
+    let secret = super::ready_connection_secret(r, inputs, kind, name)?;
     match inputs.connection.get(secret) {
         Some(fields) => Ok((secret.to_string(), fields)),
-        None => Err(format!(
-            "{kind} {}/{name}: its connection Secret {secret} is not readable",
-            r.namespace
-        )),
+        None => Err(super::NotYet::SecretUnreadable {
+            kind,
+            namespace: r.namespace.clone(),
+            name: name.to_string(),
+            secret: secret.to_string(),
+        }),
     }
 }
 
@@ -277,7 +265,7 @@ fn observability(r: &Resource, release: String, inputs: &Inputs) -> Result<Workl
         f.get(k).cloned().unwrap_or_default()
     };
     match datastore(r, inputs, Kind::PostgresCluster, &pg.name) {
-        Err(why) => waiting_for.push(why),
+        Err(why) => waiting_for.push(why.to_string()),
         Ok((secret, f)) => {
             values["postgresql"] = json!({"deploy": false, "host": field(f, "host"),
                 "port": field(f, "port").parse::<u16>().unwrap_or(5432),
@@ -286,7 +274,7 @@ fn observability(r: &Resource, release: String, inputs: &Inputs) -> Result<Workl
         }
     }
     match datastore(r, inputs, Kind::ClickHouseCluster, &ch.name) {
-        Err(why) => waiting_for.push(why),
+        Err(why) => waiting_for.push(why.to_string()),
         Ok((secret, f)) => {
             values["clickhouse"] = json!({"deploy": false, "host": field(f, "host"),
                 "httpPort": field(f, "httpPort").parse::<u16>().unwrap_or(8123),
