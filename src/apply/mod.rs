@@ -8,7 +8,7 @@ pub mod pull_secrets;
 pub mod readiness;
 
 use client::Cluster;
-use kube::api::{DeleteParams, Patch, PatchParams, PropagationPolicy};
+use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams, PropagationPolicy};
 use objects::Object;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -324,6 +324,8 @@ impl Cluster {
     }
 
     /// Waits until every object is ready (see `readiness`), or the timeout.
+    /// Between looks it watches the first object still waiting, as Helm's
+    /// `--wait` watches, so a change is seen as it happens.
     pub async fn wait_ready(
         &self,
         objects: &[Object],
@@ -332,13 +334,17 @@ impl Cluster {
         let deadline = Instant::now() + timeout;
         loop {
             let mut waiting = Vec::new();
+            let mut first_waiting = None;
             for o in objects {
                 let api = self.api_for(o).await?;
                 let current = api.get_opt(&o.name).await.map_err(|e| kube_error(o, e))?;
                 let v = current.map(|c| serde_json::to_value(&c).unwrap_or(Value::Null));
                 match readiness::check(&o.kind, v.as_ref()) {
                     readiness::Ready::Yes => {}
-                    readiness::Ready::No(why) => waiting.push(format!("{}: {why}", o.describe())),
+                    readiness::Ready::No(why) => {
+                        first_waiting.get_or_insert(o);
+                        waiting.push(format!("{}: {why}", o.describe()))
+                    }
                     readiness::Ready::Failed(why) => {
                         return Err(ApplyError::Failed(format!("{}: {why}", o.describe())))
                     }
@@ -360,7 +366,14 @@ impl Cluster {
                     waiting.join("; ")
                 )));
             }
-            tokio::time::sleep(Duration::from_millis(250)).await;
+            if let Some(o) = first_waiting {
+                let kind = o.kind.clone();
+                let settled = move |current: Option<&DynamicObject>| {
+                    let v = current.map(|c| serde_json::to_value(c).unwrap_or(Value::Null));
+                    !matches!(readiness::check(&kind, v.as_ref()), readiness::Ready::No(_))
+                };
+                self.until(o, settled, deadline).await;
+            }
         }
     }
 
@@ -373,6 +386,7 @@ impl Cluster {
         let deadline = Instant::now() + timeout;
         loop {
             let mut left = Vec::new();
+            let mut first_left = None;
             for o in objects {
                 if o.annotation(RESOURCE_POLICY_ANNOTATION) == Some("keep") {
                     continue;
@@ -386,6 +400,7 @@ impl Cluster {
                     .map_err(|e| kube_error(o, e))?
                     .is_some()
                 {
+                    first_left.get_or_insert(o);
                     left.push(o.describe());
                 }
             }
@@ -404,7 +419,43 @@ impl Cluster {
                     left.join(", ")
                 )));
             }
-            tokio::time::sleep(Duration::from_millis(250)).await;
+            if let Some(o) = first_left {
+                self.until(o, |current: Option<&DynamicObject>| current.is_none(), deadline)
+                    .await;
+            }
+        }
+    }
+
+    /// Watches `o` until `settled` holds for it, the deadline passes, the
+    /// process stops, or the watch fails; the caller then looks again. The
+    /// stop and the deadline are checked every `LOOK_AGAIN`, which is also
+    /// the pause after a failed watch.
+    async fn until(
+        &self,
+        o: &Object,
+        settled: impl kube::runtime::wait::Condition<DynamicObject>,
+        deadline: Instant,
+    ) {
+        const LOOK_AGAIN: Duration = Duration::from_millis(250);
+        let Ok(api) = self.api_for(o).await else {
+            return tokio::time::sleep(LOOK_AGAIN).await;
+        };
+        let watch = kube::runtime::wait::await_condition(api, &o.name, settled);
+        let mut watch = std::pin::pin!(watch);
+        loop {
+            tokio::select! {
+                result = &mut watch => {
+                    if result.is_err() {
+                        tokio::time::sleep(LOOK_AGAIN).await;
+                    }
+                    return;
+                }
+                _ = tokio::time::sleep(LOOK_AGAIN) => {
+                    if self.stopping() || Instant::now() >= deadline {
+                        return;
+                    }
+                }
+            }
         }
     }
 }
