@@ -17,6 +17,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, watch as signal};
 
+/// How long a reconcile request waits for more of its kind (trailing edge):
+/// long enough to fold the watch events of one write burst (an install's
+/// objects), short enough that a chain of hops (a Deployment Ready, its
+/// Capability Ready, the resource that needs it) is not paced by it.
+const DEBOUNCE: Duration = Duration::from_millis(15);
+
 /// Runs every controller until `stop` turns true; reconciles in flight
 /// then finish (a release is never left pending by a normal stop).
 pub async fn run_controllers(op: Arc<Operator>, stop: signal::Receiver<bool>) -> Result<(), Error> {
@@ -34,9 +40,7 @@ pub async fn run_controllers(op: Arc<Operator>, stop: signal::Receiver<bool>) ->
         triggers: Mutex::new(triggers),
         stop,
         // A few reconciles at a time: each holds a snapshot while it works.
-        config: Config::default()
-            .debounce(Duration::from_millis(100))
-            .concurrency(4),
+        config: Config::default().debounce(DEBOUNCE).concurrency(4),
     };
     let resources = api::Kind::of_family(api::Family::Emitting).map(|kind| {
         let woken_by = futures::stream::select(
