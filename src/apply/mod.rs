@@ -420,8 +420,12 @@ impl Cluster {
                 )));
             }
             if let Some(o) = first_left {
-                self.until(o, |current: Option<&DynamicObject>| current.is_none(), deadline)
-                    .await;
+                self.until(
+                    o,
+                    |current: Option<&DynamicObject>| current.is_none(),
+                    deadline,
+                )
+                .await;
             }
         }
     }

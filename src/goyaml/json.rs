@@ -129,26 +129,54 @@ fn enc_object(
     Ok(())
 }
 
+/// A JSON string as Go's encoding/json writes it. Runs of bytes that need
+/// no escape are copied whole: release records are megabytes of such text.
 pub fn write_string(out: &mut String, s: &str, escape_html: bool) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            // encoding/json writes each byte that is not UTF-8 as \ufffd.
-            c if crate::value::gostr::raw_byte(c).is_some() => out.push_str("\\ufffd"),
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '<' | '>' | '&' if escape_html => out.push_str(&format!("\\u{:04x}", c as u32)),
-            '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+    let bytes = s.as_bytes();
+    let (mut copied_to, mut i) = (0, 0);
+    while i < bytes.len() {
+        let plain = match bytes[i] {
+            b'"' | b'\\' | 0x00..=0x1f => false,
+            b'<' | b'>' | b'&' => !escape_html,
+            // The lead bytes of the only other characters written escaped:
+            // U+2028 and U+2029 (E2), and the code points that stand for
+            // bytes that are not UTF-8 (F4). Continuation bytes are below both.
+            0xE2 | 0xF4 => false,
+            _ => true,
+        };
+        if plain {
+            i += 1;
+            continue;
         }
+        out.push_str(&s[copied_to..i]);
+        let c = s[i..].chars().next().expect("a character starts here");
+        write_char(out, c, escape_html);
+        i += c.len_utf8();
+        copied_to = i;
     }
+    out.push_str(&s[copied_to..]);
     out.push('"');
+}
+
+fn write_char(out: &mut String, c: char, escape_html: bool) {
+    use std::fmt::Write;
+    match c {
+        // encoding/json writes each byte that is not UTF-8 as \ufffd.
+        c if crate::value::gostr::raw_byte(c).is_some() => out.push_str("\\ufffd"),
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        '<' | '>' | '&' if escape_html => write!(out, "\\u{:04x}", c as u32).expect("to a String"),
+        '\u{2028}' | '\u{2029}' => write!(out, "\\u{:04x}", c as u32).expect("to a String"),
+        c if (c as u32) < 0x20 => write!(out, "\\u{:04x}", c as u32).expect("to a String"),
+        c => out.push(c),
+    }
 }
 
 // ---- decoding ----
@@ -416,4 +444,32 @@ pub fn decode_partial(text: &str) -> Result<(Value, Option<String>), String> {
         return Err(d.err_char("after top-level value"));
     }
     Ok((v, d.soft_error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_string;
+
+    fn written(s: &str, escape_html: bool) -> String {
+        let mut out = String::new();
+        write_string(&mut out, s, escape_html);
+        out
+    }
+
+    #[test]
+    fn strings_are_escaped_as_go_escapes_them_around_runs_copied_whole() {
+        let raw_byte = char::from_u32(0x10FF80 + 0x7F).expect("a code point"); // byte 0xFF
+        let text = format!("a<b>&c\u{2028}€é\u{1F600}{raw_byte}\"\\\n\u{1}\u{7f}z");
+        assert_eq!(
+            written(&text, true),
+            "\"a\\u003cb\\u003e\\u0026c\\u2028€é\u{1F600}\\ufffd\\\"\\\\\\n\\u0001\u{7f}z\""
+        );
+        assert_eq!(
+            written(&text, false),
+            "\"a<b>&c\\u2028€é\u{1F600}\\ufffd\\\"\\\\\\n\\u0001\u{7f}z\""
+        );
+        assert_eq!(written("", true), "\"\"");
+        // U+10FF7F is not a raw byte: written as itself.
+        assert_eq!(written("\u{10FF7F}", true), "\"\u{10FF7F}\"");
+    }
 }
