@@ -132,33 +132,48 @@ fn enc_object(
 /// A JSON string as Go's encoding/json writes it. Runs of bytes that need
 /// no escape are copied whole: release records are megabytes of such text.
 pub fn write_string(out: &mut String, s: &str, escape_html: bool) {
+    let special = if escape_html { &SPECIAL_HTML } else { &SPECIAL };
     out.reserve(s.len() + 2);
     out.push('"');
     let bytes = s.as_bytes();
-    let (mut copied_to, mut i) = (0, 0);
-    while i < bytes.len() {
-        let plain = match bytes[i] {
-            b'"' | b'\\' | 0x00..=0x1f => false,
-            b'<' | b'>' | b'&' => !escape_html,
-            // The lead bytes of the only other characters written escaped:
-            // U+2028 and U+2029 (E2), and the code points that stand for
-            // bytes that are not UTF-8 (F4). Continuation bytes are below both.
-            0xE2 | 0xF4 => false,
-            _ => true,
-        };
-        if plain {
-            i += 1;
-            continue;
-        }
+    let mut copied_to = 0;
+    while let Some(n) = bytes[copied_to..].iter().position(|&b| special[b as usize]) {
+        let i = copied_to + n;
         out.push_str(&s[copied_to..i]);
         let c = s[i..].chars().next().expect("a character starts here");
         write_char(out, c, escape_html);
-        i += c.len_utf8();
-        copied_to = i;
+        copied_to = i + c.len_utf8();
     }
     out.push_str(&s[copied_to..]);
     out.push('"');
 }
+
+/// Bytes that may start a character Go escapes: quotes, backslashes,
+/// control characters, and the lead bytes of U+2028 and U+2029 (E2) and of
+/// the code points that stand for bytes that are not UTF-8 (F4); a
+/// character with such a lead byte may still be written as it is.
+/// Continuation bytes are below both lead bytes.
+const fn special_bytes(escape_html: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[0xE2] = true;
+    table[0xF4] = true;
+    if escape_html {
+        table[b'<' as usize] = true;
+        table[b'>' as usize] = true;
+        table[b'&' as usize] = true;
+    }
+    table
+}
+
+static SPECIAL: [bool; 256] = special_bytes(false);
+static SPECIAL_HTML: [bool; 256] = special_bytes(true);
 
 fn write_char(out: &mut String, c: char, escape_html: bool) {
     use std::fmt::Write;
