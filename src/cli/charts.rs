@@ -221,7 +221,8 @@ fn lock(a: &Args) -> Result<(), String> {
     if !failures.is_empty() {
         return Err(format!("{}\n(nothing written)", failures.join("\n")));
     }
-    let updated = crate::operator::model::catalog::lock_text(&text, &resolved, &images)?;
+    let updated = crate::operator::model::catalog::lock_text(&text, &resolved, &images)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     Catalog::parse(&updated, &path.display().to_string()).map_err(|e| e.to_string())?;
     if updated == text {
         println!("{}: every pin is current", path.display());

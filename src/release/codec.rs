@@ -21,14 +21,13 @@ pub fn encode(r: &Release) -> String {
     } else {
         &[flate2::Compression::default()]
     };
-    let mut compressed = Vec::new();
     for level in levels {
-        compressed = gzip(json.as_bytes(), *level);
+        let compressed = gzip(json.as_bytes(), *level);
         if compressed.len() < NEAR_SECRET_LIMIT {
             return base64::engine::general_purpose::STANDARD.encode(compressed);
         }
     }
-    compressed = gzip(json.as_bytes(), flate2::Compression::best());
+    let compressed = gzip(json.as_bytes(), flate2::Compression::best());
     base64::engine::general_purpose::STANDARD.encode(compressed)
 }
 

@@ -433,8 +433,8 @@ pub fn lock_text(
     text: &str,
     resolved: &BTreeMap<String, crate::oci::Resolved>,
     images: &BTreeMap<String, String>,
-) -> Result<String, String> {
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| format!("{e}"))?;
+) -> Result<String, toml_edit::TomlError> {
+    let mut doc: toml_edit::DocumentMut = text.parse()?;
     for section in ["capability", "workload"] {
         let Some(tables) = doc
             .get_mut(section)
