@@ -649,8 +649,9 @@ fn malformed_catalogs_never_panic_and_errors_name_the_file_line_and_column() {
             }
             Err(e) => {
                 refused += 1;
-                assert!(e.0.starts_with("catalog.toml"), "{what}\nerror: {e}");
-                if e.0.starts_with("catalog.toml:") {
+                let message = e.to_string();
+                assert!(message.starts_with("catalog.toml"), "{what}\nerror: {e}");
+                if message.starts_with("catalog.toml:") {
                     located += 1;
                 }
             }
