@@ -12,7 +12,8 @@ VERSION ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 KUBECTL ?= kubectl
 BUILDAH ?= buildah --storage-driver vfs
 TARGET := x86_64-unknown-linux-gnu
-BIN := target/$(TARGET)/release/navique-operator
+# The image profile: release without debug info (Cargo.toml).
+BIN := target/$(TARGET)/image/navique-operator
 # Where `charts pull` finds the pinned charts: empty for their upstream
 # registries, or mirror rules such as
 #   CHARTS_FLAGS="--registry-mirror quay.io=127.0.0.1:5000/quay.io --plain-http"
@@ -26,7 +27,7 @@ help:
 	@sed -n 's/^#   //p' Makefile
 
 static:
-	RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" cargo build --release --target $(TARGET) --bin navique-operator
+	RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" cargo build --profile image --target $(TARGET) --bin navique-operator
 	mkdir -p build
 	strip -o build/navique-operator $(BIN)
 
