@@ -12,6 +12,7 @@ pub mod cli;
 pub mod digest;
 pub mod gotmpl;
 pub mod goyaml;
+pub mod memory;
 pub mod oci;
 pub mod operator;
 pub mod packaging;

@@ -140,6 +140,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     let opts = run_options(a)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_park(crate::memory::on_park)
         .build()
         .map_err(|e| e.to_string())?;
     rt.block_on(async move {

@@ -115,7 +115,10 @@ async fn on_worker<T: Send + 'static>(
                 .enable_all()
                 .build()
                 .expect("tokio runtime");
-            let _ = tx.send(job(&rt));
+            let result = job(&rt);
+            drop(rt);
+            crate::memory::on_thread_end();
+            let _ = tx.send(result);
         })
         .map_err(Error::Worker)?;
     rx.await.map_err(|_| Error::WorkerStopped)
