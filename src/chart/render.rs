@@ -7,7 +7,7 @@ use super::values::{coalesce_values_for, process_dependencies};
 use super::Chart;
 use crate::gotmpl::exec::{Exec, LookupFn, Slot, TemplateSet};
 use crate::gotmpl::source::Source;
-use crate::value::{ListKind, Map, MapKind, Object, Value};
+use crate::value::{ListKind, Map, MapKind, MethodError, Object, Value};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -193,9 +193,12 @@ impl Object for KubeVersion {
     )> {
         Some((&[], None))
     }
-    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
+    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, MethodError> {
         if !args.is_empty() {
-            return Err(format!("wrong number of args: want 0 got {}", args.len()));
+            return Err(MethodError::ArgCount {
+                want: 0,
+                got: args.len(),
+            });
         }
         Ok(Value::str(if name == "String" {
             &self.normalized
@@ -250,17 +253,18 @@ impl Object for ApiVersions {
     )> {
         Some((&[crate::gotmpl::funcs::P::Str], None))
     }
-    fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, String> {
+    fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, MethodError> {
         match args.as_slice() {
             [Value::Str(s)] => Ok(Value::Bool(self.0.iter().any(|v| v.as_str() == &**s))),
-            [other] => Err(format!(
-                "wrong type for value; expected string; got {}",
-                other.type_name()
-            )),
-            _ => Err(format!(
-                "wrong number of args for Has: want 1 got {}",
-                args.len()
-            )),
+            [other] => Err(MethodError::WrongType {
+                expected: "string",
+                got: other.type_name(),
+            }),
+            _ => Err(MethodError::ArgCountOf {
+                method: "Has".to_string(),
+                want: 1,
+                got: args.len(),
+            }),
         }
     }
     fn format(&self) -> String {

@@ -754,7 +754,7 @@ impl<'s> Exec<'s> {
                             }
                             Err(self.make_error(Detail::Call {
                                 func: name.to_string(),
-                                cause: Box::new(Cause::Plain(e)),
+                                cause: Box::new(Cause::Plain(e.to_string())),
                             }))
                         }
                     };

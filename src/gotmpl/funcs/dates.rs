@@ -4,7 +4,7 @@
 //! embedded by chrono-tz. A zone Go cannot load is UTC, as Sprig falls back.
 
 use super::{arg_str, Registry, P};
-use crate::value::{Object, Value};
+use crate::value::{MethodError, Object, Value};
 use chrono::{
     DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Offset, TimeZone,
     Timelike, Utc,
@@ -170,7 +170,7 @@ impl Object for GoTime {
     fn has_method(&self, name: &str) -> bool {
         matches!(name, "Unix" | "Year" | "Format" | "UTC" | "String")
     }
-    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
+    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, MethodError> {
         match name {
             "Unix" => Ok(Value::Int64(self.t.timestamp())),
             "Year" => Ok(Value::Int(self.t.year() as i64)),
@@ -179,7 +179,7 @@ impl Object for GoTime {
             )),
             "UTC" => Ok(time_value(GoTime::at(self.t, Loc::Utc))),
             "String" => Ok(Value::string(self.format())),
-            _ => Err(format!("can't call method {name}")),
+            _ => Err(MethodError::Unknown(name.to_string())),
         }
     }
     fn format(&self) -> String {

@@ -2,7 +2,7 @@
 //! used by `semver`, `semverCompare` and chart `kubeVersion` checks.
 
 use super::{arg_str, FResult, Registry, P};
-use crate::value::{Object, Value};
+use crate::value::{MethodError, Object, Value};
 use std::cmp::Ordering;
 use std::rc::Rc;
 
@@ -447,19 +447,20 @@ impl Object for Version {
                 | "Equal"
         )
     }
-    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
-        let other = || -> Result<Version, String> {
+    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, MethodError> {
+        const VERSION: &str = "*semver.Version";
+        let other = || -> Result<Version, MethodError> {
             match args.first() {
                 Some(Value::Object(o)) => o
                     .as_any()
                     .downcast_ref::<Version>()
                     .cloned()
-                    .ok_or_else(|| "wrong type for value; expected *semver.Version".into()),
-                Some(v) => Err(format!(
-                    "wrong type for value; expected *semver.Version; got {}",
-                    v.type_name()
-                )),
-                None => Err("wrong number of args".into()),
+                    .ok_or(MethodError::NotA { expected: VERSION }),
+                Some(v) => Err(MethodError::WrongType {
+                    expected: VERSION,
+                    got: v.type_name(),
+                }),
+                None => Err(MethodError::NoArguments),
             }
         };
         Ok(match name {
@@ -474,7 +475,7 @@ impl Object for Version {
             "LessThan" => Value::Bool(self.compare(&other()?) == Ordering::Less),
             "GreaterThan" => Value::Bool(self.compare(&other()?) == Ordering::Greater),
             "Equal" => Value::Bool(self.compare(&other()?) == Ordering::Equal),
-            _ => return Err(format!("can't call method {name}")),
+            _ => return Err(MethodError::Unknown(name.to_string())),
         })
     }
     fn format(&self) -> String {
