@@ -39,7 +39,7 @@ impl Slot {
 }
 
 /// Callback for the `lookup` function against a live cluster.
-pub type LookupFn = dyn Fn(&str, &str, &str, &str) -> Result<Value, String>;
+pub type LookupFn = dyn Fn(&str, &str, &str, &str) -> Result<Value, funcs::LookupError>;
 
 /// A set of named templates sharing one namespace of definitions.
 #[derive(Default)]

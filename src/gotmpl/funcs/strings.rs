@@ -1095,7 +1095,21 @@ fn b32_decode(st: &str) -> Result<Vec<u8>, String> {
 
 // ---- regex ----
 
-fn compile(re: &str) -> Result<regex::Regex, String> {
+/// Why a template's regular expression did not compile: Go's own syntax
+/// check, or the regex engine's, reworded as Go's.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RegexCompileError {
+    #[error("error parsing regexp: {0}")]
+    Syntax(#[source] super::goregex::RegexError),
+    #[error("error parsing regexp: {go_text}")]
+    Engine {
+        go_text: String,
+        #[source]
+        source: regex::Error,
+    },
+}
+
+fn compile(re: &str) -> Result<regex::Regex, RegexCompileError> {
     // Charts call the same few patterns over and over: compile each once.
     thread_local! {
         static CACHE: std::cell::RefCell<std::collections::HashMap<String, regex::Regex>> = Default::default();
@@ -1103,10 +1117,11 @@ fn compile(re: &str) -> Result<regex::Regex, String> {
     if let Some(r) = CACHE.with(|c| c.borrow().get(re).cloned()) {
         return Ok(r);
     }
-    let translated =
-        super::goregex::translate(re).map_err(|e| format!("error parsing regexp: {e}"))?;
-    let r = regex::Regex::new(&translated)
-        .map_err(|e| format!("error parsing regexp: {}", regex_err_text(&e, re)))?;
+    let translated = super::goregex::translate(re).map_err(RegexCompileError::Syntax)?;
+    let r = regex::Regex::new(&translated).map_err(|e| RegexCompileError::Engine {
+        go_text: regex_err_text(&e, re),
+        source: e,
+    })?;
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
         if c.len() > 1024 {
@@ -1137,7 +1152,11 @@ fn regex_err_text(e: &regex::Error, re: &str) -> String {
     msg.lines().last().unwrap_or("").trim().to_string()
 }
 
-fn must<T>(r: Result<T, String>, panicky: bool, re: &str) -> Result<T, super::FuncError> {
+fn must<T>(
+    r: Result<T, RegexCompileError>,
+    panicky: bool,
+    re: &str,
+) -> Result<T, super::FuncError> {
     r.map_err(|e| {
         if panicky {
             super::FuncError::Msg(format!(
@@ -1146,7 +1165,7 @@ fn must<T>(r: Result<T, String>, panicky: bool, re: &str) -> Result<T, super::Fu
                 e
             ))
         } else {
-            super::FuncError::Msg(e)
+            super::FuncError::from(e)
         }
     })
 }
