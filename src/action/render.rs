@@ -98,10 +98,8 @@ pub fn render(req: Request) -> Result<Rendered, ActionError> {
         strict: false,
         skip_schema_validation: false,
     };
-    let mut rendered =
-        render_chart(req.chart, req.values, &opts).map_err(|e| ActionError::Invalid(e.0))?;
-    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())
-        .map_err(ActionError::Invalid)?;
+    let mut rendered = render_chart(req.chart, req.values, &opts)?;
+    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())?;
     let manifest = manifest_string(&sorted.manifests);
     let objects = parse_manifest(&manifest, req.namespace).map_err(ActionError::Invalid)?;
     let mut crd_src = Vec::new();

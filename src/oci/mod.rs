@@ -339,7 +339,7 @@ impl Registry {
         let data =
             std::fs::read(tarball).map_err(|e| OciError(format!("{}: {e}", tarball.display())))?;
         let chart = crate::chart::load::load_archive(&data)
-            .map_err(|e| OciError(format!("{}: {}", tarball.display(), e.0)))?;
+            .map_err(|e| OciError(format!("{}: {e}", tarball.display())))?;
         let meta = &chart.metadata;
         let mtime = std::fs::metadata(tarball)
             .and_then(|m| m.modified())
