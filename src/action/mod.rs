@@ -10,6 +10,7 @@ pub mod uninstall;
 pub mod upgrade;
 
 use crate::apply::client::Cluster;
+use crate::apply::objects::ObjectsError;
 use crate::apply::ApplyError;
 use crate::chart::manifest::ManifestError;
 use crate::chart::render::RenderError;
@@ -28,6 +29,8 @@ pub enum ActionError {
     Render(RenderError),
     /// A rendered document's head could not be read.
     Manifest(ManifestError),
+    /// A manifest (rendered or stored) does not read as objects.
+    Objects(ObjectsError),
     /// A hook's objects could not be created (Helm: "warning: Hook ... failed").
     HookCreate {
         event: String,
@@ -60,6 +63,7 @@ impl std::fmt::Display for ActionError {
             ActionError::Invalid(m) => write!(f, "{m}"),
             ActionError::Render(e) => write!(f, "{e}"),
             ActionError::Manifest(e) => write!(f, "{e}"),
+            ActionError::Objects(e) => write!(f, "{e}"),
             ActionError::HookCreate {
                 event,
                 path,
@@ -84,6 +88,7 @@ impl std::error::Error for ActionError {
             ActionError::Invalid(_) => None,
             ActionError::Render(e) => Some(e),
             ActionError::Manifest(e) => Some(e),
+            ActionError::Objects(e) => Some(e),
             ActionError::HookCreate { source, .. } => Some(source.as_ref()),
             ActionError::Hooks { source, .. } => Some(source.as_ref()),
         }
@@ -105,6 +110,12 @@ impl From<RenderError> for ActionError {
 impl From<ManifestError> for ActionError {
     fn from(e: ManifestError) -> Self {
         ActionError::Manifest(e)
+    }
+}
+
+impl From<ObjectsError> for ActionError {
+    fn from(e: ObjectsError) -> Self {
+        ActionError::Objects(e)
     }
 }
 

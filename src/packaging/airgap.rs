@@ -78,10 +78,10 @@ pub fn rendered_objects(
         objects.extend(rendered.objects.into_iter().map(|o| o.body));
         for hook in &rendered.hooks {
             let parsed = crate::apply::objects::parse_manifest(&hook.manifest, namespace).map_err(
-                |reason| PackagingError::Hook {
+                |source| PackagingError::Hook {
                     release: name.to_string(),
                     path: hook.path.clone(),
-                    reason,
+                    source,
                 },
             )?;
             objects.extend(parsed.into_iter().map(|o| o.body));

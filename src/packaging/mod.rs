@@ -27,12 +27,13 @@ pub enum PackagingError {
         #[source]
         source: ActionError,
     },
-    /// A hook's manifest does not parse (the parser's errors are text).
-    #[error("{release}: hook {path}: {reason}")]
+    /// A hook's manifest does not read as objects.
+    #[error("{release}: hook {path}: {source}")]
     Hook {
         release: String,
         path: String,
-        reason: String,
+        #[source]
+        source: crate::apply::objects::ObjectsError,
     },
     /// A rendered kind the RBAC table cannot name the resource of.
     #[error(
