@@ -20,10 +20,18 @@ use std::path::{Path, PathBuf};
 /// Why a registry operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum OciError {
-    /// A registry call failed or found what it must refuse, explained:
-    /// which reference, what the registry said, which credentials.
+    /// What a registry served (or a local file held) is refused:
+    /// which reference, and why.
     #[error("{0}")]
     Registry(String),
+    /// A registry call failed, explained: which reference, what the
+    /// registry said, and for a refusal which credentials were offered.
+    #[error("{explained}")]
+    Call {
+        explained: String,
+        #[source]
+        source: OciDistributionError,
+    },
     #[error("{0}")]
     Reference(#[from] reference::ReferenceError),
     #[error("{0}")]
@@ -211,7 +219,10 @@ impl Registry {
             OciDistributionError::DigestError(d) => format!("digest mismatch: {d}"),
             other => other.to_string(),
         };
-        OciError::Registry(format!("{what}: {said}"))
+        OciError::Call {
+            explained: format!("{what}: {said}"),
+            source: e,
+        }
     }
 
     /// The manifest of `reference`, its digest checked against its bytes.
