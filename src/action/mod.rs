@@ -14,6 +14,7 @@ use crate::apply::objects::ObjectsError;
 use crate::apply::ApplyError;
 use crate::chart::manifest::ManifestError;
 use crate::chart::render::RenderError;
+use crate::chart::DependencyError;
 use crate::release::storage::{Storage, StorageError};
 use crate::release::{Release, Status};
 use std::collections::BTreeMap;
@@ -25,6 +26,8 @@ pub enum ActionError {
     Apply(ApplyError),
     /// A refused request, in Helm's words.
     Invalid(String),
+    /// Chart.yaml names dependencies that charts/ lacks.
+    Dependencies(DependencyError),
     /// The chart did not render (values, schema, templates).
     Render(RenderError),
     /// A rendered document's head could not be read.
@@ -61,6 +64,7 @@ impl std::fmt::Display for ActionError {
             ActionError::Storage(e) => write!(f, "{e}"),
             ActionError::Apply(e) => write!(f, "{e}"),
             ActionError::Invalid(m) => write!(f, "{m}"),
+            ActionError::Dependencies(e) => write!(f, "{e}"),
             ActionError::Render(e) => write!(f, "{e}"),
             ActionError::Manifest(e) => write!(f, "{e}"),
             ActionError::Objects(e) => write!(f, "{e}"),
@@ -86,6 +90,7 @@ impl std::error::Error for ActionError {
             ActionError::Storage(e) => Some(e),
             ActionError::Apply(e) => Some(e),
             ActionError::Invalid(_) => None,
+            ActionError::Dependencies(e) => Some(e),
             ActionError::Render(e) => Some(e),
             ActionError::Manifest(e) => Some(e),
             ActionError::Objects(e) => Some(e),

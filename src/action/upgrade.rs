@@ -22,7 +22,7 @@ pub async fn upgrade(
         )));
     }
     crate::chart::check_dependencies(chart)
-        .map_err(|e| ActionError::Invalid(crate::chart::dependency_error(e).to_string()))?;
+        .map_err(|e| ActionError::Dependencies(crate::chart::DependencyError(e)))?;
     let mut history = ctx.storage.history(name).await?;
     if history.is_empty() || history.iter().all(|r| r.info.status == Status::Uninstalled) {
         if install {

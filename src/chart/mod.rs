@@ -87,10 +87,6 @@ pub struct MissingDependencies(pub Vec<String>);
 #[error("an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: {0}")]
 pub struct DependencyError(#[source] pub MissingDependencies);
 
-pub fn dependency_error(e: MissingDependencies) -> DependencyError {
-    DependencyError(e)
-}
-
 /// Helm's action.CheckDependencies, which `helm template`, `install` and
 /// `upgrade` run before rendering: every dependency Chart.yaml names (by
 /// name, whatever its alias, condition or tags) must be a chart under charts/.

@@ -126,7 +126,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         return Err("library charts are not installable".into());
     }
     crate::chart::check_dependencies(&chart)
-        .map_err(|e| crate::chart::dependency_error(e).to_string())?;
+        .map_err(|e| crate::chart::DependencyError(e).to_string())?;
     crate::chart::validate_release_name(&name).map_err(|e| {
         format!(
             "release name check failed: release name {}: {e}",
