@@ -139,11 +139,11 @@ fn compare(tarball: &Path, values: Option<(&str, &str)>) -> Option<usize> {
     let ours = render_chart(&loaded, &user, &opts);
     let helm = match (helm, ours) {
         (Err(want), Err(got)) => {
-            assert_eq!(got.0, want, "{label}: error");
+            assert_eq!(got.to_string(), want, "{label}: error");
             return Some(0);
         }
         (Err(want), Ok(_)) => panic!("{label}: Helm failed ({want}) and we rendered"),
-        (Ok(_), Err(got)) => panic!("{label}: we failed: {}", got.0),
+        (Ok(_), Err(got)) => panic!("{label}: we failed: {}", got),
         (Ok(helm), Ok(ours)) => (helm, ours),
     };
     let (helm, ours) = helm;

@@ -66,7 +66,7 @@ fn run_case(case: &Map) -> Result<(), String> {
         _ => Map::new(),
     };
     let got: Result<BTreeMap<String, String>, (bool, String)> = match load_files(list) {
-        Err(e) => Err((true, e.0)),
+        Err(e) => Err((true, e.to_string())),
         Ok(chart) => {
             let opts = RenderOptions {
                 release: ReleaseOptions {
@@ -91,7 +91,7 @@ fn run_case(case: &Map) -> Result<(), String> {
                         })
                         .collect()
                 })
-                .map_err(|e| (false, e.0));
+                .map_err(|e| (false, e.to_string()));
             navique_ai_core_operator::gotmpl::funcs::set_local_zone(None);
             out
         }
@@ -238,8 +238,9 @@ fn strvals_corpus() {
         };
         let expr = s(&c["expression"]);
         let mut m = Map::new();
-        let got =
-            parse_into(&expr, &mut m, mode).map(|_| json::encode(&Value::map(m), opts).unwrap());
+        let got = parse_into(&expr, &mut m, mode)
+            .map(|_| json::encode(&Value::map(m), opts).unwrap())
+            .map_err(|e| e.to_string());
         let want = match c.get("output") {
             Some(o) => Ok(json::encode(&json::decode(&s(o)).unwrap(), opts).unwrap()),
             None => Err(s(&c["error"])),

@@ -119,8 +119,7 @@ pub async fn run(
 }
 
 async fn hook_objects(ctx: &Context, hook: &Hook) -> Result<Vec<Object>, ActionError> {
-    let mut objects =
-        parse_manifest(&hook.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let mut objects = parse_manifest(&hook.manifest, &ctx.namespace)?;
     ctx.cluster.resolve_scopes(&mut objects).await?;
     Ok(objects)
 }

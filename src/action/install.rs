@@ -70,7 +70,7 @@ pub async fn install(
     values: &Map,
 ) -> Result<Release, ActionError> {
     crate::chart::check_dependencies(chart)
-        .map_err(|e| ActionError::Invalid(crate::chart::dependency_error(e)))?;
+        .map_err(|e| ActionError::Dependencies(crate::chart::DependencyError(e)))?;
     validate_name(name)?;
     let history = ctx.storage.history(name).await?;
     if history

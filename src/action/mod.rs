@@ -10,7 +10,11 @@ pub mod uninstall;
 pub mod upgrade;
 
 use crate::apply::client::Cluster;
+use crate::apply::objects::ObjectsError;
 use crate::apply::ApplyError;
+use crate::chart::manifest::ManifestError;
+use crate::chart::render::RenderError;
+use crate::chart::DependencyError;
 use crate::release::storage::{Storage, StorageError};
 use crate::release::{Release, Status};
 use std::collections::BTreeMap;
@@ -20,8 +24,16 @@ use std::time::Duration;
 pub enum ActionError {
     Storage(StorageError),
     Apply(ApplyError),
-    /// Rendering, values, or a refused request, in Helm's words.
+    /// A refused request, in Helm's words.
     Invalid(String),
+    /// Chart.yaml names dependencies that charts/ lacks.
+    Dependencies(DependencyError),
+    /// The chart did not render (values, schema, templates).
+    Render(RenderError),
+    /// A rendered document's head could not be read.
+    Manifest(ManifestError),
+    /// A manifest (rendered or stored) does not read as objects.
+    Objects(ObjectsError),
     /// A hook's objects could not be created (Helm: "warning: Hook ... failed").
     HookCreate {
         event: String,
@@ -52,6 +64,10 @@ impl std::fmt::Display for ActionError {
             ActionError::Storage(e) => write!(f, "{e}"),
             ActionError::Apply(e) => write!(f, "{e}"),
             ActionError::Invalid(m) => write!(f, "{m}"),
+            ActionError::Dependencies(e) => write!(f, "{e}"),
+            ActionError::Render(e) => write!(f, "{e}"),
+            ActionError::Manifest(e) => write!(f, "{e}"),
+            ActionError::Objects(e) => write!(f, "{e}"),
             ActionError::HookCreate {
                 event,
                 path,
@@ -74,6 +90,10 @@ impl std::error::Error for ActionError {
             ActionError::Storage(e) => Some(e),
             ActionError::Apply(e) => Some(e),
             ActionError::Invalid(_) => None,
+            ActionError::Dependencies(e) => Some(e),
+            ActionError::Render(e) => Some(e),
+            ActionError::Manifest(e) => Some(e),
+            ActionError::Objects(e) => Some(e),
             ActionError::HookCreate { source, .. } => Some(source.as_ref()),
             ActionError::Hooks { source, .. } => Some(source.as_ref()),
         }
@@ -83,6 +103,24 @@ impl std::error::Error for ActionError {
 impl From<StorageError> for ActionError {
     fn from(e: StorageError) -> Self {
         ActionError::Storage(e)
+    }
+}
+
+impl From<RenderError> for ActionError {
+    fn from(e: RenderError) -> Self {
+        ActionError::Render(e)
+    }
+}
+
+impl From<ManifestError> for ActionError {
+    fn from(e: ManifestError) -> Self {
+        ActionError::Manifest(e)
+    }
+}
+
+impl From<ObjectsError> for ActionError {
+    fn from(e: ObjectsError) -> Self {
+        ActionError::Objects(e)
     }
 }
 

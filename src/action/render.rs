@@ -98,17 +98,15 @@ pub fn render(req: Request) -> Result<Rendered, ActionError> {
         strict: false,
         skip_schema_validation: false,
     };
-    let mut rendered =
-        render_chart(req.chart, req.values, &opts).map_err(|e| ActionError::Invalid(e.0))?;
-    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())
-        .map_err(ActionError::Invalid)?;
+    let mut rendered = render_chart(req.chart, req.values, &opts)?;
+    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())?;
     let manifest = manifest_string(&sorted.manifests);
-    let objects = parse_manifest(&manifest, req.namespace).map_err(ActionError::Invalid)?;
+    let objects = parse_manifest(&manifest, req.namespace)?;
     let mut crd_src = Vec::new();
     crd_sources(&rendered.chart, None, &mut crd_src);
     let mut crds = Vec::new();
     for (_, text) in crd_src {
-        crds.extend(parse_manifest(&text, "").map_err(ActionError::Invalid)?);
+        crds.extend(parse_manifest(&text, "")?);
     }
     Ok(Rendered {
         manifest,

@@ -40,11 +40,9 @@ pub async fn rollback(ctx: &Context, name: &str, revision: i64) -> Result<Releas
     rel.info.first_deployed = current.info.first_deployed.clone();
     rel.info.deleted.clear();
     rel.apply_method = "ssa".into();
-    let mut objects =
-        parse_manifest(&target.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let mut objects = parse_manifest(&target.manifest, &ctx.namespace)?;
     ctx.cluster.resolve_scopes(&mut objects).await?;
-    let mut old =
-        parse_manifest(&current.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let mut old = parse_manifest(&current.manifest, &ctx.namespace)?;
     let _ = ctx.cluster.resolve_scopes(&mut old).await;
     ctx.storage.create(&rel).await?;
     match super::upgrade::deploy(ctx, &mut rel, &objects, &old, "rollback").await {

@@ -39,8 +39,7 @@ pub async fn uninstall(
     ctx.storage.update(&rel).await?;
     let timeout = ctx.timeout;
     run_hooks(ctx, &mut rel, "pre-delete", timeout).await?;
-    let mut objects =
-        parse_manifest(&rel.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let mut objects = parse_manifest(&rel.manifest, &ctx.namespace)?;
     let mut known = Vec::new();
     for o in objects.drain(..) {
         // Kinds the cluster no longer serves have nothing left to delete.

@@ -22,7 +22,7 @@ pub async fn upgrade(
         )));
     }
     crate::chart::check_dependencies(chart)
-        .map_err(|e| ActionError::Invalid(crate::chart::dependency_error(e)))?;
+        .map_err(|e| ActionError::Dependencies(crate::chart::DependencyError(e)))?;
     let mut history = ctx.storage.history(name).await?;
     if history.is_empty() || history.iter().all(|r| r.info.status == Status::Uninstalled) {
         if install {
@@ -74,8 +74,7 @@ pub async fn upgrade(
     super::install::install_crds(ctx, &rendered.crds).await?;
     let mut objects = rendered.objects;
     ctx.cluster.resolve_scopes(&mut objects).await?;
-    let mut old =
-        parse_manifest(&current.manifest, &ctx.namespace).map_err(ActionError::Invalid)?;
+    let mut old = parse_manifest(&current.manifest, &ctx.namespace)?;
     let _ = ctx.cluster.resolve_scopes(&mut old).await;
     let fresh: Vec<Object> = objects
         .iter()

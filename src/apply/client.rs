@@ -18,11 +18,35 @@ pub struct Cluster {
     cache: Mutex<HashMap<(String, String), (ApiResource, bool)>>,
 }
 
+/// Why no client could be made for a cluster.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// An explicit kubeconfig file does not read or parse.
+    #[error("kubeconfig {}: {source}", .path.display())]
+    Kubeconfig {
+        path: std::path::PathBuf,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    /// The kubeconfig holds no usable context, cluster or user.
+    #[error("{0}")]
+    Config(#[source] kube::config::KubeconfigError),
+    #[error("user agent {agent:?}: {source}")]
+    UserAgent {
+        agent: String,
+        #[source]
+        source: hyper::header::InvalidHeaderValue,
+    },
+    /// The configuration does not make a client (TLS, proxy, auth).
+    #[error("{0}")]
+    Client(#[source] kube::Error),
+}
+
 /// Client from an explicit kubeconfig (or KUBECONFIG / ~/.kube/config) and context.
 pub async fn connect(
     kubeconfig: Option<&Path>,
     context: Option<&str>,
-) -> Result<kube::Client, String> {
+) -> Result<kube::Client, ConnectError> {
     connect_as(kubeconfig, context, None).await
 }
 
@@ -32,9 +56,9 @@ pub async fn connect_as(
     kubeconfig: Option<&Path>,
     context: Option<&str>,
     agent: Option<&str>,
-) -> Result<kube::Client, String> {
+) -> Result<kube::Client, ConnectError> {
     let config = config_for(kubeconfig, context, agent).await?;
-    kube::Client::try_from(config).map_err(|e| e.to_string())
+    kube::Client::try_from(config).map_err(ConnectError::Client)
 }
 
 /// Sees every request a client sends, before it is sent (the operator
@@ -48,14 +72,14 @@ pub fn observed_client(
     config: kube::Config,
     observe: RequestObserver,
     timeout: Duration,
-) -> Result<kube::Client, String> {
+) -> Result<kube::Client, ConnectError> {
     let layer =
         tower::util::MapRequestLayer::new(move |req: hyper::Request<kube::client::Body>| {
             observe(req.method(), req.uri());
             req
         });
     Ok(kube::client::ClientBuilder::try_from(config)
-        .map_err(|e| e.to_string())?
+        .map_err(ConnectError::Client)?
         .with_layer(&tower::timeout::TimeoutLayer::new(timeout))
         .with_layer(&layer)
         // Retry needs a service it can clone; a buffer in front makes one.
@@ -140,27 +164,35 @@ pub async fn config_for(
     kubeconfig: Option<&Path>,
     context: Option<&str>,
     agent: Option<&str>,
-) -> Result<kube::Config, String> {
+) -> Result<kube::Config, ConnectError> {
     let options = kube::config::KubeConfigOptions {
         context: context.map(str::to_string),
         ..Default::default()
     };
     let config = match kubeconfig {
         Some(p) => {
-            let kc = kube::config::Kubeconfig::read_from(p)
-                .map_err(|e| format!("kubeconfig {}: {e}", p.display()))?;
+            let kc = kube::config::Kubeconfig::read_from(p).map_err(|source| {
+                ConnectError::Kubeconfig {
+                    path: p.to_path_buf(),
+                    source,
+                }
+            })?;
             kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(ConnectError::Config)?
         }
         None => kube::Config::from_kubeconfig(&options)
             .await
-            .map_err(|e| e.to_string())?,
+            .map_err(ConnectError::Config)?,
     };
     let mut config = config;
     if let Some(agent) = agent {
-        let value = hyper::header::HeaderValue::from_str(agent)
-            .map_err(|e| format!("user agent {agent:?}: {e}"))?;
+        let value = hyper::header::HeaderValue::from_str(agent).map_err(|source| {
+            ConnectError::UserAgent {
+                agent: agent.to_string(),
+                source,
+            }
+        })?;
         config.headers.push((hyper::header::USER_AGENT, value));
     }
     Ok(config)

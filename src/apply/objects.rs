@@ -3,6 +3,17 @@
 use crate::chart::manifest::split_documents;
 use serde_json::Value;
 
+/// Why a manifest does not read as objects, in Helm's words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ObjectsError {
+    /// The YAML parser's message (its errors are text for now).
+    #[error("error parsing manifest: {0}")]
+    Yaml(String),
+    /// A document without apiVersion or kind; holds the document.
+    #[error("error validating data: apiVersion and kind must be set in:\n{0}")]
+    NoKind(String),
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Object {
     pub api_version: String,
@@ -51,11 +62,10 @@ impl Object {
 /// YAML documents (a release manifest or rendered templates) to objects;
 /// `namespace` fills in objects that name none (cleared later for
 /// cluster-scoped kinds).
-pub fn parse_manifest(manifest: &str, namespace: &str) -> Result<Vec<Object>, String> {
+pub fn parse_manifest(manifest: &str, namespace: &str) -> Result<Vec<Object>, ObjectsError> {
     let mut out = Vec::new();
     for doc in split_documents(manifest) {
-        let map = crate::goyaml::parse_values(&doc)
-            .map_err(|e| format!("error parsing manifest: {}", e.msg))?;
+        let map = crate::goyaml::parse_values(&doc).map_err(|e| ObjectsError::Yaml(e.msg))?;
         if map.is_empty() {
             continue;
         }
@@ -68,9 +78,7 @@ pub fn parse_manifest(manifest: &str, namespace: &str) -> Result<Vec<Object>, St
         };
         let (api_version, kind, name) = (s("/apiVersion"), s("/kind"), s("/metadata/name"));
         if kind.is_empty() || api_version.is_empty() {
-            return Err(format!(
-                "error validating data: apiVersion and kind must be set in:\n{doc}"
-            ));
+            return Err(ObjectsError::NoKind(doc.to_string()));
         }
         let ns = s("/metadata/namespace");
         out.push(Object {

@@ -1,6 +1,6 @@
 //! `.Files`: a chart's non-template files with Helm's accessor methods.
 
-use crate::value::{ListKind, Map, Object, Value};
+use crate::value::{ListKind, Map, MethodError, Object, Value};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -189,24 +189,25 @@ impl Object for Files {
             _ => (&[P::Str], None),
         })
     }
-    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
+    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, MethodError> {
         let want = match name {
             "AsConfig" | "AsSecrets" => 0,
             _ => 1,
         };
         if args.len() != want {
-            return Err(format!(
-                "wrong number of args for {name}: want {want} got {}",
-                args.len()
-            ));
+            return Err(MethodError::ArgCountOf {
+                method: name.to_string(),
+                want,
+                got: args.len(),
+            });
         }
-        let arg = || -> Result<String, String> {
+        let arg = || -> Result<String, MethodError> {
             match &args[0] {
                 Value::Str(s) => Ok(s.to_string()),
-                other => Err(format!(
-                    "wrong type for value; expected string; got {}",
-                    other.type_name()
-                )),
+                other => Err(MethodError::WrongType {
+                    expected: "string",
+                    got: other.type_name(),
+                }),
             }
         };
         Ok(match name {
@@ -262,7 +263,7 @@ impl Object for Files {
                 )
                 .into()
             }
-            _ => return Err(format!("can't call method {name}")),
+            _ => return Err(MethodError::Unknown(name.to_string())),
         })
     }
     fn format(&self) -> String {

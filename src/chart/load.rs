@@ -1,43 +1,66 @@
 //! Loading a chart from a directory or a gzipped tarball, with Helm's
 //! classification of files and its safety checks on archives.
 
-use super::metadata::{parse_dependencies, Metadata};
+use super::metadata::{parse_dependencies, Metadata, MetadataError};
 use super::{Chart, File};
 use crate::goyaml::parse::parse_first_document;
-use std::fmt;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Helm's limit on the decompressed size of a chart archive.
 pub const MAX_DECOMPRESSED_CHART_SIZE: u64 = 100 * 1024 * 1024;
 /// Helm's limit on one file inside an archive.
 pub const MAX_DECOMPRESSED_FILE_SIZE: u64 = 5 * 1024 * 1024;
 
-#[derive(Debug, Clone)]
-pub struct LoadError(pub String);
+/// Why a chart could not be loaded, in Helm's words; a file system error,
+/// a Chart.yaml error and a subchart's error stay reachable as sources.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The archive or the chart's layout is refused.
+    #[error("{0}")]
+    Invalid(String),
+    /// A file or directory could not be read.
+    #[error("{}: {}", .path.display(), io_msg(.source))]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Metadata(#[source] MetadataError),
+    /// values.yaml does not parse (the YAML parser's errors are text).
+    #[error("cannot load values.yaml: {0}")]
+    Values(String),
+    #[error("error unpacking subchart {name} in {parent}: {source}")]
+    Subchart {
+        name: String,
+        parent: String,
+        #[source]
+        source: Box<LoadError>,
+    },
+}
 
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
+impl LoadError {
+    fn io(path: &Path, source: std::io::Error) -> LoadError {
+        LoadError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
     }
 }
 
-impl std::error::Error for LoadError {}
-
 fn err<T>(msg: impl Into<String>) -> Result<T, LoadError> {
-    Err(LoadError(msg.into()))
+    Err(LoadError::Invalid(msg.into()))
 }
 
 /// Load a chart from a directory or a `.tgz` file.
 pub fn load_chart(path: &Path) -> Result<Chart, LoadError> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| LoadError(format!("{}: {}", path.display(), io_msg(&e))))?;
+    let meta = std::fs::metadata(path).map_err(|e| LoadError::io(path, e))?;
     if meta.is_dir() {
         let files = read_dir_files(path)?;
         load_files(files)
     } else {
-        let data = std::fs::read(path)
-            .map_err(|e| LoadError(format!("{}: {}", path.display(), io_msg(&e))))?;
+        let data = std::fs::read(path).map_err(|e| LoadError::io(path, e))?;
         ensure_archive(&path.display().to_string(), &data)?;
         load_archive(&data)
     }
@@ -212,7 +235,7 @@ fn read_dir_files(root: &Path) -> Result<Vec<File>, LoadError> {
         out: &mut Vec<File>,
     ) -> Result<(), LoadError> {
         let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .map_err(|e| LoadError(format!("{}: {}", dir.display(), io_msg(&e))))?
+            .map_err(|e| LoadError::io(dir, e))?
             .filter_map(|e| e.ok())
             .collect();
         entries.sort_by_key(|e| e.file_name());
@@ -223,8 +246,7 @@ fn read_dir_files(root: &Path) -> Result<Vec<File>, LoadError> {
                 .unwrap()
                 .to_string_lossy()
                 .replace('\\', "/");
-            let md = std::fs::metadata(&p)
-                .map_err(|e| LoadError(format!("{}: {}", p.display(), io_msg(&e))))?;
+            let md = std::fs::metadata(&p).map_err(|e| LoadError::io(&p, e))?;
             if md.is_dir() {
                 if ignored(rules, &rel, true) {
                     continue;
@@ -246,8 +268,7 @@ fn read_dir_files(root: &Path) -> Result<Vec<File>, LoadError> {
                         rel, MAX_DECOMPRESSED_FILE_SIZE
                     ));
                 }
-                let data = std::fs::read(&p)
-                    .map_err(|e| LoadError(format!("{}: {}", p.display(), io_msg(&e))))?;
+                let data = std::fs::read(&p).map_err(|e| LoadError::io(&p, e))?;
                 out.push(File::new(rel, data));
             }
         }
@@ -478,7 +499,7 @@ fn inflate_fast(data: &[u8]) -> Result<Vec<u8>, LoadError> {
 /// Decompress a gzip member into a buffer sized from its trailer, enforcing
 /// Helm's size limit and checking the CRC.
 fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
-    let bad = || LoadError("gzip: invalid header".into());
+    let bad = || LoadError::Invalid("gzip: invalid header".into());
     if data.len() < 18 || data[2] != 8 {
         return Err(bad());
     }
@@ -528,7 +549,7 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
                 &mut out,
                 flate2::FlushDecompress::None,
             )
-            .map_err(|_| LoadError("gzip: invalid header".into()))?;
+            .map_err(|_| LoadError::Invalid("gzip: invalid header".into()))?;
         if out.len() > limit {
             return err(format!(
                 "decompressed chart is larger than the maximum size {}",
@@ -550,7 +571,7 @@ fn gunzip(data: &[u8]) -> Result<Vec<u8>, LoadError> {
     let end = i + d.total_in() as usize;
     let trailer = data
         .get(end..end + 8)
-        .ok_or_else(|| LoadError("unexpected EOF".into()))?;
+        .ok_or_else(|| LoadError::Invalid("unexpected EOF".into()))?;
     let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     let mut h = crc32fast::Hasher::new();
     h.update(&out);
@@ -595,14 +616,13 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
         if name == "Chart.yaml" {
             have_chart_yaml = true;
             let text = utf8_text(&f.data);
-            chart.metadata = Metadata::parse(&text).map_err(LoadError)?;
+            chart.metadata = Metadata::parse(&text).map_err(LoadError::Metadata)?;
             if chart.metadata.api_version.is_empty() {
                 chart.metadata.api_version = "v1".into();
             }
         } else if name == "values.yaml" {
             let text = utf8_text(&f.data);
-            chart.values = crate::goyaml::load_values(&text)
-                .map_err(|e| LoadError(format!("cannot load values.yaml: {e}")))?;
+            chart.values = crate::goyaml::load_values(&text).map_err(LoadError::Values)?;
         } else if name == "values.schema.json" {
             chart.schema = Some(f.data);
         } else if name == "Chart.lock" {
@@ -663,23 +683,18 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
             }
         }
     }
-    chart.metadata.validate().map_err(LoadError)?;
+    chart.metadata.validate().map_err(LoadError::Metadata)?;
+    let in_subchart = |name: String, e: LoadError| LoadError::Subchart {
+        name,
+        parent: chart.metadata.name.clone(),
+        source: Box::new(e),
+    };
     for (dir, files) in subcharts {
-        let sub = load_files(files).map_err(|e| {
-            LoadError(format!(
-                "error unpacking subchart {dir} in {}: {}",
-                chart.metadata.name, e.0
-            ))
-        })?;
+        let sub = load_files(files).map_err(|e| in_subchart(dir, e))?;
         chart.dependencies.push(sub);
     }
     for (file, data) in sub_archives {
-        let sub = load_archive(&data).map_err(|e| {
-            LoadError(format!(
-                "error unpacking subchart {file} in {}: {}",
-                chart.metadata.name, e.0
-            ))
-        })?;
+        let sub = load_archive(&data).map_err(|e| in_subchart(file, e))?;
         chart.dependencies.push(sub);
     }
     if chart.is_library() {
@@ -692,4 +707,59 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
         });
     }
     Ok(chart)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn a_load_error_keeps_helms_words_and_its_cause() {
+        let missing = Path::new("/nonexistent/navique-chart");
+        let e = load_chart(missing).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/nonexistent/navique-chart: no such file or directory"
+        );
+        let cause = e.source().expect("the I/O error is kept");
+        let io = cause
+            .downcast_ref::<std::io::Error>()
+            .expect("an io::Error");
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+
+        // A subchart's refused Chart.yaml: parent's words, then the
+        // subchart's, with each link reachable.
+        let files = vec![
+            File::new(
+                "Chart.yaml",
+                b"apiVersion: v2\nname: parent\nversion: 1.0.0\n".to_vec(),
+            ),
+            File::new(
+                "charts/sub/Chart.yaml",
+                b"apiVersion: v2\nname: sub\n".to_vec(),
+            ),
+        ];
+        let e = load_files(files).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "error unpacking subchart sub in parent: validation: chart.metadata.version is required"
+        );
+        let mut chain = Vec::new();
+        let mut link = e.source();
+        while let Some(cause) = link {
+            chain.push(cause.to_string());
+            link = cause.source();
+            if link.is_none() {
+                assert_eq!(
+                    cause.downcast_ref::<MetadataError>(),
+                    Some(&MetadataError::VersionRequired),
+                    "the chain ends in the metadata error"
+                );
+            }
+        }
+        // The subchart's own error (boxed), then the metadata error.
+        assert_eq!(chain.len(), 2, "{chain:?}");
+        assert_eq!(chain[0], "validation: chart.metadata.version is required");
+    }
 }

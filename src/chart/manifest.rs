@@ -203,23 +203,54 @@ fn document_ranges(file: &str) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// A rendered document Helm cannot read the head (apiVersion, kind,
+/// metadata) of, in Helm's words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("YAML parse error on {path}: {reason}")]
+pub struct ManifestError {
+    /// The template the document came from.
+    pub path: String,
+    #[source]
+    pub reason: HeadError,
+}
+
+/// Why a document's head could not be read: sigs.k8s.io/yaml's YAML to
+/// JSON step, then encoding/json's decoding into Helm's SimpleHead (each
+/// variant holds the JSON kind found).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HeadError {
+    /// The YAML parser's message (its errors are text for now).
+    #[error("error converting YAML to JSON: {0}")]
+    Syntax(String),
+    /// The YAML to JSON conversion's own message.
+    #[error("{0}")]
+    ToJson(String),
+    #[error("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {kind} into Go struct field {field} of type string")]
+    NotAString {
+        kind: &'static str,
+        field: &'static str,
+    },
+    #[error("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {0} into Go struct field .metadata.annotations of type map[string]string")]
+    AnnotationsNotAMap(&'static str),
+    #[error("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {0} into Go struct field SimpleHead.metadata of type struct {{ Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }}")]
+    MetadataNotAStruct(&'static str),
+    #[error("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {0} into Go value of type util.SimpleHead")]
+    NotAnObject(&'static str),
+}
+
 /// Read the head of a document from the parser's event stream without
 /// building the tree (manifests can be megabytes of CRD schema). Returns
 /// `Ok(None)` for the rare shapes (aliases, merge keys) the full decoder
 /// must handle.
-fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
+fn head_streaming(doc: &str) -> Result<Option<Head>, HeadError> {
     use crate::goyaml::parse::{scalar, scan_err};
     use crate::goyaml::resolve::Scalar;
     use yaml_rust2::parser::{Event, Parser};
-    let wrap = |m: String| format!("YAML parse error on {path}: {m}");
     let mut p = Parser::new_from_str(doc);
-    let mut next = || -> Result<Event, String> {
-        p.next_token().map(|(e, _)| e).map_err(|e| {
-            wrap(format!(
-                "error converting YAML to JSON: {}",
-                scan_err(&e, doc).msg
-            ))
-        })
+    let mut next = || -> Result<Event, HeadError> {
+        p.next_token()
+            .map(|(e, _)| e)
+            .map_err(|e| HeadError::Syntax(scan_err(&e, doc).msg))
     };
     enum Step {
         Value(Scalar),
@@ -238,7 +269,7 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
         }
     }
     // Consume the rest of a collection whose start was already read.
-    fn skip(next: &mut dyn FnMut() -> Result<Event, String>) -> Result<(), String> {
+    fn skip(next: &mut dyn FnMut() -> Result<Event, HeadError>) -> Result<(), HeadError> {
         let mut depth = 1;
         while depth > 0 {
             match next()? {
@@ -255,7 +286,7 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
         Scalar::Int(_) | Scalar::Uint(_) | Scalar::Float(_) => "number",
         _ => "string",
     };
-    let field = |s: Scalar, name: &str| -> Result<String, String> {
+    let field = |s: Scalar, field: &'static str| -> Result<String, HeadError> {
         match s {
             Scalar::Str(x) | Scalar::Timestamp(x) => Ok(x),
             Scalar::Null => Ok(String::new()),
@@ -265,11 +296,10 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
             Scalar::Int(i) => Ok(i.to_string()),
             Scalar::Uint(u) => Ok(u.to_string()),
             Scalar::Float(f) => Ok(go_float_text(f)),
-            other => Err(wrap(format!(
-                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {} of type string",
-                kind_name(&other),
-                name
-            ))),
+            other => Err(HeadError::NotAString {
+                kind: kind_name(&other),
+                field,
+            }),
         }
     };
     let mut h = Head::default();
@@ -355,11 +385,16 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
     Ok(Some(h))
 }
 
-fn head_of(doc: &str, path: &str) -> Result<Head, String> {
-    if let Some(h) = head_streaming(doc, path)? {
-        return Ok(h);
-    }
-    head_full(doc, path)
+fn head_of(doc: &str, path: &str) -> Result<Head, ManifestError> {
+    let head = match head_streaming(doc) {
+        Ok(Some(h)) => Ok(h),
+        Ok(None) => head_full(doc),
+        Err(e) => Err(e),
+    };
+    head.map_err(|reason| ManifestError {
+        path: path.to_string(),
+        reason,
+    })
 }
 
 /// strconv.FormatFloat(f, 'g', -1, 64), as sigs.k8s.io/yaml writes a float
@@ -378,20 +413,18 @@ fn go_float_text(f: f64) -> String {
     crate::value::float::format_float_g(f)
 }
 
-fn head_full(doc: &str, path: &str) -> Result<Head, String> {
-    let wrap = |m: String| format!("YAML parse error on {path}: {m}");
-    let first = parse_first_document(doc)
-        .map_err(|e| wrap(format!("error converting YAML to JSON: {}", e.msg)))?;
+fn head_full(doc: &str) -> Result<Head, HeadError> {
+    let first = parse_first_document(doc).map_err(|e| HeadError::Syntax(e.msg))?;
     let Some(first) = first else {
         return Ok(Head::default());
     };
-    let v = to_json(&first).map_err(|e| wrap(e.msg))?;
+    let v = to_json(&first).map_err(|e| HeadError::ToJson(e.msg))?;
     let mut h = Head::default();
     match &v {
         Value::Nil => return Ok(h),
         Value::Map(m, _) => {
             let m = m.borrow();
-            let field_str = |v: Option<&Value>, field: &str| -> Result<String, String> {
+            let field_str = |v: Option<&Value>, field: &'static str| -> Result<String, HeadError> {
                 match v {
                     None | Some(Value::Nil) => Ok(String::new()),
                     Some(Value::Str(s)) => Ok(s.to_string()),
@@ -401,11 +434,10 @@ fn head_full(doc: &str, path: &str) -> Result<Head, String> {
                     Some(Value::Int(i) | Value::Int64(i)) => Ok(i.to_string()),
                     Some(Value::Uint64(u)) => Ok(u.to_string()),
                     Some(Value::Float(f)) => Ok(go_float_text(*f)),
-                    Some(other) => Err(wrap(format!(
-                        "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field {} of type string",
-                        crate::goyaml::parse::json_kind(other),
-                        field
-                    ))),
+                    Some(other) => Err(HeadError::NotAString {
+                        kind: crate::goyaml::parse::json_kind(other),
+                        field,
+                    }),
                 }
             };
             h.api_version = field_str(m.get("apiVersion"), "SimpleHead.apiVersion")?;
@@ -415,34 +447,35 @@ fn head_full(doc: &str, path: &str) -> Result<Head, String> {
                 Some(Value::Map(md, _)) => {
                     let md = md.borrow();
                     h.name = field_str(md.get("name"), ".metadata.name")?;
-                    h.namespace = field_str(md.get("namespace"), ".metadata.namespace").unwrap_or_default();
+                    h.namespace =
+                        field_str(md.get("namespace"), ".metadata.namespace").unwrap_or_default();
                     match md.get("annotations") {
                         None | Some(Value::Nil) => {}
                         Some(Value::Map(an, _)) => {
                             for (k, v) in an.borrow().iter() {
-                                h.annotations.insert(k.clone(), field_str(Some(v), ".metadata.annotations")?);
+                                h.annotations.insert(
+                                    k.clone(),
+                                    field_str(Some(v), ".metadata.annotations")?,
+                                );
                             }
                         }
                         Some(other) => {
-                            return Err(wrap(format!(
-                                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field .metadata.annotations of type map[string]string",
-                                crate::goyaml::parse::json_kind(other)
-                            )))
+                            return Err(HeadError::AnnotationsNotAMap(
+                                crate::goyaml::parse::json_kind(other),
+                            ))
                         }
                     }
                 }
                 Some(other) => {
-                    return Err(wrap(format!(
-                        "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go struct field SimpleHead.metadata of type struct {{ Name string \"json:\\\"name\\\"\"; Annotations map[string]string \"json:\\\"annotations\\\"\" }}",
-                        crate::goyaml::parse::json_kind(other)
-                    )))
+                    return Err(HeadError::MetadataNotAStruct(
+                        crate::goyaml::parse::json_kind(other),
+                    ))
                 }
             }
         }
         other => {
-            return Err(wrap(format!(
-                "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {} into Go value of type util.SimpleHead",
-                crate::goyaml::parse::json_kind(other)
+            return Err(HeadError::NotAnObject(crate::goyaml::parse::json_kind(
+                other,
             )))
         }
     }
@@ -472,7 +505,10 @@ pub struct Sorted {
 }
 
 /// Helm's SortManifests over rendered files (NOTES taken out first).
-pub fn sort_manifests(files: BTreeMap<String, String>, root_chart: &str) -> Result<Sorted, String> {
+pub fn sort_manifests(
+    files: BTreeMap<String, String>,
+    root_chart: &str,
+) -> Result<Sorted, ManifestError> {
     let mut manifests = Vec::new();
     let mut hooks = Vec::new();
     let mut notes = String::new();
@@ -509,9 +545,10 @@ pub fn sort_manifests(files: BTreeMap<String, String>, root_chart: &str) -> Resu
             if let Some(p) =
                 crate::value::gostr::yaml_reader_error(&crate::value::gostr::to_bytes(&doc))
             {
-                return Err(format!(
-                    "YAML parse error on {path}: error converting YAML to JSON: yaml: {p}"
-                ));
+                return Err(ManifestError {
+                    path,
+                    reason: HeadError::Syntax(format!("yaml: {p}")),
+                });
             }
         }
         let head = head?;
@@ -580,7 +617,7 @@ pub fn sort_manifests(files: BTreeMap<String, String>, root_chart: &str) -> Resu
 
 /// Parse the heads of all documents, on two threads when there is a lot
 /// of YAML (CRD-heavy charts): each document is independent.
-fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, String>> {
+fn heads_of(docs: &[(String, String)]) -> Vec<Result<Head, ManifestError>> {
     let total: usize = docs.iter().map(|(_, d)| d.len()).sum();
     if total < 16 * 1024 || docs.len() < 2 {
         return docs.iter().map(|(p, d)| head_of(d, p)).collect();

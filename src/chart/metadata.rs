@@ -1,6 +1,7 @@
 //! Chart.yaml, decoded as sigs.k8s.io/yaml decodes it into Helm's
 //! Metadata struct (scalars in string fields become their text).
 
+use crate::gotmpl::format::quote_go;
 use crate::goyaml::parse::{parse_first_document, Node};
 use crate::goyaml::resolve::Scalar;
 use crate::value::{ListKind, Map, MapKind, Value};
@@ -148,14 +149,35 @@ pub fn parse_dependencies(n: &Node) -> Vec<Dependency> {
         .collect()
 }
 
+/// Why Chart.yaml could not be read or its metadata is refused, in the
+/// words of Helm's loader and its Metadata.Validate.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MetadataError {
+    /// The YAML parser's message (goyaml's errors are text for now).
+    #[error("cannot load Chart.yaml: error converting YAML to JSON: {0}")]
+    Yaml(String),
+    #[error("validation: chart.metadata.name is required")]
+    NameRequired,
+    #[error("validation: chart.metadata.name {} is not allowed", quote_go(.0))]
+    NameNotAllowed(String),
+    /// A name that is not its own base name (it holds a '/').
+    #[error("validation: chart.metadata.name {} is invalid", quote_go(.0))]
+    NameInvalid(String),
+    #[error("validation: chart.metadata.version is required")]
+    VersionRequired,
+    #[error("validation: chart.metadata.version {} is invalid", quote_go(.0))]
+    VersionInvalid(String),
+    #[error("validation: chart.metadata.type must be application or library")]
+    TypeInvalid,
+    #[error("validation: dependency {} has disallowed characters in the alias", quote_go(.0))]
+    AliasDisallowed(String),
+    #[error("validation: more than one dependency with name or alias {}", quote_go(.0))]
+    DuplicateDependency(String),
+}
+
 impl Metadata {
-    pub fn parse(text: &str) -> Result<Metadata, String> {
-        let doc = parse_first_document(text).map_err(|e| {
-            format!(
-                "cannot load Chart.yaml: error converting YAML to JSON: {}",
-                e.msg
-            )
-        })?;
+    pub fn parse(text: &str) -> Result<Metadata, MetadataError> {
+        let doc = parse_first_document(text).map_err(|e| MetadataError::Yaml(e.msg))?;
         let mut m = Metadata::default();
         let Some(doc) = doc else {
             return Ok(m);
@@ -213,18 +235,15 @@ impl Metadata {
         Ok(m)
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), MetadataError> {
         if self.api_version.is_empty() {
             // Missing apiVersion is treated as v1 by the loader.
         }
         if self.name.is_empty() {
-            return Err("validation: chart.metadata.name is required".into());
+            return Err(MetadataError::NameRequired);
         }
         if self.name == "." || self.name == ".." {
-            return Err(format!(
-                "validation: chart.metadata.name {} is not allowed",
-                crate::gotmpl::format::quote_go(&self.name)
-            ));
+            return Err(MetadataError::NameNotAllowed(self.name.clone()));
         }
         // name != filepath.Base(name): on Linux only '/' separates.
         let base = {
@@ -236,22 +255,16 @@ impl Metadata {
             }
         };
         if base != self.name {
-            return Err(format!(
-                "validation: chart.metadata.name {} is invalid",
-                crate::gotmpl::format::quote_go(&self.name)
-            ));
+            return Err(MetadataError::NameInvalid(self.name.clone()));
         }
         if self.version.is_empty() {
-            return Err("validation: chart.metadata.version is required".into());
+            return Err(MetadataError::VersionRequired);
         }
         if crate::gotmpl::funcs::semver::Version::parse(&self.version).is_err() {
-            return Err(format!(
-                "validation: chart.metadata.version {} is invalid",
-                crate::gotmpl::format::quote_go(&self.version)
-            ));
+            return Err(MetadataError::VersionInvalid(self.version.clone()));
         }
         if !matches!(self.chart_type.as_str(), "" | "application" | "library") {
-            return Err("validation: chart.metadata.type must be application or library".into());
+            return Err(MetadataError::TypeInvalid);
         }
         let mut seen = std::collections::HashSet::new();
         for d in &self.dependencies {
@@ -261,15 +274,11 @@ impl Metadata {
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             {
-                return Err(format!(
-                    "validation: dependency {} has disallowed characters in the alias",
-                    crate::gotmpl::format::quote_go(&d.name)
-                ));
+                return Err(MetadataError::AliasDisallowed(d.name.clone()));
             }
             if !seen.insert(d.effective_name().to_string()) {
-                return Err(format!(
-                    "validation: more than one dependency with name or alias {}",
-                    crate::gotmpl::format::quote_go(d.effective_name())
+                return Err(MetadataError::DuplicateDependency(
+                    d.effective_name().to_string(),
                 ));
             }
         }

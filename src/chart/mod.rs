@@ -52,9 +52,9 @@ pub struct Chart {
 /// Helm's chartutil.ValidateReleaseName: at most 53 bytes matching
 /// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`;
 /// the error is Helm's text.
-pub fn validate_release_name(name: &str) -> Result<(), String> {
+pub fn validate_release_name(name: &str) -> Result<(), ReleaseNameError> {
     if name.is_empty() {
-        return Err("no name provided".into());
+        return Err(ReleaseNameError::Empty);
     }
     let label_ok = |l: &str| {
         let b = l.as_bytes();
@@ -62,35 +62,46 @@ pub fn validate_release_name(name: &str) -> Result<(), String> {
         !b.is_empty() && an(&b[0]) && an(&b[b.len() - 1]) && b.iter().all(|c| an(c) || *c == b'-')
     };
     if name.len() > 53 || !name.split('.').all(label_ok) {
-        return Err("invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53".into());
+        return Err(ReleaseNameError::Invalid);
     }
     Ok(())
 }
 
+/// Why a release name is refused, in Helm's words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReleaseNameError {
+    #[error("no name provided")]
+    Empty,
+    #[error("invalid release name, must match regex ^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$ and the length must not be longer than 53")]
+    Invalid,
+}
+
+/// The dependencies Chart.yaml names that charts/ lacks, by name.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("found in Chart.yaml, but missing in charts/ directory: {}", .0.join(", "))]
+pub struct MissingDependencies(pub Vec<String>);
+
 /// How `helm template`, `install` and `upgrade` report what
 /// [`check_dependencies`] found missing.
-pub fn dependency_error(e: String) -> String {
-    format!("an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: {e}")
-}
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: {0}")]
+pub struct DependencyError(#[source] pub MissingDependencies);
 
 /// Helm's action.CheckDependencies, which `helm template`, `install` and
 /// `upgrade` run before rendering: every dependency Chart.yaml names (by
 /// name, whatever its alias, condition or tags) must be a chart under charts/.
-pub fn check_dependencies(c: &Chart) -> Result<(), String> {
-    let missing: Vec<&str> = c
+pub fn check_dependencies(c: &Chart) -> Result<(), MissingDependencies> {
+    let missing: Vec<String> = c
         .metadata
         .dependencies
         .iter()
         .filter(|d| !c.dependencies.iter().any(|s| s.name() == d.name))
-        .map(|d| d.name.as_str())
+        .map(|d| d.name.clone())
         .collect();
     if missing.is_empty() {
         return Ok(());
     }
-    Err(format!(
-        "found in Chart.yaml, but missing in charts/ directory: {}",
-        missing.join(", ")
-    ))
+    Err(MissingDependencies(missing))
 }
 
 impl Chart {

@@ -3,11 +3,13 @@
 //! loop (parse every template into one set, execute each non-partial).
 
 use super::files::Files;
-use super::values::{coalesce_values_for, process_dependencies};
+use super::schema::SchemaError;
+use super::values::{coalesce_values_for, process_dependencies, ValuesError};
 use super::Chart;
 use crate::gotmpl::exec::{Exec, LookupFn, Slot, TemplateSet};
+use crate::gotmpl::format::quote_go;
 use crate::gotmpl::source::Source;
-use crate::value::{ListKind, Map, MapKind, Object, Value};
+use crate::value::{ListKind, Map, MapKind, MethodError, Object, Value};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -85,8 +87,11 @@ impl KubeVersion {
     /// Helm's common.ParseKubeVersion, on Kubernetes' version.ParseGeneric:
     /// `^\s*v?([0-9]+(?:\.[0-9]+)*)(.*)*$`, at least two components, the
     /// first without a leading zero, anything after the numbers ignored.
-    pub fn parse(s: &str) -> Result<KubeVersion, String> {
-        let wrap = |e: String| format!("invalid kube version '{s}': {e}");
+    pub fn parse(s: &str) -> Result<KubeVersion, KubeVersionError> {
+        let wrap = |reason: GenericVersionError| KubeVersionError {
+            input: s.to_string(),
+            reason,
+        };
         let t = s.trim_start_matches(|c: char| matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' '));
         let t = t.strip_prefix('v').unwrap_or(t);
         let bytes = t.as_bytes();
@@ -96,10 +101,7 @@ impl KubeVersion {
             end += 1;
         }
         if end == 0 {
-            return Err(wrap(format!(
-                "could not parse {} as version",
-                crate::gotmpl::format::quote_go(s)
-            )));
+            return Err(wrap(GenericVersionError::Unparsable(s.to_string())));
         }
         loop {
             if end + 1 < bytes.len() && bytes[end] == b'.' && bytes[end + 1].is_ascii_digit() {
@@ -113,34 +115,25 @@ impl KubeVersion {
         }
         // `(.*)*$` without (?s): the rest may not hold a newline.
         if t[end..].contains('\n') {
-            return Err(wrap(format!(
-                "could not parse {} as version",
-                crate::gotmpl::format::quote_go(s)
-            )));
+            return Err(wrap(GenericVersionError::Unparsable(s.to_string())));
         }
         let comps: Vec<&str> = t[..end].split('.').collect();
         if comps.len() < 2 {
-            return Err(wrap(format!(
-                "illegal version string {}",
-                crate::gotmpl::format::quote_go(s)
-            )));
+            return Err(wrap(GenericVersionError::TooFewComponents(s.to_string())));
         }
         let mut nums = Vec::new();
         for (i, c) in comps.iter().enumerate() {
             if i == 0 && c.starts_with('0') && *c != "0" {
-                return Err(wrap(format!(
-                    "illegal zero-prefixed version component {} in {}",
-                    crate::gotmpl::format::quote_go(c),
-                    crate::gotmpl::format::quote_go(s)
-                )));
+                return Err(wrap(GenericVersionError::ZeroPrefixed {
+                    component: c.to_string(),
+                    version: s.to_string(),
+                }));
             }
             let n: u64 = c.parse().map_err(|_| {
-                wrap(format!(
-                    "illegal non-numeric version component {} in {}: strconv.ParseUint: parsing {}: value out of range",
-                    crate::gotmpl::format::quote_go(c),
-                    crate::gotmpl::format::quote_go(s),
-                    crate::gotmpl::format::quote_go(c)
-                ))
+                wrap(GenericVersionError::OutOfRange {
+                    component: c.to_string(),
+                    version: s.to_string(),
+                })
             })?;
             nums.push(n.to_string());
         }
@@ -156,6 +149,35 @@ impl KubeVersion {
             minor: nums[1].clone(),
         })
     }
+}
+
+/// Why `--kube-version` (or a cluster's version) is not a Kubernetes
+/// version, as Helm's common.ParseKubeVersion says it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid kube version '{input}': {reason}")]
+pub struct KubeVersionError {
+    pub input: String,
+    #[source]
+    pub reason: GenericVersionError,
+}
+
+/// Kubernetes' version.ParseGeneric errors; every text is Go-quoted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GenericVersionError {
+    #[error("could not parse {} as version", quote_go(.0))]
+    Unparsable(String),
+    #[error("illegal version string {}", quote_go(.0))]
+    TooFewComponents(String),
+    #[error("illegal zero-prefixed version component {} in {}", quote_go(.component), quote_go(.version))]
+    ZeroPrefixed { component: String, version: String },
+    /// A component that overflows a uint64, with strconv's own words.
+    #[error(
+        "illegal non-numeric version component {} in {}: strconv.ParseUint: parsing {}: value out of range",
+        quote_go(.component),
+        quote_go(.version),
+        quote_go(.component)
+    )]
+    OutOfRange { component: String, version: String },
 }
 
 impl Default for KubeVersion {
@@ -193,9 +215,12 @@ impl Object for KubeVersion {
     )> {
         Some((&[], None))
     }
-    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
+    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, MethodError> {
         if !args.is_empty() {
-            return Err(format!("wrong number of args: want 0 got {}", args.len()));
+            return Err(MethodError::ArgCount {
+                want: 0,
+                got: args.len(),
+            });
         }
         Ok(Value::str(if name == "String" {
             &self.normalized
@@ -250,17 +275,18 @@ impl Object for ApiVersions {
     )> {
         Some((&[crate::gotmpl::funcs::P::Str], None))
     }
-    fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, String> {
+    fn call_method(&self, _name: &str, args: Vec<Value>) -> Result<Value, MethodError> {
         match args.as_slice() {
             [Value::Str(s)] => Ok(Value::Bool(self.0.iter().any(|v| v.as_str() == &**s))),
-            [other] => Err(format!(
-                "wrong type for value; expected string; got {}",
-                other.type_name()
-            )),
-            _ => Err(format!(
-                "wrong number of args for Has: want 1 got {}",
-                args.len()
-            )),
+            [other] => Err(MethodError::WrongType {
+                expected: "string",
+                got: other.type_name(),
+            }),
+            _ => Err(MethodError::ArgCountOf {
+                method: "Has".to_string(),
+                want: 1,
+                got: args.len(),
+            }),
         }
     }
     fn format(&self) -> String {
@@ -379,19 +405,45 @@ impl Default for ReleaseOptions {
     }
 }
 
-#[derive(Debug)]
-pub struct RenderError(
-    pub String,
+/// Why a chart did not render, in Helm's words.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("{0}")]
+    Values(#[source] ValuesError),
+    #[error("{0}")]
+    Schema(#[source] SchemaError),
+    #[error("chart requires kubeVersion: {constraint} which is incompatible with Kubernetes {kube_version}")]
+    KubeVersion {
+        constraint: String,
+        kube_version: String,
+    },
+    /// A template failed to parse or execute; `message` is the form Helm v4
+    /// prints, which reshapes Go's (the source).
+    #[error("{message}")]
+    Template {
+        message: String,
+        #[source]
+        source: crate::gotmpl::Error,
+    },
+}
+
+impl RenderError {
     /// Whether Helm fails this while rendering resources (templates, the
     /// chart's kubeVersion), after the release exists: `helm template` then
     /// adds its hint about --debug. Values, dependency and schema errors
     /// come before.
-    pub bool,
-);
+    pub fn while_rendering_resources(&self) -> bool {
+        matches!(
+            self,
+            RenderError::KubeVersion { .. } | RenderError::Template { .. }
+        )
+    }
 
-impl std::fmt::Display for RenderError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)
+    fn template(source: crate::gotmpl::Error) -> RenderError {
+        RenderError::Template {
+            message: source.helm_message(),
+            source,
+        }
     }
 }
 
@@ -524,8 +576,8 @@ pub fn render_chart(
     user: &Map,
     opts: &RenderOptions,
 ) -> Result<Rendered, RenderError> {
-    let processed = process_dependencies(chart, user).map_err(|e| RenderError(e, false))?;
-    let values = coalesce_values_for(&processed, user).map_err(|e| RenderError(e, false))?;
+    let processed = process_dependencies(chart, user).map_err(RenderError::Values)?;
+    let values = coalesce_values_for(&processed, user).map_err(RenderError::Values)?;
     // Schema checks run beside template execution (after parsing, so they
     // do not compete with the parser's two threads); their error comes
     // first, as in Helm, which validates before rendering.
@@ -540,7 +592,7 @@ pub fn render_chart(
     // ToRenderValuesWithSchemaValidation: a schema error comes first.
     if let Err(e) = check_kube_version(chart, opts) {
         if let Some(p) = pending.filter(|p| !p.is_empty()) {
-            p.run().map_err(|e| RenderError(e, false))?;
+            p.run().map_err(RenderError::Schema)?;
         }
         return Err(e);
     }
@@ -569,13 +621,10 @@ fn check_kube_version(chart: &Chart, opts: &RenderOptions) -> Result<(), RenderE
     if ok {
         return Ok(());
     }
-    Err(RenderError(
-        format!(
-            "chart requires kubeVersion: {} which is incompatible with Kubernetes {}",
-            want, opts.capabilities.kube_version.version
-        ),
-        true,
-    ))
+    Err(RenderError::KubeVersion {
+        constraint: want.clone(),
+        kube_version: opts.capabilities.kube_version.version.clone(),
+    })
 }
 
 /// Execute every template of an already processed chart tree.
@@ -624,11 +673,11 @@ fn render_checked(
     let run_checks = move || pending.map(|p| p.run());
     let (checked, rendered) = crate::par::beside(run_checks, || {
         parsed
-            .map_err(|e| RenderError(e.helm_message(), true))
+            .map_err(RenderError::template)
             .and_then(|_| execute(&set, &order, &tpls, opts))
     });
     if let Some(check) = checked {
-        check.map_err(|e| RenderError(e, false))?;
+        check.map_err(RenderError::Schema)?;
     }
     rendered
 }
@@ -663,7 +712,7 @@ fn execute(
         // Most of a template's text usually reaches its output.
         let mut buf = String::with_capacity(r.text.len() + 256);
         exec.exec_named(name, Slot::concrete(r.vals.clone()), &mut buf)
-            .map_err(|e| RenderError(crate::gotmpl::Error::Exec(e).helm_message(), true))?;
+            .map_err(|e| RenderError::template(crate::gotmpl::Error::Exec(e)))?;
         // Helm erases every "<no value>"; most outputs have none to erase.
         if memchr::memmem::find(buf.as_bytes(), b"<no value>").is_some() {
             buf = buf.replace("<no value>", "");

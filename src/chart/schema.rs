@@ -388,8 +388,23 @@ fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Why values were refused by the charts' JSON schemas, in Helm's words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SchemaError {
+    /// A chart's values.schema.json is not JSON (the decoder's errors are
+    /// text).
+    #[error("unable to parse schema of chart {chart}: {reason}")]
+    Unparsable { chart: String, reason: String },
+    /// The report: for each chart with violations, its name, then each
+    /// violation at its JSON pointer.
+    #[error(
+        "values don't meet the specifications of the schema(s) in the following chart(s):\n{0}"
+    )]
+    Violations(String),
+}
+
 /// Validate the coalesced values of every chart in the tree that has a schema.
-pub fn validate_tree(chart: &Chart, values: &Map) -> Result<(), String> {
+pub fn validate_tree(chart: &Chart, values: &Map) -> Result<(), SchemaError> {
     PendingValidation::collect(chart, values).run()
 }
 
@@ -432,11 +447,15 @@ impl PendingValidation {
     }
 
     /// Run the checks; the error text is the same as `validate_tree`'s.
-    pub fn run(self) -> Result<(), String> {
+    pub fn run(self) -> Result<(), SchemaError> {
         let mut report = String::new();
         for (name, schema, values) in self.jobs {
-            let sv = json::decode(&crate::chart::load::utf8_text(&schema))
-                .map_err(|e| format!("unable to parse schema of chart {name}: {e}"))?;
+            let sv = json::decode(&crate::chart::load::utf8_text(&schema)).map_err(|reason| {
+                SchemaError::Unparsable {
+                    chart: name.clone(),
+                    reason,
+                }
+            })?;
             let vals = json::decode(&values).unwrap_or(Value::Nil);
             let ctx = Ctx { root: &sv };
             let mut errs = Vec::new();
@@ -456,6 +475,6 @@ impl PendingValidation {
         if report.is_empty() {
             return Ok(());
         }
-        Err(format!("values don't meet the specifications of the schema(s) in the following chart(s):\n{report}"))
+        Err(SchemaError::Violations(report))
     }
 }

@@ -87,23 +87,75 @@ enum KeyResult {
     Empty,
 }
 
-fn as_map(v: Option<&Value>, key: &str) -> Result<Map, String> {
+/// Why a `--set`-style expression is refused, in the words of Helm's
+/// strvals parser (Go's `%q` where it quotes a key).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum StrvalsError {
+    /// A key path goes through a value that is not a map (Go's failed
+    /// type assertion); holds that value's type.
+    #[error("unable to parse key: interface conversion: interface {{}} is {0}, not map[string]interface {{}}")]
+    NotAMap(String),
+    /// An index goes into a value that is not a list.
+    #[error(
+        "unable to parse key: interface conversion: interface {{}} is {0}, not []interface {{}}"
+    )]
+    NotAList(String),
+    #[error("list must terminate with '}}'")]
+    UnterminatedList,
+    #[error("key {0:?} has no value")]
+    NoValue(String),
+    #[error("key {0:?} has no value (cannot end with ,)")]
+    NoValueBeforeComma(String),
+    #[error("key map {0:?} has no value")]
+    EmptyKeyMap(String),
+    #[error(
+        "value name nested level is greater than maximum supported nested level of {}",
+        MAX_NESTED
+    )]
+    TooDeep,
+    /// Go's io.EOF, wrapped by the index parser: the input simply ended.
+    #[error("error parsing index: EOF")]
+    IndexEof,
+    #[error("error parsing index: strconv.Atoi: parsing {0:?}: invalid syntax")]
+    IndexSyntax(String),
+    #[error("negative {0} index not allowed")]
+    NegativeIndex(i64),
+    #[error("index of {} is greater than maximum supported index of {}", .0, MAX_INDEX)]
+    IndexTooLarge(usize),
+    /// Text after `]` where `[`, `.` or `=` should come; Go prints the
+    /// text as a []rune with %q, each rune quoted.
+    #[error("unexpected data at end of array index: [{}]", quoted_runes(.0))]
+    DataAfterIndex(String),
+    /// Go's io.EOF: the input ended inside a list item.
+    #[error("EOF")]
+    Eof,
+    /// A `--set-json` value that is not JSON (the decoder's errors are text).
+    #[error("{0}")]
+    Json(String),
+}
+
+fn quoted_runes(text: &str) -> String {
+    let runes: Vec<String> = text
+        .chars()
+        .map(|c| crate::gotmpl::format::quote_with(&c.to_string(), '\'', false))
+        .collect();
+    runes.join(" ")
+}
+
+fn as_map(v: Option<&Value>) -> Result<Map, StrvalsError> {
     match v {
         None => Ok(Map::new()),
         Some(Value::Map(m, _)) => Ok(m.borrow().clone()),
-        Some(other) => Err(format!(
-            "unable to parse key: interface conversion: interface {{}} is {}, not map[string]interface {{}}",
-            if other.is_nil() { "nil".to_string() } else { other.type_name() }
-        ))
-        .map_err(|e: String| {
-            let _ = key;
-            e
-        }),
+        Some(other) => Err(StrvalsError::NotAMap(if other.is_nil() {
+            "nil".to_string()
+        } else {
+            other.type_name()
+        })),
     }
 }
 
 impl Parser {
-    fn read_value(&mut self) -> Result<(Value, bool), String> {
+    fn read_value(&mut self) -> Result<(Value, bool), StrvalsError> {
         // returns (value, hit_eof)
         if self.mode == Mode::Json {
             let start = self.sc.i;
@@ -132,7 +184,7 @@ impl Parser {
             loop {
                 let (rs, last) = self.sc.until(&[',', '}']);
                 match last {
-                    Stop::Eof => return Err("list must terminate with '}'".into()),
+                    Stop::Eof => return Err(StrvalsError::UnterminatedList),
                     Stop::At('}') => {
                         if self.sc.i < self.sc.r.len() && self.sc.r[self.sc.i] == ',' {
                             self.sc.i += 1;
@@ -149,7 +201,7 @@ impl Parser {
         Ok((typed(&rs, self.mode), matches!(last, Stop::Eof)))
     }
 
-    fn key(&mut self, data: &mut Map, level: usize) -> Result<KeyResult, String> {
+    fn key(&mut self, data: &mut Map, level: usize) -> Result<KeyResult, StrvalsError> {
         let stop: &[char] = if self.mode == Mode::Literal {
             &['=', '[', '.']
         } else {
@@ -161,19 +213,14 @@ impl Parser {
                 if k.is_empty() {
                     return Ok(KeyResult::Empty);
                 }
-                Err(format!("key {:?} has no value", k))
+                Err(StrvalsError::NoValue(k))
             }
             Stop::At('[') => {
                 let i = self.key_index()?;
                 let list = match data.get(&k) {
                     None => Vec::new(),
                     Some(Value::List(l, _)) => l.as_ref().clone(),
-                    Some(other) => {
-                        return Err(format!(
-                            "unable to parse key: interface conversion: interface {{}} is {}, not []interface {{}}",
-                            other.type_name()
-                        ))
-                    }
+                    Some(other) => return Err(StrvalsError::NotAList(other.type_name())),
                 };
                 // Helm stores the list even when the item fails.
                 let (list, r) = self.list_item(list, i, level);
@@ -193,17 +240,17 @@ impl Parser {
                 if !k.is_empty() {
                     data.insert(k.clone(), Value::str(""));
                 }
-                Err(format!("key {:?} has no value (cannot end with ,)", k))
+                Err(StrvalsError::NoValueBeforeComma(k))
             }
             Stop::At(_) => {
                 let level = level + 1;
                 if level > MAX_NESTED {
-                    return Err(format!("value name nested level is greater than maximum supported nested level of {MAX_NESTED}"));
+                    return Err(StrvalsError::TooDeep);
                 }
-                let mut inner = as_map(data.get(&k), &k)?;
+                let mut inner = as_map(data.get(&k))?;
                 let r = self.key(&mut inner, level);
                 if matches!(r, Ok(KeyResult::Done | KeyResult::Eof)) && inner.is_empty() {
-                    return Err(format!("key map {:?} has no value", k));
+                    return Err(StrvalsError::EmptyKeyMap(k));
                 }
                 if !inner.is_empty() && !k.is_empty() {
                     data.insert(k, Value::map(inner));
@@ -213,19 +260,17 @@ impl Parser {
         }
     }
 
-    fn key_index(&mut self) -> Result<usize, String> {
+    fn key_index(&mut self) -> Result<usize, StrvalsError> {
         let (v, last) = self.sc.until(&[']']);
         if let Stop::Eof = last {
-            return Err("error parsing index: EOF".into());
+            return Err(StrvalsError::IndexEof);
         }
-        let i: i64 = v.trim().parse().map_err(|_| {
-            format!(
-                "error parsing index: strconv.Atoi: parsing {:?}: invalid syntax",
-                v
-            )
-        })?;
+        let i: i64 = v
+            .trim()
+            .parse()
+            .map_err(|_| StrvalsError::IndexSyntax(v.clone()))?;
         if i < 0 {
-            return Err(format!("negative {i} index not allowed"));
+            return Err(StrvalsError::NegativeIndex(i));
         }
         Ok(i as usize)
     }
@@ -237,24 +282,13 @@ impl Parser {
         mut list: Vec<Value>,
         i: usize,
         level: usize,
-    ) -> (Vec<Value>, Result<KeyResult, String>) {
+    ) -> (Vec<Value>, Result<KeyResult, StrvalsError>) {
         let (k, last) = self.sc.until(&['[', '.', '=']);
         if !k.is_empty() {
-            // Go's %q of a []rune: each rune quoted.
-            let runes: Vec<String> = k
-                .chars()
-                .map(|c| crate::gotmpl::format::quote_with(&c.to_string(), '\'', false))
-                .collect();
-            return (
-                list,
-                Err(format!(
-                    "unexpected data at end of array index: [{}]",
-                    runes.join(" ")
-                )),
-            );
+            return (list, Err(StrvalsError::DataAfterIndex(k)));
         }
         match last {
-            Stop::Eof => (list, Err("EOF".into())),
+            Stop::Eof => (list, Err(StrvalsError::Eof)),
             Stop::At('=') => {
                 let (v, eof) = match self.read_value() {
                     Ok(x) => x,
@@ -290,7 +324,7 @@ impl Parser {
                     _ => Map::new(),
                 };
                 let r = match self.key(&mut inner, level) {
-                    Ok(KeyResult::Empty) => return (list, Err("EOF".into())),
+                    Ok(KeyResult::Empty) => return (list, Err(StrvalsError::Eof)),
                     Ok(r) => r,
                     Err(e) => return (list, Err(e)),
                 };
@@ -303,11 +337,9 @@ impl Parser {
     }
 }
 
-fn set_index(list: &mut Vec<Value>, i: usize, v: Value) -> Result<(), String> {
+fn set_index(list: &mut Vec<Value>, i: usize, v: Value) -> Result<(), StrvalsError> {
     if i > MAX_INDEX {
-        return Err(format!(
-            "index of {i} is greater than maximum supported index of {MAX_INDEX}"
-        ));
+        return Err(StrvalsError::IndexTooLarge(i));
     }
     while list.len() <= i {
         list.push(Value::Nil);
@@ -316,7 +348,7 @@ fn set_index(list: &mut Vec<Value>, i: usize, v: Value) -> Result<(), String> {
     Ok(())
 }
 
-fn json_prefix(text: &str) -> Result<(Value, usize), String> {
+fn json_prefix(text: &str) -> Result<(Value, usize), StrvalsError> {
     // Find the longest prefix up to a top-level comma that decodes.
     let mut depth = 0i32;
     let mut in_str = false;
@@ -337,18 +369,18 @@ fn json_prefix(text: &str) -> Result<(Value, usize), String> {
             '{' | '[' => depth += 1,
             '}' | ']' => depth -= 1,
             ',' if depth == 0 => {
-                let v = crate::goyaml::json::decode(&text[..i])?;
+                let v = crate::goyaml::json::decode(&text[..i]).map_err(StrvalsError::Json)?;
                 return Ok((v, i));
             }
             _ => {}
         }
     }
-    let v = crate::goyaml::json::decode(text)?;
+    let v = crate::goyaml::json::decode(text).map_err(StrvalsError::Json)?;
     Ok((v, text.len()))
 }
 
 /// Parse one `--set`-style argument into `dest`.
-pub fn parse_into(s: &str, dest: &mut Map, mode: Mode) -> Result<(), String> {
+pub fn parse_into(s: &str, dest: &mut Map, mode: Mode) -> Result<(), StrvalsError> {
     let mut p = Parser {
         sc: Scanner {
             r: s.chars().collect(),
@@ -361,7 +393,7 @@ pub fn parse_into(s: &str, dest: &mut Map, mode: Mode) -> Result<(), String> {
             Ok(KeyResult::Eof | KeyResult::Empty) => return Ok(()),
             Ok(KeyResult::Done) => {}
             // parse stops without error on io.EOF, wrapped or not.
-            Err(e) if e == "EOF" || e == "error parsing index: EOF" => return Ok(()),
+            Err(StrvalsError::Eof | StrvalsError::IndexEof) => return Ok(()),
             Err(e) => return Err(e),
         }
         if p.sc.i >= p.sc.r.len() {

@@ -138,7 +138,20 @@ fn coalesce_globals(dest: &mut Map, src: &Map) {
     dest.insert("global".into(), Value::map(dg));
 }
 
-fn coalesce_deps(chart: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> {
+/// Why values could not be coalesced with a chart's, in Helm's words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValuesError {
+    /// The values for a subchart are not a map: Helm prints the value with
+    /// a `%t` verb that does not fit it.
+    #[error("type mismatch on {subchart}: %!t({type_name}={value})")]
+    TypeMismatch {
+        subchart: String,
+        type_name: String,
+        value: String,
+    },
+}
+
+fn coalesce_deps(chart: &Chart, dest: &mut Map, merge: bool) -> Result<(), ValuesError> {
     for sub in &chart.dependencies {
         let name = sub.name().to_string();
         let mut dv = match dest.get(&name) {
@@ -146,12 +159,11 @@ fn coalesce_deps(chart: &Chart, dest: &mut Map, merge: bool) -> Result<(), Strin
             Some(v) => match as_map(v) {
                 Some(m) => m,
                 None => {
-                    return Err(format!(
-                        "type mismatch on {}: %!t({}={})",
-                        name,
-                        v.type_name(),
-                        crate::gotmpl::format::format_v(v)
-                    ))
+                    return Err(ValuesError::TypeMismatch {
+                        subchart: name,
+                        type_name: v.type_name(),
+                        value: crate::gotmpl::format::format_v(v),
+                    })
                 }
             },
         };
@@ -162,20 +174,20 @@ fn coalesce_deps(chart: &Chart, dest: &mut Map, merge: bool) -> Result<(), Strin
     Ok(())
 }
 
-fn coalesce(chart: &Chart, dest: &mut Map, merge: bool) -> Result<(), String> {
+fn coalesce(chart: &Chart, dest: &mut Map, merge: bool) -> Result<(), ValuesError> {
     coalesce_values(chart, dest, merge);
     coalesce_deps(chart, dest, merge)
 }
 
 /// Helm's CoalesceValues(chart, userValues).
-pub fn coalesce_values_for(chart: &Chart, user: &Map) -> Result<Map, String> {
+pub fn coalesce_values_for(chart: &Chart, user: &Map) -> Result<Map, ValuesError> {
     let mut dest = deep(user);
     coalesce(chart, &mut dest, false)?;
     Ok(dest)
 }
 
 /// Helm's MergeValues (like coalesce, but nulls are kept).
-pub fn merge_values_for(chart: &Chart, user: &Map) -> Result<Map, String> {
+pub fn merge_values_for(chart: &Chart, user: &Map) -> Result<Map, ValuesError> {
     let mut dest = deep(user);
     coalesce(chart, &mut dest, true)?;
     Ok(dest)
@@ -217,7 +229,7 @@ fn version_compatible(constraint: &str, version: &str) -> bool {
     }
 }
 
-fn process_enabled(c: &mut Chart, v: &Map, path: &str) -> Result<(), String> {
+fn process_enabled(c: &mut Chart, v: &Map, path: &str) -> Result<(), ValuesError> {
     if c.metadata.dependencies.is_empty() {
         return Ok(());
     }
@@ -310,7 +322,7 @@ fn path_to_map(path: &str, data: Map) -> Map {
     cur
 }
 
-fn process_imports(c: &mut Chart) -> Result<(), String> {
+fn process_imports(c: &mut Chart) -> Result<(), ValuesError> {
     for d in c.dependencies.iter_mut() {
         process_imports(d)?;
     }
@@ -364,7 +376,7 @@ fn process_imports(c: &mut Chart) -> Result<(), String> {
 
 /// Helm's ProcessDependencies: drop disabled subcharts, apply aliases and
 /// import values. Returns the processed copy.
-pub fn process_dependencies(chart: &Chart, user: &Map) -> Result<Chart, String> {
+pub fn process_dependencies(chart: &Chart, user: &Map) -> Result<Chart, ValuesError> {
     let mut c = chart.clone();
     process_enabled(&mut c, user, "")?;
     process_imports(&mut c)?;

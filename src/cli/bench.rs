@@ -38,14 +38,14 @@ pub fn render(a: &Args) -> Result<(), String> {
     for _ in 0..n {
         let t0 = Instant::now();
         let chart = if Path::new(chart_path).is_dir() {
-            crate::chart::load_chart(Path::new(chart_path)).map_err(|e| e.0)?
+            crate::chart::load_chart(Path::new(chart_path)).map_err(|e| e.to_string())?
         } else {
-            crate::chart::load::load_archive(&data).map_err(|e| e.0)?
+            crate::chart::load::load_archive(&data).map_err(|e| e.to_string())?
         };
         let t1 = Instant::now();
-        let r = render_chart(&chart, &user, &opts).map_err(|e| e.0)?;
+        let r = render_chart(&chart, &user, &opts).map_err(|e| e.to_string())?;
         let t2 = Instant::now();
-        let sorted = sort_manifests(r.files, r.chart.name())?;
+        let sorted = sort_manifests(r.files, r.chart.name()).map_err(|e| e.to_string())?;
         let t3 = Instant::now();
         t_load += (t1 - t0).as_secs_f64();
         t_render += (t2 - t1).as_secs_f64();
@@ -74,7 +74,7 @@ pub fn templates(a: &Args) -> Result<(), String> {
     let n = iterations(a, 20)?;
     let mut sources: Vec<(String, String)> = Vec::new();
     for p in &a.positional {
-        let chart = crate::chart::load_chart(Path::new(p)).map_err(|e| e.0)?;
+        let chart = crate::chart::load_chart(Path::new(p)).map_err(|e| e.to_string())?;
         collect(&chart, &mut sources);
     }
     // The largest templates dominate real renders; measure the top 20.

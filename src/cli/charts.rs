@@ -17,12 +17,12 @@ pub fn all_pins(c: &Catalog) -> Vec<(&str, &Pin)> {
 
 fn registry(a: &Args) -> Result<Registry, String> {
     Registry::new(Options {
-        mirrors: Mirrors::parse(&a.all(&["--registry-mirror"]))?,
+        mirrors: Mirrors::parse(&a.all(&["--registry-mirror"])).map_err(|e| e.to_string())?,
         plain_http: a.flag("--plain-http"),
         registry_config: a.one(&["--registry-config"]).map(PathBuf::from),
         ca_file: a.one(&["--ca-file"]).map(PathBuf::from),
     })
-    .map_err(|e| e.0)
+    .map_err(|e| e.to_string())
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
@@ -106,7 +106,7 @@ fn pull(a: &Args) -> Result<(), String> {
                         },
                     )
                     .await
-                    .map_err(|e| e.0)?;
+                    .map_err(|e| e.to_string())?;
                 if r.digest != pin.digest {
                     return Err(format!(
                         "{}:{}: the tag points at manifest {}, the pin says {}; refusing it",
@@ -118,10 +118,10 @@ fn pull(a: &Args) -> Result<(), String> {
                 registry
                     .pull_chart(&repo, &pin.version, &expect)
                     .await
-                    .map_err(|e| e.0)?
+                    .map_err(|e| e.to_string())?
             };
             let file = format!("{}-{}.tgz", pin.chart, pin.version);
-            let path = oci::write_atomically(&dest, &file, &data).map_err(|e| e.0)?;
+            let path = oci::write_atomically(&dest, &file, &data).map_err(|e| e.to_string())?;
             Ok::<_, String>(format!(
                 "{} {}@{} -> {}",
                 name,
@@ -206,7 +206,7 @@ fn lock(a: &Args) -> Result<(), String> {
             Ok(r) => {
                 resolved.insert(name.to_string(), r);
             }
-            Err(e) => failures.push(format!("{name}: {}", e.0)),
+            Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
     let images_too = !a.flag("--only-charts");
@@ -215,7 +215,7 @@ fn lock(a: &Args) -> Result<(), String> {
             Ok(d) => {
                 images.insert(image.tagged(), d);
             }
-            Err(e) => failures.push(e.0),
+            Err(e) => failures.push(e.to_string()),
         }
     }
     if !failures.is_empty() {
@@ -235,7 +235,7 @@ fn lock(a: &Args) -> Result<(), String> {
         &path.file_name().unwrap_or_default().to_string_lossy(),
         updated.as_bytes(),
     )
-    .map_err(|e| e.0)?;
+    .map_err(|e| e.to_string())?;
     for (name, r) in &resolved {
         println!("{name}: {} sha256 {}", r.digest, r.sha256);
     }
@@ -262,14 +262,13 @@ fn push(a: &Args) -> Result<(), String> {
     let rt = runtime()?;
     for file in files {
         let data = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
-        let chart =
-            crate::chart::load::load_archive(&data).map_err(|e| format!("{file}: {}", e.0))?;
+        let chart = crate::chart::load::load_archive(&data).map_err(|e| format!("{file}: {e}"))?;
         let repo = Repository {
             location: format!("{root}/{}", chart.metadata.name),
         };
         let r = rt
             .block_on(registry.push_chart(Path::new(file), &repo))
-            .map_err(|e| e.0)?;
+            .map_err(|e| e.to_string())?;
         println!(
             "pushed {file} -> {}:{} {}",
             r.repository, chart.metadata.version, r.digest
@@ -287,7 +286,8 @@ fn images(a: &Args) -> Result<(), String> {
     let catalog = super::operator::catalog(a)?;
     let dirs = super::demo::charts_dirs(a);
     let rendered =
-        crate::packaging::airgap::rendered_images(&catalog, &ChartStore::with_dirs(dirs))?;
+        crate::packaging::airgap::rendered_images(&catalog, &ChartStore::with_dirs(dirs))
+            .map_err(|e| e.to_string())?;
     let pinned: std::collections::BTreeMap<String, &crate::operator::model::catalog::ImagePin> =
         catalog.image.iter().map(|i| (i.tagged(), i)).collect();
     if a.flag("--check") {

@@ -390,7 +390,9 @@ async fn walk_through(
     store: ChartStore,
     keep: bool,
 ) -> Result<(), String> {
-    let client = crate::apply::client::connect(Some(&kubeconfig), None).await?;
+    let client = crate::apply::client::connect(Some(&kubeconfig), None)
+        .await
+        .map_err(|e| e.to_string())?;
     let catalog = crate::operator::model::catalog::Catalog::built_in();
 
     println!("1. Someone else already runs cert-manager {}, an older version than the operator bundles, as", OLDER_CERT_MANAGER.1);

@@ -327,7 +327,9 @@ fn demo_license() -> (ed25519_dalek::VerifyingKey, Value) {
 }
 
 pub async fn walk_through(kubeconfig: PathBuf, dirs: Vec<PathBuf>) -> Result<(), String> {
-    let client = crate::apply::client::connect(Some(&kubeconfig), None).await?;
+    let client = crate::apply::client::connect(Some(&kubeconfig), None)
+        .await
+        .map_err(|e| e.to_string())?;
     let mut opts = RunOptions::new(PathBuf::new());
     let (key, license) = demo_license();
     crate::action::ensure_namespace(&client, &opts.namespace)

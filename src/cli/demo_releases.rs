@@ -43,7 +43,7 @@ fn demo_chart() -> Result<crate::chart::Chart, String> {
             data: d.as_bytes().into(),
         })
         .collect();
-    load_files(files).map_err(|e| e.0)
+    load_files(files).map_err(|e| e.to_string())
 }
 
 pub fn run() -> Result<(), String> {
@@ -56,8 +56,10 @@ pub fn run() -> Result<(), String> {
         },
         ..Default::default()
     };
-    let mut rendered = render_chart(&chart, &Default::default(), &opts).map_err(|e| e.0)?;
-    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())?;
+    let mut rendered =
+        render_chart(&chart, &Default::default(), &opts).map_err(|e| e.to_string())?;
+    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())
+        .map_err(|e| e.to_string())?;
     println!("# 1. `helm template` on our own engine:");
     println!("{}", manifest_string(&sorted.manifests).trim());
     println!();
@@ -85,7 +87,9 @@ fn release_on_embedded_server(chart: &crate::chart::Chart) -> Result<(), String>
         .map_err(|e| e.to_string())?;
     let kubeconfig = sandbox.kubeconfig_path().to_path_buf();
     let result = rt.block_on(async {
-        let client = crate::apply::client::connect(Some(&kubeconfig), None).await?;
+        let client = crate::apply::client::connect(Some(&kubeconfig), None)
+            .await
+            .map_err(|e| e.to_string())?;
         let mut ctx = Context::new(client, "default");
         ctx.wait = true;
         ctx.timeout = std::time::Duration::from_secs(30);

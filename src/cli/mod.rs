@@ -100,7 +100,8 @@ fn manifests(a: &args::Args) -> Result<(), String> {
     let image = a
         .one(&["--operator-image"])
         .unwrap_or_else(|| crate::packaging::shipping::DEFAULT_IMAGE.to_string());
-    let files = crate::packaging::shipping::files_for(&catalog, &store, &image)?;
+    let files = crate::packaging::shipping::files_for(&catalog, &store, &image)
+        .map_err(|e| e.to_string())?;
     if a.flag("--rbac") {
         let role = files
             .iter()

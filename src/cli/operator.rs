@@ -100,7 +100,8 @@ pub fn run_options(a: &Args) -> Result<RunOptions, String> {
             )?);
     }
     o.license_key = Some(licensing(a)?.key);
-    o.mirrors = crate::oci::Mirrors::parse(&a.all(&["--registry-mirror"]))?;
+    o.mirrors =
+        crate::oci::Mirrors::parse(&a.all(&["--registry-mirror"])).map_err(|e| e.to_string())?;
     o.image_pull_secrets = image_pull_secrets(a)?;
     Ok(o)
 }
@@ -165,7 +166,7 @@ pub fn run(a: &Args) -> Result<(), String> {
             tokio::time::sleep(SHUTDOWN_GRACE).await;
         };
         tokio::select! {
-            result = process::run(opts, stop_rx) => result,
+            result = process::run(opts, stop_rx) => result.map_err(|e| e.to_string()),
             _ = overdue => {
                 tracing::warn!(grace = ?SHUTDOWN_GRACE, "reconciles still in flight after the grace period; exiting without them");
                 Ok(())
@@ -195,7 +196,9 @@ pub fn plan(a: &Args) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let report = rt.block_on(async {
-        let client = process::client(kubeconfig.as_deref()).await?;
+        let client = process::client(kubeconfig.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
         let mut snap = crate::operator::model::gather::gather(&client, &catalog, &licensing)
             .await
             .map_err(|e| e.to_string())?;

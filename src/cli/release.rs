@@ -70,7 +70,8 @@ async fn context(a: &Args) -> Result<Context, String> {
         kubeconfig.as_deref().map(Path::new),
         kube_context.as_deref(),
     )
-    .await?;
+    .await
+    .map_err(|e| e.to_string())?;
     let namespace = a
         .one(&["-n", "--namespace"])
         .unwrap_or_else(|| client.default_namespace().to_string());
@@ -213,7 +214,7 @@ fn one_name(a: &Args, what: &str) -> Result<String, String> {
 
 pub fn install(a: &Args) -> Result<(), String> {
     let (name, chart_path) = two(a, "install")?;
-    let chart = crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.0)?;
+    let chart = crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.to_string())?;
     let values = super::template::user_values(a)?;
     runtime().block_on(async {
         let ctx = context(a).await?;
@@ -230,7 +231,7 @@ pub fn install(a: &Args) -> Result<(), String> {
 
 pub fn upgrade(a: &Args) -> Result<(), String> {
     let (name, chart_path) = two(a, "upgrade")?;
-    let chart = crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.0)?;
+    let chart = crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.to_string())?;
     let values = super::template::user_values(a)?;
     runtime().block_on(async {
         let ctx = context(a).await?;

@@ -118,14 +118,15 @@ pub fn run(a: &Args) -> Result<(), String> {
     // that it is installable and that its dependencies are present; the
     // release name is checked after all that (Install.availableName).
     if !Path::new(&chart_path).exists() {
-        crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.0)?;
+        crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.to_string())?;
     }
     let user = user_values(a)?;
-    let chart = crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.0)?;
+    let chart = crate::chart::load_chart(Path::new(&chart_path)).map_err(|e| e.to_string())?;
     if chart.is_library() {
         return Err("library charts are not installable".into());
     }
-    crate::chart::check_dependencies(&chart).map_err(crate::chart::dependency_error)?;
+    crate::chart::check_dependencies(&chart)
+        .map_err(|e| crate::chart::DependencyError(e).to_string())?;
     crate::chart::validate_release_name(&name).map_err(|e| {
         format!(
             "release name check failed: release name {}: {e}",
@@ -134,7 +135,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     })?;
     let mut caps = Capabilities::default();
     if let Some(kv) = a.one(&["--kube-version"]) {
-        caps.kube_version = KubeVersion::parse(&kv)?;
+        caps.kube_version = KubeVersion::parse(&kv).map_err(|e| e.to_string())?;
     }
     for av in a.all(&["--api-versions", "-a"]) {
         for v in av.split(',') {
@@ -162,10 +163,10 @@ pub fn run(a: &Args) -> Result<(), String> {
     // rendered: Helm's template command then points at --debug.
     const DEBUG_HINT: &str = "\n\nUse --debug flag to render out invalid YAML";
     let mut rendered = render_chart(&chart, &user, &opts).map_err(|e| {
-        if e.1 {
-            format!("{}{DEBUG_HINT}", e.0)
+        if e.while_rendering_resources() {
+            format!("{e}{DEBUG_HINT}")
         } else {
-            e.0
+            e.to_string()
         }
     })?;
     let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())

@@ -39,7 +39,7 @@ impl Slot {
 }
 
 /// Callback for the `lookup` function against a live cluster.
-pub type LookupFn = dyn Fn(&str, &str, &str, &str) -> Result<Value, String>;
+pub type LookupFn = dyn Fn(&str, &str, &str, &str) -> Result<Value, funcs::LookupError>;
 
 /// A set of named templates sharing one namespace of definitions.
 #[derive(Default)]
@@ -754,7 +754,7 @@ impl<'s> Exec<'s> {
                             }
                             Err(self.make_error(Detail::Call {
                                 func: name.to_string(),
-                                cause: Box::new(Cause::Plain(e)),
+                                cause: Box::new(Cause::Plain(e.to_string())),
                             }))
                         }
                     };

@@ -490,7 +490,7 @@ impl<'f> Parser<'f> {
         }
         let name = match unquote(it.val(&self.text)) {
             Ok(s) => s,
-            Err(e) => return self.err(e),
+            Err(e) => return self.err(e.to_string()),
         };
         self.expect(Tok::RightDelim, context)?;
         let saved_vars = std::mem::replace(&mut self.vars, vec!["$".into()]);
@@ -646,7 +646,7 @@ impl<'f> Parser<'f> {
         match tok.typ {
             Tok::String | Tok::RawString => match unquote(tok.val(&self.text)) {
                 Ok(s) => Ok(s),
-                Err(e) => self.err(e),
+                Err(e) => self.err(e.to_string()),
             },
             _ => self.unexpected(tok, context),
         }
@@ -904,7 +904,7 @@ impl<'f> Parser<'f> {
                         pos,
                         lit: Arc::new(lit),
                     },
-                    Err(e) => return self.err(e),
+                    Err(e) => return self.err(e.to_string()),
                 }
             }
             Tok::LeftParen => Arg::Pipe(Box::new(
@@ -916,7 +916,7 @@ impl<'f> Parser<'f> {
                     quoted: Arc::from(tok.val(&self.text)),
                     text: Arc::from(s),
                 },
-                Err(e) => return self.err(e),
+                Err(e) => return self.err(e.to_string()),
             },
             _ => {
                 self.backup();
@@ -937,19 +937,31 @@ enum ListEnd {
     ElseAt(#[allow(dead_code)] usize),
 }
 
+/// Why a string, character or number literal could not be read, in the
+/// words of Go's strconv and text/template/parse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LiteralError {
+    #[error("invalid syntax")]
+    InvalidSyntax,
+    #[error("malformed character constant: {0}")]
+    MalformedCharacter(String),
+    #[error("illegal number syntax: {}", super::format::quote_go(.0))]
+    IllegalNumber(String),
+}
+
 /// Go's strconv.Unquote for "..." and `...` literals.
-pub fn unquote(s: &str) -> Result<String, String> {
+pub fn unquote(s: &str) -> Result<String, LiteralError> {
     if s.len() >= 2 && s.starts_with('`') && s.ends_with('`') {
         let inner = &s[1..s.len() - 1];
         if inner.contains('`') {
-            return Err("invalid syntax".into());
+            return Err(LiteralError::InvalidSyntax);
         }
         return Ok(inner.replace('\r', ""));
     }
     if s.len() < 2 || !s.starts_with('"') || !s.ends_with('"') {
-        return Err("invalid syntax".into());
+        return Err(LiteralError::InvalidSyntax);
     }
-    unescape(&s[1..s.len() - 1], '"').ok_or_else(|| "invalid syntax".into())
+    unescape(&s[1..s.len() - 1], '"').ok_or(LiteralError::InvalidSyntax)
 }
 
 fn unescape(s: &str, quote: char) -> Option<String> {
@@ -1011,7 +1023,7 @@ fn unescape(s: &str, quote: char) -> Option<String> {
 }
 
 /// Go's parse.newNumber.
-pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, String> {
+pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, LiteralError> {
     let mut lit = NumberLit {
         text: text.into(),
         int: None,
@@ -1027,11 +1039,11 @@ pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, String> {
         } else {
             unescape(inner, '\'')
         };
-        let s = s.ok_or_else(|| "invalid syntax".to_string())?;
+        let s = s.ok_or(LiteralError::InvalidSyntax)?;
         let mut it = s.chars();
-        let c = it.next().ok_or("invalid syntax")?;
+        let c = it.next().ok_or(LiteralError::InvalidSyntax)?;
         if it.next().is_some() {
-            return Err(format!("malformed character constant: {text}"));
+            return Err(LiteralError::MalformedCharacter(text.to_string()));
         }
         lit.int = Some(c as i64);
         lit.uint = Some(c as u64);
@@ -1060,7 +1072,7 @@ pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, String> {
     } else {
         let f = parse_go_float(text)
             .filter(|f| f.is_finite())
-            .ok_or_else(|| format!("illegal number syntax: {}", super::format::quote_go(text)))?;
+            .ok_or_else(|| LiteralError::IllegalNumber(text.to_string()))?;
         let looks_int = !text.contains(['.', 'e', 'E', 'p', 'P'])
             || (text.starts_with("0x") || text.starts_with("0X")) && !text.contains(['p', 'P']);
         if !looks_int {
@@ -1077,10 +1089,7 @@ pub fn parse_number(text: &str, typ: Tok) -> Result<NumberLit, String> {
         }
     }
     if lit.int.is_none() && lit.uint.is_none() && lit.float.is_none() {
-        return Err(format!(
-            "illegal number syntax: {}",
-            super::format::quote_go(text)
-        ));
+        return Err(LiteralError::IllegalNumber(text.to_string()));
     }
     Ok(lit)
 }

@@ -8,6 +8,44 @@ use base64::Engine;
 use oci_client::secrets::RegistryAuth;
 use std::path::{Path, PathBuf};
 
+/// Why registry credentials could not be read; `file` is the docker
+/// config file they came from.
+#[derive(Debug, thiserror::Error)]
+pub enum CredentialsError {
+    #[error("{}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{}:{}: {source}", .path.display(), .source.line(), .source.column())]
+    NotJson {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{file}: credentials for {host} are kept by a credential helper, which this operator does not run; put them under auths.{host:?}")]
+    CredentialHelper { file: String, host: String },
+    #[error("{file}: auths.{host:?}.auth is not base64: {source}")]
+    NotBase64 {
+        file: String,
+        host: String,
+        #[source]
+        source: base64::DecodeError,
+    },
+    #[error("{file}: auths.{host:?}.auth is not UTF-8")]
+    NotUtf8 {
+        file: String,
+        host: String,
+        #[source]
+        source: std::string::FromUtf8Error,
+    },
+    #[error("{file}: auths.{host:?}.auth is not user:password")]
+    NotUserPassword { file: String, host: String },
+    #[error("{file}: auths.{host:?} has neither auth nor username and password")]
+    NoSecret { file: String, host: String },
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Credentials {
     pub file: Option<PathBuf>,
@@ -18,7 +56,7 @@ pub struct Credentials {
 impl Credentials {
     /// `--registry-config FILE`, else `$DOCKER_CONFIG/config.json`, else
     /// `~/.docker/config.json`; no file is no credentials.
-    pub fn load(explicit: Option<&Path>) -> Result<Credentials, String> {
+    pub fn load(explicit: Option<&Path>) -> Result<Credentials, CredentialsError> {
         let path = match explicit {
             Some(p) => p.to_path_buf(),
             None => match std::env::var_os("DOCKER_CONFIG") {
@@ -34,14 +72,17 @@ impl Credentials {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && explicit.is_none() => {
                 return Ok(Credentials::default())
             }
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(source) => return Err(CredentialsError::Read { path, source }),
         };
         Credentials::parse(&text, &path)
     }
 
-    pub fn parse(text: &str, path: &Path) -> Result<Credentials, String> {
-        let doc: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
+    pub fn parse(text: &str, path: &Path) -> Result<Credentials, CredentialsError> {
+        let doc: serde_json::Value =
+            serde_json::from_str(text).map_err(|source| CredentialsError::NotJson {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let auths = doc
             .get("auths")
             .and_then(|a| a.as_object())
@@ -64,7 +105,7 @@ impl Credentials {
 
     /// The credentials for one registry host (`auths` keys may carry a
     /// scheme or a `/v1/` suffix, as `docker login` writes them).
-    pub fn for_host(&self, host: &str) -> Result<RegistryAuth, String> {
+    pub fn for_host(&self, host: &str) -> Result<RegistryAuth, CredentialsError> {
         let entry = self.auths.iter().find_map(|(key, value)| {
             let key = key
                 .trim_start_matches("https://")
@@ -80,22 +121,32 @@ impl Credentials {
         };
         let Some(entry) = entry else {
             if self.helpers.iter().any(|h| h == host || h == "*") {
-                return Err(format!(
-                    "{}: credentials for {host} are kept by a credential helper, which this operator does not run; put them under auths.{host:?}",
-                    file()
-                ));
+                return Err(CredentialsError::CredentialHelper {
+                    file: file(),
+                    host: host.to_string(),
+                });
             }
             return Ok(RegistryAuth::Anonymous);
         };
         if let Some(auth) = entry.get("auth").and_then(|a| a.as_str()) {
             let raw = base64::engine::general_purpose::STANDARD
                 .decode(auth.trim())
-                .map_err(|e| format!("{}: auths.{host:?}.auth is not base64: {e}", file()))?;
-            let text = String::from_utf8(raw)
-                .map_err(|_| format!("{}: auths.{host:?}.auth is not UTF-8", file()))?;
-            let (user, password) = text
-                .split_once(':')
-                .ok_or_else(|| format!("{}: auths.{host:?}.auth is not user:password", file()))?;
+                .map_err(|source| CredentialsError::NotBase64 {
+                    file: file(),
+                    host: host.to_string(),
+                    source,
+                })?;
+            let text = String::from_utf8(raw).map_err(|source| CredentialsError::NotUtf8 {
+                file: file(),
+                host: host.to_string(),
+                source,
+            })?;
+            let (user, password) =
+                text.split_once(':')
+                    .ok_or_else(|| CredentialsError::NotUserPassword {
+                        file: file(),
+                        host: host.to_string(),
+                    })?;
             return Ok(RegistryAuth::Basic(user.to_string(), password.to_string()));
         }
         match (
@@ -103,10 +154,10 @@ impl Credentials {
             entry.get("password").and_then(|p| p.as_str()),
         ) {
             (Some(u), Some(p)) => Ok(RegistryAuth::Basic(u.to_string(), p.to_string())),
-            _ => Err(format!(
-                "{}: auths.{host:?} has neither auth nor username and password",
-                file()
-            )),
+            _ => Err(CredentialsError::NoSecret {
+                file: file(),
+                host: host.to_string(),
+            }),
         }
     }
 }
@@ -133,12 +184,16 @@ mod tests {
         assert!(c
             .for_host("bad.example")
             .unwrap_err()
+            .to_string()
             .contains("not base64"));
         assert!(c
             .for_host("gcr.io")
             .unwrap_err()
+            .to_string()
             .contains("credential helper"));
-        let e = Credentials::parse("{\n  \"auths\": [", Path::new("/x/c.json")).unwrap_err();
+        let e = Credentials::parse("{\n  \"auths\": [", Path::new("/x/c.json"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("/x/c.json:2:"), "{e}");
     }
 }

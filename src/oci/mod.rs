@@ -17,16 +17,33 @@ pub use reference::{Mirrors, Repository};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct OciError(pub String);
-
-impl std::fmt::Display for OciError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Why a registry operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OciError {
+    /// What a registry served (or a local file held) is refused:
+    /// which reference, and why.
+    #[error("{0}")]
+    Registry(String),
+    /// A registry call failed, explained: which reference, what the
+    /// registry said, and for a refusal which credentials were offered.
+    #[error("{explained}")]
+    Call {
+        explained: String,
+        #[source]
+        source: OciDistributionError,
+    },
+    #[error("{0}")]
+    Reference(#[from] reference::ReferenceError),
+    #[error("{0}")]
+    Credentials(#[from] auth::CredentialsError),
+    /// The chart tarball to push does not load.
+    #[error("{}: {source}", .path.display())]
+    Chart {
+        path: PathBuf,
+        #[source]
+        source: crate::chart::LoadError,
+    },
 }
-
-impl std::error::Error for OciError {}
 
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -83,13 +100,14 @@ impl Registry {
         // kube already links.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let credentials =
-            auth::Credentials::load(options.registry_config.as_deref()).map_err(OciError)?;
+            auth::Credentials::load(options.registry_config.as_deref()).map_err(OciError::from)?;
         let extra_root_certificates = match &options.ca_file {
             None => Vec::new(),
             Some(path) => vec![oci_client::client::Certificate {
                 encoding: oci_client::client::CertificateEncoding::Pem,
-                data: std::fs::read(path)
-                    .map_err(|e| OciError(format!("--ca-file {}: {e}", path.display())))?,
+                data: std::fs::read(path).map_err(|e| {
+                    OciError::Registry(format!("--ca-file {}: {e}", path.display()))
+                })?,
             }],
         };
         let config = oci_client::client::ClientConfig {
@@ -112,7 +130,7 @@ impl Registry {
     }
 
     fn auth(&self, host: &str) -> Result<RegistryAuth, OciError> {
-        self.credentials.for_host(host).map_err(OciError)
+        self.credentials.for_host(host).map_err(OciError::from)
     }
 
     /// A failed call explained: which reference, what the registry said,
@@ -201,7 +219,10 @@ impl Registry {
             OciDistributionError::DigestError(d) => format!("digest mismatch: {d}"),
             other => other.to_string(),
         };
-        OciError(format!("{what}: {said}"))
+        OciError::Call {
+            explained: format!("{what}: {said}"),
+            source: e,
+        }
     }
 
     /// The manifest of `reference`, its digest checked against its bytes.
@@ -220,18 +241,18 @@ impl Registry {
         let digest = sha256_digest(&raw);
         if let Some(asked) = reference.digest() {
             if asked != digest {
-                return Err(OciError(format!(
+                return Err(OciError::Registry(format!(
                     "{what}: the registry sent a manifest whose digest is {digest}; refusing it"
                 )));
             }
         }
         let manifest: Manifest = serde_json::from_slice(&raw).map_err(|e| {
-            OciError(format!(
+            OciError::Registry(format!(
                 "{what}: the manifest is not an OCI image manifest: {e}"
             ))
         })?;
         if manifest.config.media_type != artifact::CONFIG_MEDIA_TYPE {
-            return Err(OciError(format!(
+            return Err(OciError::Registry(format!(
                 "{what}: not a Helm chart (config media type {:?}, expected {:?})",
                 manifest.config.media_type,
                 artifact::CONFIG_MEDIA_TYPE
@@ -248,7 +269,7 @@ impl Registry {
             .collect();
         match charts.as_slice() {
             [one] => Ok(one),
-            _ => Err(OciError(format!(
+            _ => Err(OciError::Registry(format!(
                 "{what}: expected one layer of media type {:?}, found {}",
                 artifact::CHART_LAYER_MEDIA_TYPE,
                 charts.len()
@@ -263,7 +284,7 @@ impl Registry {
         version: &str,
     ) -> Result<Resolved, OciError> {
         let repo = self.options.mirrors.repository(upstream);
-        let reference = repo.tagged(version).map_err(OciError)?;
+        let reference = repo.tagged(version).map_err(OciError::from)?;
         let (manifest, digest) = self.manifest(&repo, &reference).await?;
         let layer = Self::chart_layer(&format!("oci://{}", reference.whole()), &manifest)?;
         Ok(Resolved {
@@ -289,14 +310,14 @@ impl Registry {
             Some(d) => repo.by_digest(d),
             None => repo.tagged(version),
         }
-        .map_err(OciError)?;
+        .map_err(OciError::from)?;
         let what = format!("oci://{}", reference.whole());
         let (manifest, digest) = self.manifest(&repo, &reference).await?;
         let layer = Self::chart_layer(&what, &manifest)?;
         let layer_sha = layer.digest.trim_start_matches("sha256:").to_string();
         if let Some(want) = &expect.sha256 {
             if !want.eq_ignore_ascii_case(&layer_sha) {
-                return Err(OciError(format!(
+                return Err(OciError::Registry(format!(
                     "{what}: the chart tarball's sha256 is {layer_sha} (manifest {digest}), the pin says {want}; refusing it (after a digest bump, `navique-operator charts lock` refreshes sha256)"
                 )));
             }
@@ -314,7 +335,7 @@ impl Registry {
             })?;
         let found = crate::digest::sha256_hex(&data);
         if found != layer_sha {
-            return Err(OciError(format!(
+            return Err(OciError::Registry(format!(
                 "{what}: the chart tarball's sha256 is {found}, the manifest says {layer_sha}; refusing it"
             )));
         }
@@ -336,14 +357,16 @@ impl Registry {
         tarball: &Path,
         repo: &Repository,
     ) -> Result<Resolved, OciError> {
-        let data =
-            std::fs::read(tarball).map_err(|e| OciError(format!("{}: {e}", tarball.display())))?;
-        let chart = crate::chart::load::load_archive(&data)
-            .map_err(|e| OciError(format!("{}: {}", tarball.display(), e.0)))?;
+        let data = std::fs::read(tarball)
+            .map_err(|e| OciError::Registry(format!("{}: {e}", tarball.display())))?;
+        let chart = crate::chart::load::load_archive(&data).map_err(|source| OciError::Chart {
+            path: tarball.to_path_buf(),
+            source,
+        })?;
         let meta = &chart.metadata;
         let mtime = std::fs::metadata(tarball)
             .and_then(|m| m.modified())
-            .map_err(|e| OciError(format!("{}: {e}", tarball.display())))?;
+            .map_err(|e| OciError::Registry(format!("{}: {e}", tarball.display())))?;
         let config = artifact::config_json(meta).into_bytes();
         let config_desc = artifact::Descriptor {
             media_type: artifact::CONFIG_MEDIA_TYPE,
@@ -359,7 +382,7 @@ impl Registry {
         let manifest =
             artifact::manifest_json(&config_desc, &layer_desc, &annotations).into_bytes();
         let digest = sha256_digest(&manifest);
-        let reference = repo.tagged(&meta.version).map_err(OciError)?;
+        let reference = repo.tagged(&meta.version).map_err(OciError::from)?;
         let what = format!(
             "pushing {} to oci://{}",
             tarball.display(),
@@ -402,7 +425,7 @@ impl Registry {
         let mapped = self.options.mirrors.image(image);
         let reference: Reference = mapped
             .parse()
-            .map_err(|e| OciError(format!("image {mapped:?}: {e}")))?;
+            .map_err(|e| OciError::Registry(format!("image {mapped:?}: {e}")))?;
         let host = reference.resolve_registry().to_string();
         let auth = self.auth(reference.registry())?;
         self.client
@@ -416,7 +439,8 @@ impl Registry {
 /// whole new one, never part of it.
 pub fn write_atomically(dir: &Path, name: &str, data: &[u8]) -> Result<PathBuf, OciError> {
     use std::io::Write;
-    std::fs::create_dir_all(dir).map_err(|e| OciError(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| OciError::Registry(format!("{}: {e}", dir.display())))?;
     let target = dir.join(name);
     let partial = dir.join(format!(".{name}.partial-{}", std::process::id()));
     let result = (|| {
@@ -427,7 +451,7 @@ pub fn write_atomically(dir: &Path, name: &str, data: &[u8]) -> Result<PathBuf, 
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(&partial);
-        return Err(OciError(format!("{}: {e}", target.display())));
+        return Err(OciError::Registry(format!("{}: {e}", target.display())));
     }
     Ok(target)
 }

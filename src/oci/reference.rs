@@ -3,6 +3,33 @@
 
 use oci_client::Reference;
 
+/// Why a chart repository or reference is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ReferenceError {
+    #[error("{0:?} is not an oci:// reference")]
+    NotOci(String),
+    #[error("{0:?} names a registry but no repository")]
+    NoRepository(String),
+    #[error("{0:?} is not oci://HOST/REPOSITORY")]
+    Malformed(String),
+    /// `text` (without the scheme) does not parse as a tag or digest reference.
+    #[error("oci://{text} is not a valid reference: {source}")]
+    Invalid {
+        text: String,
+        #[source]
+        source: oci_client::ParseError,
+    },
+}
+
+/// Why a `--registry-mirror` rule is refused; each holds the flag's value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MirrorError {
+    #[error("--registry-mirror {0:?}: expected SRC=DST, as quay.io=mirror.example:5000/quay")]
+    NotARule(String),
+    #[error("--registry-mirror {0:?}: SRC and DST must both be given")]
+    Empty(String),
+}
+
 /// A chart repository as the catalog names it: `oci://host/path/name`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Repository {
@@ -11,16 +38,16 @@ pub struct Repository {
 }
 
 impl Repository {
-    pub fn parse(oci: &str) -> Result<Repository, String> {
+    pub fn parse(oci: &str) -> Result<Repository, ReferenceError> {
         let rest = oci
             .strip_prefix("oci://")
-            .ok_or_else(|| format!("{oci:?} is not an oci:// reference"))?
+            .ok_or_else(|| ReferenceError::NotOci(oci.to_string()))?
             .trim_end_matches('/');
         let (host, path) = rest
             .split_once('/')
-            .ok_or_else(|| format!("{oci:?} names a registry but no repository"))?;
+            .ok_or_else(|| ReferenceError::NoRepository(oci.to_string()))?;
         if host.is_empty() || path.is_empty() || rest.contains('@') {
-            return Err(format!("{oci:?} is not oci://HOST/REPOSITORY"));
+            return Err(ReferenceError::Malformed(oci.to_string()));
         }
         Ok(Repository {
             location: rest.to_string(),
@@ -33,18 +60,19 @@ impl Repository {
 
     /// The reference of one chart version, by tag (Helm writes `+` as `_`
     /// in tags, since OCI tags cannot hold it).
-    pub fn tagged(&self, version: &str) -> Result<Reference, String> {
-        let text = format!("{}:{}", self.location, chart_tag(version));
-        text.parse()
-            .map_err(|e| format!("oci://{text} is not a valid reference: {e}"))
+    pub fn tagged(&self, version: &str) -> Result<Reference, ReferenceError> {
+        parse_reference(format!("{}:{}", self.location, chart_tag(version)))
     }
 
     /// The reference of one manifest, by digest.
-    pub fn by_digest(&self, digest: &str) -> Result<Reference, String> {
-        let text = format!("{}@{}", self.location, digest);
-        text.parse()
-            .map_err(|e| format!("oci://{text} is not a valid reference: {e}"))
+    pub fn by_digest(&self, digest: &str) -> Result<Reference, ReferenceError> {
+        parse_reference(format!("{}@{}", self.location, digest))
     }
+}
+
+fn parse_reference(text: String) -> Result<Reference, ReferenceError> {
+    text.parse()
+        .map_err(|source| ReferenceError::Invalid { text, source })
 }
 
 impl std::fmt::Display for Repository {
@@ -66,12 +94,12 @@ pub struct Mirrors {
 }
 
 impl Mirrors {
-    pub fn parse(flags: &[String]) -> Result<Mirrors, String> {
+    pub fn parse(flags: &[String]) -> Result<Mirrors, MirrorError> {
         let mut rules = Vec::new();
         for flag in flags {
-            let (src, dst) = flag.split_once('=').ok_or_else(|| {
-                format!("--registry-mirror {flag:?}: expected SRC=DST, as quay.io=mirror.example:5000/quay")
-            })?;
+            let (src, dst) = flag
+                .split_once('=')
+                .ok_or_else(|| MirrorError::NotARule(flag.clone()))?;
             let clean = |s: &str| {
                 s.trim()
                     .trim_start_matches("oci://")
@@ -80,9 +108,7 @@ impl Mirrors {
             };
             let (src, dst) = (clean(src), clean(dst));
             if src.is_empty() || dst.is_empty() {
-                return Err(format!(
-                    "--registry-mirror {flag:?}: SRC and DST must both be given"
-                ));
+                return Err(MirrorError::Empty(flag.clone()));
             }
             rules.push((src, dst));
         }
@@ -164,9 +190,11 @@ mod tests {
         );
         assert!(Repository::parse("https://quay.io/x")
             .unwrap_err()
+            .to_string()
             .contains("not an oci://"));
         assert!(Repository::parse("oci://quay.io")
             .unwrap_err()
+            .to_string()
             .contains("no repository"));
     }
 
@@ -192,6 +220,7 @@ mod tests {
         assert_eq!(m.image("busybox"), "mirror:5000/hub/library/busybox");
         assert!(Mirrors::parse(&["quay.io".into()])
             .unwrap_err()
+            .to_string()
             .contains("SRC=DST"));
     }
 }

@@ -3,6 +3,7 @@
 //! and the images the operator writes into upstream CRs; and the rewrite
 //! `--registry-mirror` applies, built from the catalog's image pins.
 
+use super::PackagingError;
 use crate::oci::images::{images_in, ImageRef};
 use crate::operator::model::catalog::{Catalog, ChartStore, Pin};
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,7 +19,7 @@ pub type Images = BTreeMap<String, BTreeSet<String>>;
 pub fn rendered_objects(
     catalog: &Catalog,
     store: &ChartStore,
-) -> Result<Vec<(String, Vec<serde_json::Value>)>, String> {
+) -> Result<Vec<(String, Vec<serde_json::Value>)>, PackagingError> {
     let mut out = Vec::new();
     // The capability charts' CRDs are served by the time a workload chart
     // installs (charts such as Langfuse check for them).
@@ -28,8 +29,8 @@ pub fn rendered_objects(
                   values: crate::value::Map,
                   namespace: &str,
                   capabilities: &mut crate::chart::render::Capabilities|
-     -> Result<Vec<serde_json::Value>, String> {
-        let loaded = store.load(pin).map_err(|e| e.to_string())?;
+     -> Result<Vec<serde_json::Value>, PackagingError> {
+        let loaded = store.load(pin).map_err(PackagingError::Chart)?;
         let rendered = crate::action::render::render(crate::action::render::Request {
             chart: &loaded.chart,
             values: &values,
@@ -39,7 +40,10 @@ pub fn rendered_objects(
             is_upgrade: false,
             capabilities: capabilities.clone(),
         })
-        .map_err(|e| format!("{name}: {e}"))?;
+        .map_err(|source| PackagingError::Render {
+            release: name.to_string(),
+            source,
+        })?;
         let templated = rendered
             .objects
             .iter()
@@ -73,8 +77,13 @@ pub fn rendered_objects(
             rendered.crds.into_iter().map(|o| o.body).collect();
         objects.extend(rendered.objects.into_iter().map(|o| o.body));
         for hook in &rendered.hooks {
-            let parsed = crate::apply::objects::parse_manifest(&hook.manifest, namespace)
-                .map_err(|e| format!("{name}: hook {}: {e}", hook.path))?;
+            let parsed = crate::apply::objects::parse_manifest(&hook.manifest, namespace).map_err(
+                |source| PackagingError::Hook {
+                    release: name.to_string(),
+                    path: hook.path.clone(),
+                    source,
+                },
+            )?;
             objects.extend(parsed.into_iter().map(|o| o.body));
         }
         Ok(objects)
@@ -103,7 +112,7 @@ pub fn rendered_objects(
 }
 
 /// Every image the bundled charts deploy, and those the operator sets.
-pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, String> {
+pub fn rendered_images(catalog: &Catalog, store: &ChartStore) -> Result<Images, PackagingError> {
     let mut found = Images::new();
     for (chart, objects) in rendered_objects(catalog, store)? {
         for obj in &objects {

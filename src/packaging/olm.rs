@@ -1,6 +1,7 @@
 //! The OLM bundle's ClusterServiceVersion and annotations, from the same
 //! pieces as the other install paths (shipping.rs).
 
+use super::PackagingError;
 use crate::operator::model::catalog::Catalog;
 use crate::packaging::shipping::{self, NAME};
 use serde_json::{json, Value};
@@ -82,7 +83,7 @@ pub fn examples() -> Vec<Value> {
     ]
 }
 
-pub fn csv(catalog: &Catalog, cluster_role: &Value, image: &str) -> Result<Value, String> {
+pub fn csv(catalog: &Catalog, cluster_role: &Value, image: &str) -> Result<Value, PackagingError> {
     let crds = shipping::crds();
     let mut owned = Vec::new();
     for (name, crd) in &crds {
@@ -95,7 +96,7 @@ pub fn csv(catalog: &Catalog, cluster_role: &Value, image: &str) -> Result<Value
             .and_then(Value::as_str)
             .unwrap_or_default();
         let facts = crate::operator::api::Kind::parse(kind)
-            .ok_or_else(|| format!("CRD kind {kind} is not one of the operator's kinds"))?
+            .ok_or_else(|| PackagingError::UnknownCrdKind(kind.to_string()))?
             .facts();
         let (display, description) = (facts.display_name, facts.description);
         owned.push(json!({"name": name, "version": version, "kind": kind, "displayName": display, "description": description}));

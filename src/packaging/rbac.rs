@@ -6,6 +6,7 @@
 //! Secrets). Rules are merged per (group, resource) and printed sorted, so
 //! the chart, kustomize and OLM copies can be compared with this one.
 
+use super::PackagingError;
 use crate::operator::model::catalog::{Catalog, ChartStore};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,6 +95,11 @@ pub struct Rules {
     pub urls: BTreeMap<String, BTreeSet<String>>,
 }
 
+/// A role rule granting every verb on every resource.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a bundled chart grants * verbs on * resources; the operator will not hold that")]
+pub struct WildcardGrant;
+
 impl Rules {
     fn grant(&mut self, group: &str, resource: &str, verbs: &[&str]) {
         let e = self
@@ -105,7 +111,7 @@ impl Rules {
 
     /// Adds a Role's or ClusterRole's `rules` (resourceNames widened to the
     /// whole resource: the operator creates those objects by name anyway).
-    fn add_role_rules(&mut self, rules: &Value) -> Result<(), String> {
+    fn add_role_rules(&mut self, rules: &Value) -> Result<(), WildcardGrant> {
         for rule in rules.as_array().into_iter().flatten() {
             let list = |k: &str| -> Vec<String> {
                 rule.get(k)
@@ -126,7 +132,7 @@ impl Rules {
             for group in list("apiGroups") {
                 for resource in list("resources") {
                     if group == "*" && resource == "*" && verbs.contains(&"*") {
-                        return Err("a bundled chart grants * verbs on * resources; the operator will not hold that".into());
+                        return Err(WildcardGrant);
                     }
                     self.grant(&group, &resource, &verbs);
                 }
@@ -164,7 +170,7 @@ impl Rules {
 }
 
 /// What the bundled charts grant, and what managing their objects takes.
-pub fn derive(catalog: &Catalog, store: &ChartStore) -> Result<Rules, String> {
+pub fn derive(catalog: &Catalog, store: &ChartStore) -> Result<Rules, PackagingError> {
     let rendered = crate::packaging::airgap::rendered_objects(catalog, store)?;
     let mut rules = Rules::default();
     let mut plural: BTreeMap<(String, String), String> = BuiltInKinds::table();
@@ -197,20 +203,27 @@ pub fn derive(catalog: &Catalog, store: &ChartStore) -> Result<Rules, String> {
                 .rsplit_once('/')
                 .map(|(g, _)| g)
                 .unwrap_or("");
-            let resource = plural.get(&(group.to_string(), kind.to_string())).ok_or_else(|| {
-                format!("chart {chart}: kind {kind} ({group}) is not in the RBAC table of src/operator/rbac.rs")
-            })?;
+            let resource = plural
+                .get(&(group.to_string(), kind.to_string()))
+                .ok_or_else(|| PackagingError::KindNotInRbacTable {
+                    chart: chart.clone(),
+                    kind: kind.to_string(),
+                    group: group.to_string(),
+                })?;
             rules.grant(group, resource, MANAGE);
             if kind == "ClusterRole" || kind == "Role" {
-                rules.add_role_rules(&o["rules"]).map_err(|e| {
-                    format!(
-                        "chart {chart}: {} {}: {e}",
-                        kind,
-                        o.pointer("/metadata/name")
+                rules
+                    .add_role_rules(&o["rules"])
+                    .map_err(|source| PackagingError::Role {
+                        chart: chart.clone(),
+                        kind: kind.to_string(),
+                        name: o
+                            .pointer("/metadata/name")
                             .and_then(Value::as_str)
                             .unwrap_or_default()
-                    )
-                })?;
+                            .to_string(),
+                        source,
+                    })?;
             }
         }
     }

@@ -5,6 +5,7 @@
 //! bundle (`bundle/`). `navique-operator manifests --check` fails when a
 //! committed copy differs from what this would write.
 
+use super::PackagingError;
 use crate::operator::model::catalog::{Catalog, ChartStore};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -161,7 +162,10 @@ pub fn crds() -> Vec<(String, Value)> {
 }
 
 /// Every generated file, by path from the repository root.
-pub fn files(catalog: &Catalog, store: &ChartStore) -> Result<Vec<(PathBuf, String)>, String> {
+pub fn files(
+    catalog: &Catalog,
+    store: &ChartStore,
+) -> Result<Vec<(PathBuf, String)>, PackagingError> {
     files_for(catalog, store, DEFAULT_IMAGE)
 }
 
@@ -171,7 +175,7 @@ pub fn files_for(
     catalog: &Catalog,
     store: &ChartStore,
     image: &str,
-) -> Result<Vec<(PathBuf, String)>, String> {
+) -> Result<Vec<(PathBuf, String)>, PackagingError> {
     let rules = crate::packaging::rbac::derive(catalog, store)?;
     let role = crate::packaging::rbac::cluster_role(NAME, &rules);
     let mut out: Vec<(PathBuf, String)> = Vec::new();

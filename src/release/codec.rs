@@ -1,7 +1,7 @@
 //! Helm's storage encoding: JSON, gzip, base64; decoding accepts the
 //! payload with or without gzip.
 
-use super::model::Release;
+use super::model::{NotAnObject, Release};
 use base64::Engine;
 use std::io::{Read, Write};
 
@@ -44,10 +44,28 @@ fn gzip(data: &[u8], level: flate2::Compression) -> Vec<u8> {
 /// The most JSON a release record may decompress to.
 pub const MAX_RELEASE_JSON: u64 = 64 << 20;
 
-pub fn decode(data: &str) -> Result<Release, String> {
+/// Why a stored release payload could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// The object holds no payload at all.
+    #[error("no release data")]
+    NoData,
+    #[error("illegal base64 data in release payload: {0}")]
+    Base64(#[source] base64::DecodeError),
+    #[error("release payload: {0}")]
+    Gzip(#[source] std::io::Error),
+    #[error("release payload decompresses to more than {} MiB; refusing it", MAX_RELEASE_JSON >> 20)]
+    TooLarge,
+    #[error("release payload is not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error("{0}")]
+    Record(#[source] NotAnObject),
+}
+
+pub fn decode(data: &str) -> Result<Release, DecodeError> {
     let raw = base64::engine::general_purpose::STANDARD
         .decode(data.trim())
-        .map_err(|e| format!("illegal base64 data in release payload: {e}"))?;
+        .map_err(DecodeError::Base64)?;
     let json = if raw.starts_with(GZIP_MAGIC) {
         // A record someone else wrote may be a decompression bomb: a real
         // release is a few MB of JSON at most (the Secret holds 1 MiB).
@@ -55,20 +73,16 @@ pub fn decode(data: &str) -> Result<Release, String> {
         flate2::read::GzDecoder::new(&raw[..])
             .take(MAX_RELEASE_JSON + 1)
             .read_to_end(&mut out)
-            .map_err(|e| format!("release payload: {e}"))?;
+            .map_err(DecodeError::Gzip)?;
         if out.len() as u64 > MAX_RELEASE_JSON {
-            return Err(format!(
-                "release payload decompresses to more than {} MiB; refusing it",
-                MAX_RELEASE_JSON >> 20
-            ));
+            return Err(DecodeError::TooLarge);
         }
         out
     } else {
         raw
     };
-    let v: serde_json::Value =
-        serde_json::from_slice(&json).map_err(|e| format!("release payload is not JSON: {e}"))?;
-    Release::from_json(&v)
+    let v: serde_json::Value = serde_json::from_slice(&json).map_err(DecodeError::NotJson)?;
+    Release::from_json(&v).map_err(DecodeError::Record)
 }
 
 #[cfg(test)]

@@ -130,10 +130,15 @@ fn time_field(v: &Value, k: &str) -> String {
     }
 }
 
+/// A release record that is JSON but not an object.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("release record is not a JSON object")]
+pub struct NotAnObject;
+
 impl Release {
-    pub fn from_json(v: &Value) -> Result<Release, String> {
+    pub fn from_json(v: &Value) -> Result<Release, NotAnObject> {
         if !v.is_object() {
-            return Err("release record is not a JSON object".into());
+            return Err(NotAnObject);
         }
         let info = v.get("info").cloned().unwrap_or(Value::Null);
         let hooks = v

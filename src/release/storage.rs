@@ -28,7 +28,7 @@ pub enum StorageError {
     Kube(kube::Error),
     Corrupt {
         object: String,
-        reason: String,
+        reason: codec::DecodeError,
     },
     TooLarge {
         release: String,
@@ -52,7 +52,15 @@ impl std::fmt::Display for StorageError {
     }
 }
 
-impl std::error::Error for StorageError {}
+impl std::error::Error for StorageError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StorageError::Kube(e) => Some(e),
+            StorageError::Corrupt { reason, .. } => Some(reason),
+            StorageError::TooLarge { .. } | StorageError::NotFound(_) => None,
+        }
+    }
+}
 
 impl From<kube::Error> for StorageError {
     fn from(e: kube::Error) -> Self {
@@ -95,7 +103,7 @@ pub fn release_from_secret(s: &Secret) -> Result<Release, StorageError> {
         .and_then(|d| d.get("release"))
         .ok_or_else(|| StorageError::Corrupt {
             object: name.clone(),
-            reason: "no release data".into(),
+            reason: codec::DecodeError::NoData,
         })?;
     let text = String::from_utf8_lossy(&data.0);
     from_payload(&name, s.metadata.labels.as_ref(), &text)
@@ -109,7 +117,7 @@ pub fn release_from_configmap(c: &ConfigMap) -> Result<Release, StorageError> {
         .and_then(|d| d.get("release"))
         .ok_or_else(|| StorageError::Corrupt {
             object: name.clone(),
-            reason: "no release data".into(),
+            reason: codec::DecodeError::NoData,
         })?;
     from_payload(&name, c.metadata.labels.as_ref(), text)
 }

@@ -77,6 +77,29 @@ pub enum Value {
     Object(Rc<dyn Object>),
 }
 
+/// Why a template object's method could not be called, in the words Go's
+/// reflect-based calls use.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MethodError {
+    #[error("can't call method {0}")]
+    Unknown(String),
+    #[error("wrong number of args")]
+    NoArguments,
+    #[error("wrong number of args: want {want} got {got}")]
+    ArgCount { want: usize, got: usize },
+    #[error("wrong number of args for {method}: want {want} got {got}")]
+    ArgCountOf {
+        method: String,
+        want: usize,
+        got: usize,
+    },
+    /// An object argument of another Go type than the method takes.
+    #[error("wrong type for value; expected {expected}")]
+    NotA { expected: &'static str },
+    #[error("wrong type for value; expected {expected}; got {got}")]
+    WrongType { expected: &'static str, got: String },
+}
+
 /// Helm's special objects (Files, Capabilities, semver, time, certificates):
 /// struct-like values with fields and methods.
 pub trait Object {
@@ -94,8 +117,8 @@ pub trait Object {
     fn method_sig(&self, _name: &str) -> Option<(&'static [go_type::P], Option<go_type::P>)> {
         None
     }
-    fn call_method(&self, name: &str, _args: Vec<Value>) -> Result<Value, String> {
-        Err(format!("can't call method {name}"))
+    fn call_method(&self, name: &str, _args: Vec<Value>) -> Result<Value, MethodError> {
+        Err(MethodError::Unknown(name.to_string()))
     }
     /// `%v` rendering.
     fn format(&self) -> String;

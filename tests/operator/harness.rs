@@ -1027,7 +1027,11 @@ impl Drop for Env {
 /// An operator running in this test process, on its own runtime.
 pub struct Operator {
     stop: tokio::sync::watch::Sender<bool>,
-    thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+    thread: Option<
+        std::thread::JoinHandle<
+            Result<(), navique_ai_core_operator::operator::runtime::process::RunError>,
+        >,
+    >,
     pub metrics: Arc<Metrics>,
 }
 

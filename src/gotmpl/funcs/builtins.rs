@@ -94,17 +94,23 @@ fn len(x: &mut Exec, a: Vec<Value>) -> FResult {
     }
 }
 
-fn index_value(v: &Value) -> Result<i64, String> {
+/// Why a value cannot index a slice, array or string, in Go's words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum IndexError {
+    #[error("cannot index slice/array with nil")]
+    Nil,
+    #[error("cannot index slice/array with type {0}")]
+    NotAnInteger(String),
+}
+
+fn index_value(v: &Value) -> Result<i64, IndexError> {
     match v {
         Value::Int(i) | Value::Int64(i) => Ok(*i),
         Value::Uint64(u) => Ok(*u as i64),
         Value::Uint8(u) => Ok(*u as i64),
         Value::Uint32(u) => Ok(*u as i64),
-        Value::Nil => Err("cannot index slice/array with nil".into()),
-        other => Err(format!(
-            "cannot index slice/array with type {}",
-            other.type_name()
-        )),
+        Value::Nil => Err(IndexError::Nil),
+        other => Err(IndexError::NotAnInteger(other.type_name())),
     }
 }
 
@@ -219,7 +225,27 @@ fn eq(_: &mut Exec, a: Vec<Value>) -> FResult {
     Ok(Value::Bool(false))
 }
 
-fn eq_pair(a: &Value, b: &Value) -> Result<bool, String> {
+/// Why `eq`, `lt` and the like cannot compare two values, in Go's words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CompareError {
+    #[error("incompatible types for comparison: {0} and {1}")]
+    Incompatible(String, String),
+    /// Two values of distinct non-basic types.
+    #[error("non-comparable types {shown}: {left_type}, {right_type}: {right}")]
+    NonComparableTypes {
+        shown: String,
+        left_type: String,
+        right_type: String,
+        right: String,
+    },
+    /// Slices, maps and byte slices have no `==` in Go.
+    #[error("non-comparable type {shown}: {type_name}")]
+    NonComparable { shown: String, type_name: String },
+    #[error("invalid type for comparison")]
+    InvalidType,
+}
+
+fn eq_pair(a: &Value, b: &Value) -> Result<bool, CompareError> {
     let (k1, k2) = (basic_kind(a), basic_kind(b));
     if k1 != k2 {
         return match (k1, k2) {
@@ -227,11 +253,7 @@ fn eq_pair(a: &Value, b: &Value) -> Result<bool, String> {
             (Kind::Uint, Kind::Int) => Ok(as_i(b) >= 0 && as_u(a) == as_i(b) as u64),
             _ => {
                 if !a.is_nil() && !b.is_nil() {
-                    Err(format!(
-                        "incompatible types for comparison: {} and {}",
-                        a.type_name(),
-                        b.type_name()
-                    ))
+                    Err(CompareError::Incompatible(a.type_name(), b.type_name()))
                 } else {
                     Ok(false)
                 }
@@ -250,21 +272,19 @@ fn eq_pair(a: &Value, b: &Value) -> Result<bool, String> {
         Kind::Invalid => true,
         Kind::Other => {
             if a.type_name() != b.type_name() {
-                return Err(format!(
-                    "non-comparable types {}: {}, {}: {}",
-                    sprintf("%s", &[a.clone()]),
-                    a.type_name(),
-                    b.type_name(),
-                    format::format_v(b)
-                ));
+                return Err(CompareError::NonComparableTypes {
+                    shown: sprintf("%s", &[a.clone()]),
+                    left_type: a.type_name(),
+                    right_type: b.type_name(),
+                    right: format::format_v(b),
+                });
             }
             match a {
                 Value::List(..) | Value::Map(..) | Value::Bytes(_) => {
-                    return Err(format!(
-                        "non-comparable type {}: {}",
-                        sprintf("%s", &[b.clone()]),
-                        b.type_name()
-                    ));
+                    return Err(CompareError::NonComparable {
+                        shown: sprintf("%s", &[b.clone()]),
+                        type_name: b.type_name(),
+                    });
                 }
                 _ => a.deep_equal(b),
             }
@@ -272,28 +292,24 @@ fn eq_pair(a: &Value, b: &Value) -> Result<bool, String> {
     })
 }
 
-fn lt(a: &Value, b: &Value) -> Result<bool, String> {
+fn lt(a: &Value, b: &Value) -> Result<bool, CompareError> {
     let k1 = basic_kind(a);
     if matches!(k1, Kind::Invalid | Kind::Other) {
-        return Err("invalid type for comparison".into());
+        return Err(CompareError::InvalidType);
     }
     let k2 = basic_kind(b);
     if matches!(k2, Kind::Invalid | Kind::Other) {
-        return Err("invalid type for comparison".into());
+        return Err(CompareError::InvalidType);
     }
     if k1 != k2 {
         return match (k1, k2) {
             (Kind::Int, Kind::Uint) => Ok(as_i(a) < 0 || (as_i(a) as u64) < as_u(b)),
             (Kind::Uint, Kind::Int) => Ok(as_i(b) >= 0 && as_u(a) < as_i(b) as u64),
-            _ => Err(format!(
-                "incompatible types for comparison: {} and {}",
-                a.type_name(),
-                b.type_name()
-            )),
+            _ => Err(CompareError::Incompatible(a.type_name(), b.type_name())),
         };
     }
     Ok(match k1 {
-        Kind::Bool => return Err("invalid type for comparison".into()),
+        Kind::Bool => return Err(CompareError::InvalidType),
         Kind::Int => as_i(a) < as_i(b),
         Kind::Uint => as_u(a) < as_u(b),
         Kind::Float => match (a, b) {
@@ -305,7 +321,7 @@ fn lt(a: &Value, b: &Value) -> Result<bool, String> {
     })
 }
 
-fn le(a: &Value, b: &Value) -> Result<bool, String> {
+fn le(a: &Value, b: &Value) -> Result<bool, CompareError> {
     if lt(a, b)? {
         return Ok(true);
     }

@@ -4,7 +4,7 @@
 //! embedded by chrono-tz. A zone Go cannot load is UTC, as Sprig falls back.
 
 use super::{arg_str, Registry, P};
-use crate::value::{Object, Value};
+use crate::value::{MethodError, Object, Value};
 use chrono::{
     DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Offset, TimeZone,
     Timelike, Utc,
@@ -170,7 +170,7 @@ impl Object for GoTime {
     fn has_method(&self, name: &str) -> bool {
         matches!(name, "Unix" | "Year" | "Format" | "UTC" | "String")
     }
-    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
+    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, MethodError> {
         match name {
             "Unix" => Ok(Value::Int64(self.t.timestamp())),
             "Year" => Ok(Value::Int(self.t.year() as i64)),
@@ -179,7 +179,7 @@ impl Object for GoTime {
             )),
             "UTC" => Ok(time_value(GoTime::at(self.t, Loc::Utc))),
             "String" => Ok(Value::string(self.format())),
-            _ => Err(format!("can't call method {name}")),
+            _ => Err(MethodError::Unknown(name.to_string())),
         }
     }
     fn format(&self) -> String {
@@ -671,19 +671,42 @@ fn fmt_offset(off: i32, colon: bool, secs: bool) -> String {
     r
 }
 
+/// Why a time did not parse, in Go's time.Parse words (every text quoted).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TimeParseError {
+    /// `rest` of the value did not match the layout's `element`.
+    #[error("parsing time {} as {}: cannot parse {} as {}", q(.value), q(.layout), q(.rest), q(.element))]
+    Cannot {
+        value: String,
+        layout: String,
+        rest: String,
+        element: String,
+    },
+    #[error("parsing time {}: extra text: {}", q(.value), q(.extra))]
+    ExtraText { value: String, extra: String },
+    #[error("parsing time {}: {what} out of range", q(.value))]
+    OutOfRange { value: String, what: &'static str },
+}
+
+fn q(s: &str) -> String {
+    crate::gotmpl::format::quote_go(s)
+}
+
 /// Go's time.Parse for numeric and name layouts, with Go's error texts.
-fn go_parse_parts(layout: &str, value: &str) -> Result<(NaiveDateTime, ParsedZone), String> {
-    let q = crate::gotmpl::format::quote_go;
-    let cannot = |v: &str, elem: &str| {
-        format!(
-            "parsing time {} as {}: cannot parse {} as {}",
-            q(value),
-            q(layout),
-            q(v),
-            q(elem)
-        )
+fn go_parse_parts(
+    layout: &str,
+    value: &str,
+) -> Result<(NaiveDateTime, ParsedZone), TimeParseError> {
+    let cannot = |v: &str, elem: &str| TimeParseError::Cannot {
+        value: value.to_string(),
+        layout: layout.to_string(),
+        rest: v.to_string(),
+        element: elem.to_string(),
     };
-    let range = |what: &str| format!("parsing time {}: {} out of range", q(value), what);
+    let range = |what: &'static str| TimeParseError::OutOfRange {
+        value: value.to_string(),
+        what,
+    };
     const STD: &[&str] = &[
         "January",
         "Jan",
@@ -915,7 +938,10 @@ fn go_parse_parts(layout: &str, value: &str) -> Result<(NaiveDateTime, ParsedZon
         }
     }
     if !v.is_empty() {
-        return Err(format!("parsing time {}: extra text: {}", q(value), q(v)));
+        return Err(TimeParseError::ExtraText {
+            value: value.to_string(),
+            extra: v.to_string(),
+        });
     }
     if let Some(p) = pm {
         if hour > 12 {
@@ -964,7 +990,7 @@ struct ParsedZone {
 /// Go's time.ParseInLocation: a wall time without zone is in `loc`; an
 /// offset or name `loc` has at that time gives `loc`, any other a fabricated
 /// fixed zone (an unknown name with offset 0, `GMT+3` with its hours).
-fn parse_in_location(layout: &str, value: &str, loc: &Loc) -> Result<GoTime, String> {
+fn parse_in_location(layout: &str, value: &str, loc: &Loc) -> Result<GoTime, TimeParseError> {
     let (wall, zone) = go_parse_parts(layout, value)?;
     let fixed = |instant: NaiveDateTime, off: i32| {
         FixedOffset::east_opt(off)

@@ -58,7 +58,26 @@ fn repeat_at(s: &[char]) -> Option<(usize, u32, Option<u32>)> {
     (s.get(i) == Some(&'}')).then_some((i + 1, lo, hi))
 }
 
-pub fn translate(re: &str) -> Result<String, String> {
+/// Why Go's regexp/syntax refuses an expression, in its words; each
+/// variant holds the offending text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RegexError {
+    #[error("trailing backslash at end of expression: ``")]
+    TrailingBackslash,
+    #[error("invalid escape sequence: `{0}`")]
+    InvalidEscape(String),
+    #[error("invalid repeat count: `{0}`")]
+    InvalidRepeatCount(String),
+    /// A class cut short inside an escape.
+    #[error("missing closing ]")]
+    UnclosedClassEscape,
+    #[error("missing closing ]: `{0}`")]
+    UnclosedClass(String),
+    #[error("invalid character class range: `{0}`")]
+    InvalidClassRange(String),
+}
+
+pub fn translate(re: &str) -> Result<String, RegexError> {
     let s: Vec<char> = re.chars().collect();
     let mut out = String::with_capacity(re.len() + 8);
     let mut i = 0;
@@ -67,10 +86,10 @@ pub fn translate(re: &str) -> Result<String, String> {
         match c {
             '\\' => {
                 let Some(&n) = s.get(i + 1) else {
-                    return Err("trailing backslash at end of expression: ``".into());
+                    return Err(RegexError::TrailingBackslash);
                 };
                 if !valid_escape(n) {
-                    return Err(format!("invalid escape sequence: `\\{n}`"));
+                    return Err(RegexError::InvalidEscape(format!("\\{n}")));
                 }
                 if n == 'Q' {
                     let rest: String = s[i + 2..].iter().collect();
@@ -106,7 +125,7 @@ pub fn translate(re: &str) -> Result<String, String> {
                 Some((len, lo, hi)) => {
                     if lo > 1000 || hi.is_some_and(|h| h > 1000 || h < lo) {
                         let text: String = s[i..i + len].iter().collect();
-                        return Err(format!("invalid repeat count: `{text}`"));
+                        return Err(RegexError::InvalidRepeatCount(text));
                     }
                     out.extend(&s[i..i + len]);
                     i += len;
@@ -140,7 +159,7 @@ fn class_char(c: char) -> String {
 }
 
 /// Reads one item of a class at `s[i]`; returns it and the next index.
-fn class_item(s: &[char], i: usize) -> Result<(Item, usize), String> {
+fn class_item(s: &[char], i: usize) -> Result<(Item, usize), RegexError> {
     let c = s[i];
     if c == '[' && s.get(i + 1) == Some(&':') {
         let rest: String = s[i..].iter().collect();
@@ -153,7 +172,7 @@ fn class_item(s: &[char], i: usize) -> Result<(Item, usize), String> {
         return Ok((Item::Char(c, class_char(c)), i + 1));
     }
     let Some(&n) = s.get(i + 1) else {
-        return Err("missing closing ]".into());
+        return Err(RegexError::UnclosedClassEscape);
     };
     if let Some((set, negated)) = perl_class(n) {
         return Ok((
@@ -196,7 +215,7 @@ fn class_item(s: &[char], i: usize) -> Result<(Item, usize), String> {
             } else if n == 'x' {
                 j += 2;
             } else if !valid_escape(n) || n.is_ascii_alphabetic() {
-                return Err(format!("invalid escape sequence: `\\{n}`"));
+                return Err(RegexError::InvalidEscape(format!("\\{n}")));
             }
             let text: String = s[i..j.min(s.len())].iter().collect();
             return Ok((Item::Set(text), j));
@@ -206,7 +225,7 @@ fn class_item(s: &[char], i: usize) -> Result<(Item, usize), String> {
 }
 
 /// Translates the class starting at `s[start] == '['`; returns the index after it.
-fn class(s: &[char], start: usize, out: &mut String) -> Result<usize, String> {
+fn class(s: &[char], start: usize, out: &mut String) -> Result<usize, RegexError> {
     let mut i = start + 1;
     let mut body = String::new();
     if s.get(i) == Some(&'^') {
@@ -218,7 +237,7 @@ fn class(s: &[char], start: usize, out: &mut String) -> Result<usize, String> {
     loop {
         let Some(&c) = s.get(i) else {
             let text: String = s[start..].iter().collect();
-            return Err(format!("missing closing ]: `{text}`"));
+            return Err(RegexError::UnclosedClass(text));
         };
         if c == ']' && !first {
             i += 1;
@@ -237,7 +256,7 @@ fn class(s: &[char], start: usize, out: &mut String) -> Result<usize, String> {
                         Item::Char(hi, hi_text) => {
                             if hi < lo {
                                 let text: String = s[i - 1..after].iter().collect();
-                                return Err(format!("invalid character class range: `{text}`"));
+                                return Err(RegexError::InvalidClassRange(text));
                             }
                             body.push_str(&lo_text);
                             body.push('-');
@@ -247,7 +266,7 @@ fn class(s: &[char], start: usize, out: &mut String) -> Result<usize, String> {
                         Item::Set(_) => {
                             // Go reads a range's end as one char: a class escape there is invalid.
                             let text: String = s[i + 1..after].iter().collect();
-                            return Err(format!("invalid escape sequence: `{text}`"));
+                            return Err(RegexError::InvalidEscape(text));
                         }
                     }
                 } else {
@@ -292,19 +311,19 @@ mod tests {
     #[test]
     fn go_errors_in_go_words() {
         assert_eq!(
-            translate(r"\Z").unwrap_err(),
+            translate(r"\Z").unwrap_err().to_string(),
             r"invalid escape sequence: `\Z`"
         );
         assert_eq!(
-            translate("a{1001}").unwrap_err(),
+            translate("a{1001}").unwrap_err().to_string(),
             "invalid repeat count: `{1001}`"
         );
         assert_eq!(
-            translate("[a--b]").unwrap_err(),
+            translate("[a--b]").unwrap_err().to_string(),
             "invalid character class range: `a--`"
         );
         assert_eq!(
-            translate(r"[a-\d]").unwrap_err(),
+            translate(r"[a-\d]").unwrap_err().to_string(),
             r"invalid escape sequence: `\d`"
         );
     }

@@ -147,10 +147,13 @@ pub fn register(r: &mut Registry) {
                 "reflect: call of reflect.Value.Type on zero Value".into(),
             ));
         }
-        Ok(Value::string(to_toml(&a[0]).unwrap_or_else(|e| e)))
+        // Helm's toToml writes the error text in place of the document.
+        Ok(Value::string(
+            to_toml(&a[0]).unwrap_or_else(|e| e.to_string()),
+        ))
     });
     r.add("mustToToml", &[Any], None, |_, a| {
-        to_toml(&a[0]).map(Value::string).map_err(FuncError::Msg)
+        to_toml(&a[0]).map(Value::string).map_err(FuncError::from)
     });
     r.add("fromToml", &[Str], None, |_, a| {
         Ok(match arg_str(&a[0]).parse::<toml::Table>() {
@@ -170,7 +173,7 @@ pub fn register(r: &mut Registry) {
                 arg_str(&a[2]),
                 arg_str(&a[3]),
             )
-            .map_err(FuncError::Msg),
+            .map_err(FuncError::from),
         },
     );
     r.add("getHostByName", &[Str], None, |_, _| Ok(Value::str("")));
@@ -200,18 +203,29 @@ fn error_map(msg: String) -> Value {
     Value::map(m)
 }
 
+/// Why a value could not be written as TOML, in BurntSushi/toml's words
+/// (and reflect's, for a nil).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TomlError {
+    #[error("toml: top-level values must be Go maps or structs")]
+    NotATable,
+    #[error("reflect: call of reflect.Value.Type on zero Value")]
+    Nil,
+    #[error("toml: cannot encode array with nil element")]
+    NilInArray,
+}
+
 /// BurntSushi/toml's encoder for the map shapes templates produce.
-fn to_toml(v: &Value) -> Result<String, String> {
-    const NO_KEY: &str = "toml: top-level values must be Go maps or structs";
+fn to_toml(v: &Value) -> Result<String, TomlError> {
     let Value::Map(m, _) = v else {
         // BurntSushi's encode: a value that is not a table is written bare
         // (writeKeyValue with no key); an array of tables needs a key.
         if table_array(v).is_some() {
-            return Err(NO_KEY.into());
+            return Err(TomlError::NotATable);
         }
         return match v {
-            Value::Nil => Err("reflect: call of reflect.Value.Type on zero Value".into()),
-            _ => toml_inline(v)?.ok_or_else(|| NO_KEY.to_string()),
+            Value::Nil => Err(TomlError::Nil),
+            _ => toml_inline(v)?.ok_or(TomlError::NotATable),
         };
     };
     let mut out = String::new();
@@ -245,7 +259,7 @@ fn toml_float(f: f64) -> String {
     }
 }
 
-fn toml_inline(v: &Value) -> Result<Option<String>, String> {
+fn toml_inline(v: &Value) -> Result<Option<String>, TomlError> {
     Ok(Some(match v {
         Value::Nil => return Ok(None),
         Value::Bool(b) => b.to_string(),
@@ -260,7 +274,7 @@ fn toml_inline(v: &Value) -> Result<Option<String>, String> {
             for x in l.iter() {
                 match toml_inline(x)? {
                     Some(s) => parts.push(s),
-                    None => return Err("toml: cannot encode array with nil element".into()),
+                    None => return Err(TomlError::NilInArray),
                 }
             }
             format!("[{}]", parts.join(", "))
@@ -291,7 +305,7 @@ fn table_array(v: &Value) -> Option<Vec<Value>> {
 /// BurntSushi/toml's eMapOrStruct: plain keys first, then tables and arrays
 /// of tables in key order; keys indented one level per table, headers one
 /// less; a blank line before each top-level table and each `[[...]]`.
-fn toml_table(out: &mut String, m: &Map, path: &[String]) -> Result<(), String> {
+fn toml_table(out: &mut String, m: &Map, path: &[String]) -> Result<(), TomlError> {
     // Keys sit one level per table deep; a sub-table's header at its parent's keys.
     let ind = "  ".repeat(path.len());
     for (k, v) in m.iter() {

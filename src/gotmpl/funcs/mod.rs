@@ -42,6 +42,32 @@ impl From<&str> for FuncError {
     }
 }
 
+/// A function's typed error becomes the text Go's executor prints after
+/// `error calling NAME: `: template errors are reported as text, so only
+/// the message crosses into them.
+macro_rules! func_error_from {
+    ($($error:ty),* $(,)?) => {
+        $(impl From<$error> for FuncError {
+            fn from(e: $error) -> Self {
+                FuncError::Msg(e.to_string())
+            }
+        })*
+    };
+}
+func_error_from!(
+    semver::SemverError,
+    builtins::CompareError,
+    builtins::IndexError,
+    strings::RegexCompileError,
+    dates::TimeParseError,
+    helm::TomlError,
+    LookupError,
+);
+
+/// What a cluster lookup (`lookup`) failed with: any error the callback's
+/// client raises.
+pub type LookupError = Box<dyn std::error::Error + Send + Sync>;
+
 pub type FResult = Result<Value, FuncError>;
 pub type FnImpl = fn(&mut Exec, Vec<Value>) -> FResult;
 

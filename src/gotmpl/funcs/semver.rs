@@ -2,7 +2,7 @@
 //! used by `semver`, `semverCompare` and chart `kubeVersion` checks.
 
 use super::{arg_str, FResult, Registry, P};
-use crate::value::{Object, Value};
+use crate::value::{MethodError, Object, Value};
 use std::cmp::Ordering;
 use std::rc::Rc;
 
@@ -29,6 +29,20 @@ impl std::fmt::Display for Version {
     }
 }
 
+/// Why a version or a constraint could not be parsed, in Masterminds'
+/// words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SemverError {
+    #[error("invalid semantic version")]
+    InvalidVersion,
+    #[error("Version segment starts with 0")]
+    LeadingZero,
+    #[error("Error parsing version segment: {0}")]
+    Segment(#[source] std::num::ParseIntError),
+    #[error("improper constraint: {}", crate::gotmpl::format::quote_go(.0))]
+    ImproperConstraint(String),
+}
+
 fn valid_idents(s: &str) -> bool {
     !s.is_empty()
         && s.split('.')
@@ -36,8 +50,7 @@ fn valid_idents(s: &str) -> bool {
 }
 
 impl Version {
-    pub fn parse(s: &str) -> Result<Version, String> {
-        const INVALID: &str = "invalid semantic version";
+    pub fn parse(s: &str) -> Result<Version, SemverError> {
         let body = s.strip_prefix('v').unwrap_or(s);
         let (core_pre, metadata) = match body.find('+') {
             Some(i) => (&body[..i], body[i + 1..].to_string()),
@@ -49,16 +62,16 @@ impl Version {
         };
         if !metadata.is_empty() || body.contains('+') {
             if !valid_idents(&metadata) {
-                return Err(INVALID.into());
+                return Err(SemverError::InvalidVersion);
             }
         }
         if !pre.is_empty() || core_pre.contains('-') {
             if !valid_idents(&pre) {
-                return Err(INVALID.into());
+                return Err(SemverError::InvalidVersion);
             }
             for p in pre.split('.') {
                 if p.len() > 1 && p.starts_with('0') && p.chars().all(|c| c.is_ascii_digit()) {
-                    return Err("Version segment starts with 0".into());
+                    return Err(SemverError::LeadingZero);
                 }
             }
         }
@@ -69,13 +82,11 @@ impl Version {
                 .iter()
                 .any(|p| p.is_empty() || !p.chars().all(|c| c.is_ascii_digit()))
         {
-            return Err(INVALID.into());
+            return Err(SemverError::InvalidVersion);
         }
-        let num = |i: usize| -> Result<u64, String> {
+        let num = |i: usize| -> Result<u64, SemverError> {
             match parts.get(i) {
-                Some(p) => p
-                    .parse::<u64>()
-                    .map_err(|e| format!("Error parsing version segment: {e}")),
+                Some(p) => p.parse::<u64>().map_err(SemverError::Segment),
                 None => Ok(0),
             }
         };
@@ -136,7 +147,8 @@ struct Term {
     dirty: bool,
 }
 
-fn parse_term(s: &str) -> Result<Term, String> {
+fn parse_term(s: &str) -> Result<Term, SemverError> {
+    let improper = || SemverError::ImproperConstraint(s.to_string());
     let s = s.trim();
     let ops = ["!=", ">=", "=>", "<=", "=<", "~>", "^", "~", ">", "<", "="];
     let mut op = "";
@@ -166,10 +178,7 @@ fn parse_term(s: &str) -> Result<Term, String> {
     };
     let is_wild = |p: &str| p == "x" || p == "X" || p == "*";
     if parts.len() > 3 || parts.is_empty() && !tail.is_empty() {
-        return Err(format!(
-            "improper constraint: {}",
-            crate::gotmpl::format::quote_go(s)
-        ));
+        return Err(improper());
     }
     let mut nums = [0u64; 3];
     let mut minor_dirty = false;
@@ -196,17 +205,9 @@ fn parse_term(s: &str) -> Result<Term, String> {
             }
             Some(p) => {
                 if dirty {
-                    return Err(format!(
-                        "improper constraint: {}",
-                        crate::gotmpl::format::quote_go(s)
-                    ));
+                    return Err(improper());
                 }
-                nums[i] = p.parse().map_err(|_| {
-                    format!(
-                        "improper constraint: {}",
-                        crate::gotmpl::format::quote_go(s)
-                    )
-                })?;
+                nums[i] = p.parse().map_err(|_| improper())?;
             }
         }
     }
@@ -215,12 +216,7 @@ fn parse_term(s: &str) -> Result<Term, String> {
     }
     let mut vs = format!("{}.{}.{}", nums[0], nums[1], nums[2]);
     vs.push_str(tail);
-    let con = Version::parse(&vs).map_err(|_| {
-        format!(
-            "improper constraint: {}",
-            crate::gotmpl::format::quote_go(s)
-        )
-    })?;
+    let con = Version::parse(&vs).map_err(|_| improper())?;
     Ok(Term {
         op: op.to_string(),
         con,
@@ -347,7 +343,9 @@ pub struct Constraint {
 }
 
 impl Constraint {
-    pub fn parse(s: &str) -> Result<Constraint, String> {
+    pub fn parse(s: &str) -> Result<Constraint, SemverError> {
+        // Masterminds names the whole constraint, not the term it tripped on.
+        let improper = || SemverError::ImproperConstraint(s.to_string());
         let mut groups = Vec::new();
         for or in s.split("||") {
             let or = or.trim();
@@ -358,18 +356,10 @@ impl Constraint {
                 if part.is_empty() {
                     continue;
                 }
-                terms.push(parse_term(&part).map_err(|_| {
-                    format!(
-                        "improper constraint: {}",
-                        crate::gotmpl::format::quote_go(s)
-                    )
-                })?);
+                terms.push(parse_term(&part).map_err(|_| improper())?);
             }
             if terms.is_empty() {
-                return Err(format!(
-                    "improper constraint: {}",
-                    crate::gotmpl::format::quote_go(s)
-                ));
+                return Err(improper());
             }
             groups.push(terms);
         }
@@ -447,19 +437,20 @@ impl Object for Version {
                 | "Equal"
         )
     }
-    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, String> {
-        let other = || -> Result<Version, String> {
+    fn call_method(&self, name: &str, args: Vec<Value>) -> Result<Value, MethodError> {
+        const VERSION: &str = "*semver.Version";
+        let other = || -> Result<Version, MethodError> {
             match args.first() {
                 Some(Value::Object(o)) => o
                     .as_any()
                     .downcast_ref::<Version>()
                     .cloned()
-                    .ok_or_else(|| "wrong type for value; expected *semver.Version".into()),
-                Some(v) => Err(format!(
-                    "wrong type for value; expected *semver.Version; got {}",
-                    v.type_name()
-                )),
-                None => Err("wrong number of args".into()),
+                    .ok_or(MethodError::NotA { expected: VERSION }),
+                Some(v) => Err(MethodError::WrongType {
+                    expected: VERSION,
+                    got: v.type_name(),
+                }),
+                None => Err(MethodError::NoArguments),
             }
         };
         Ok(match name {
@@ -474,7 +465,7 @@ impl Object for Version {
             "LessThan" => Value::Bool(self.compare(&other()?) == Ordering::Less),
             "GreaterThan" => Value::Bool(self.compare(&other()?) == Ordering::Greater),
             "Equal" => Value::Bool(self.compare(&other()?) == Ordering::Equal),
-            _ => return Err(format!("can't call method {name}")),
+            _ => return Err(MethodError::Unknown(name.to_string())),
         })
     }
     fn format(&self) -> String {

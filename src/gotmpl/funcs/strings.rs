@@ -254,7 +254,8 @@ pub fn register(r: &mut Registry) {
     r.add("b64dec", &[Str], None, |_, a| {
         s(match go_b64_decode(arg_str(&a[0])) {
             Ok(b) => gostr::from_vec(b),
-            Err(e) => e,
+            // Sprig returns the error's text in place of the decoded string.
+            Err(e) => e.to_string(),
         })
     });
     r.add("b32enc", &[Str], None, |_, a| {
@@ -263,7 +264,8 @@ pub fn register(r: &mut Registry) {
     r.add("b32dec", &[Str], None, |_, a| {
         s(match b32_decode(arg_str(&a[0])) {
             Ok(b) => gostr::from_vec(b),
-            Err(e) => e,
+            // Sprig returns the error's text in place of the decoded string.
+            Err(e) => e.to_string(),
         })
     });
     // Regular expressions.
@@ -946,7 +948,17 @@ fn camel_to_lower(st: &str, conn: char) -> String {
 
 // ---- base64 / base32 with Go's error texts ----
 
-pub fn go_b64_decode(st: &str) -> Result<Vec<u8>, String> {
+/// Go's base64 and base32 CorruptInputError: the offset of the first
+/// input byte that does not decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CorruptInput {
+    #[error("illegal base64 data at input byte {0}")]
+    Base64(usize),
+    #[error("illegal base32 data at input byte {0}")]
+    Base32(usize),
+}
+
+pub fn go_b64_decode(st: &str) -> Result<Vec<u8>, CorruptInput> {
     let alphabet = |c: u8| -> Option<u8> {
         match c {
             b'A'..=b'Z' => Some(c - b'A'),
@@ -969,7 +981,7 @@ pub fn go_b64_decode(st: &str) -> Result<Vec<u8>, String> {
                 if j == 0 {
                     return Ok(out);
                 }
-                return Err(format!("illegal base64 data at input byte {}", si - j));
+                return Err(CorruptInput::Base64(si - j));
             }
             let c = src[si];
             si += 1;
@@ -982,20 +994,20 @@ pub fn go_b64_decode(st: &str) -> Result<Vec<u8>, String> {
                 continue;
             }
             if c != b'=' {
-                return Err(format!("illegal base64 data at input byte {}", si - 1));
+                return Err(CorruptInput::Base64(si - 1));
             }
             // padding
             match j {
-                0 | 1 => return Err(format!("illegal base64 data at input byte {}", si - 1)),
+                0 | 1 => return Err(CorruptInput::Base64(si - 1)),
                 2 => {
                     while si < src.len() && (src[si] == b'\n' || src[si] == b'\r') {
                         si += 1;
                     }
                     if si == src.len() {
-                        return Err(format!("illegal base64 data at input byte {}", src.len()));
+                        return Err(CorruptInput::Base64(src.len()));
                     }
                     if src[si] != b'=' {
-                        return Err(format!("illegal base64 data at input byte {}", si - 1));
+                        return Err(CorruptInput::Base64(si - 1));
                     }
                     si += 1;
                 }
@@ -1005,7 +1017,7 @@ pub fn go_b64_decode(st: &str) -> Result<Vec<u8>, String> {
                 si += 1;
             }
             if si < src.len() {
-                return Err(format!("illegal base64 data at input byte {}", si));
+                return Err(CorruptInput::Base64(si));
             }
             dlen = j;
             break;
@@ -1053,13 +1065,10 @@ fn b32_encode(data: &[u8]) -> String {
     out
 }
 
-fn b32_decode(st: &str) -> Result<Vec<u8>, String> {
+fn b32_decode(st: &str) -> Result<Vec<u8>, CorruptInput> {
     let src: Vec<u8> = st.bytes().filter(|&c| c != b'\n' && c != b'\r').collect();
     if src.len() % 8 != 0 {
-        return Err(format!(
-            "illegal base32 data at input byte {}",
-            (src.len() / 8) * 8
-        ));
+        return Err(CorruptInput::Base32((src.len() / 8) * 8));
     }
     let mut out = Vec::new();
     for (ci, chunk) in src.chunks(8).enumerate() {
@@ -1068,12 +1077,12 @@ fn b32_decode(st: &str) -> Result<Vec<u8>, String> {
         for (i, &c) in chunk.iter().enumerate() {
             if c == b'=' {
                 if chunk[i..].iter().any(|&x| x != b'=') || ci != src.len() / 8 - 1 {
-                    return Err(format!("illegal base32 data at input byte {}", ci * 8 + i));
+                    return Err(CorruptInput::Base32(ci * 8 + i));
                 }
                 break;
             }
             let Some(p) = B32.iter().position(|&x| x == c) else {
-                return Err(format!("illegal base32 data at input byte {}", ci * 8 + i));
+                return Err(CorruptInput::Base32(ci * 8 + i));
             };
             v |= (p as u64) << (35 - i * 5);
             n += 1;
@@ -1084,7 +1093,7 @@ fn b32_decode(st: &str) -> Result<Vec<u8>, String> {
             5 => 3,
             4 => 2,
             2 => 1,
-            _ => return Err(format!("illegal base32 data at input byte {}", ci * 8 + n)),
+            _ => return Err(CorruptInput::Base32(ci * 8 + n)),
         };
         for i in 0..nbytes {
             out.push((v >> (32 - i * 8)) as u8);
@@ -1095,7 +1104,21 @@ fn b32_decode(st: &str) -> Result<Vec<u8>, String> {
 
 // ---- regex ----
 
-fn compile(re: &str) -> Result<regex::Regex, String> {
+/// Why a template's regular expression did not compile: Go's own syntax
+/// check, or the regex engine's, reworded as Go's.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RegexCompileError {
+    #[error("error parsing regexp: {0}")]
+    Syntax(#[source] super::goregex::RegexError),
+    #[error("error parsing regexp: {go_text}")]
+    Engine {
+        go_text: String,
+        #[source]
+        source: regex::Error,
+    },
+}
+
+fn compile(re: &str) -> Result<regex::Regex, RegexCompileError> {
     // Charts call the same few patterns over and over: compile each once.
     thread_local! {
         static CACHE: std::cell::RefCell<std::collections::HashMap<String, regex::Regex>> = Default::default();
@@ -1103,10 +1126,11 @@ fn compile(re: &str) -> Result<regex::Regex, String> {
     if let Some(r) = CACHE.with(|c| c.borrow().get(re).cloned()) {
         return Ok(r);
     }
-    let translated =
-        super::goregex::translate(re).map_err(|e| format!("error parsing regexp: {e}"))?;
-    let r = regex::Regex::new(&translated)
-        .map_err(|e| format!("error parsing regexp: {}", regex_err_text(&e, re)))?;
+    let translated = super::goregex::translate(re).map_err(RegexCompileError::Syntax)?;
+    let r = regex::Regex::new(&translated).map_err(|e| RegexCompileError::Engine {
+        go_text: regex_err_text(&e, re),
+        source: e,
+    })?;
     CACHE.with(|c| {
         let mut c = c.borrow_mut();
         if c.len() > 1024 {
@@ -1137,7 +1161,11 @@ fn regex_err_text(e: &regex::Error, re: &str) -> String {
     msg.lines().last().unwrap_or("").trim().to_string()
 }
 
-fn must<T>(r: Result<T, String>, panicky: bool, re: &str) -> Result<T, super::FuncError> {
+fn must<T>(
+    r: Result<T, RegexCompileError>,
+    panicky: bool,
+    re: &str,
+) -> Result<T, super::FuncError> {
     r.map_err(|e| {
         if panicky {
             super::FuncError::Msg(format!(
@@ -1146,7 +1174,7 @@ fn must<T>(r: Result<T, String>, panicky: bool, re: &str) -> Result<T, super::Fu
                 e
             ))
         } else {
-            super::FuncError::Msg(e)
+            super::FuncError::from(e)
         }
     })
 }

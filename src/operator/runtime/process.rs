@@ -2,6 +2,7 @@
 //! leader election (only the leader reconciles; a follower waits), and a
 //! stop that lets the reconciles in flight finish.
 
+use crate::apply::client::ConnectError;
 use crate::operator::model::catalog::{Catalog, ChartStore};
 use crate::operator::reconcile::metrics::Metrics;
 use crate::operator::reconcile::{self, Operator};
@@ -77,18 +78,40 @@ pub const DEFAULT_API_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub const USER_AGENT: &str = concat!("navique-operator/", env!("CARGO_PKG_VERSION"));
 
-pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, String> {
-    kube::Client::try_from(config(kubeconfig).await?).map_err(|e| e.to_string())
+/// Why the operator could not start, or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Connect(#[from] ConnectError),
+    /// No kubeconfig was given and the pod's own configuration is missing.
+    #[error("in-cluster config: {0}")]
+    InCluster(#[source] kube::config::InferConfigError),
+    #[error("listening on {bind}: {source}")]
+    Listen {
+        bind: std::net::SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Creating the namespace the lease lives in.
+    #[error("{0}")]
+    Namespace(#[source] kube::Error),
+    #[error("leader election: {0}")]
+    LeaderElection(#[source] kube_lease_manager::LeaseManagerError),
+    #[error("{0}")]
+    Controllers(#[source] reconcile::Error),
+}
+
+pub async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, RunError> {
+    kube::Client::try_from(config(kubeconfig).await?)
+        .map_err(|e| RunError::Connect(ConnectError::Client(e)))
 }
 
 /// The kubeconfig's cluster, or the pod's own when there is none, as the operator.
-async fn config(kubeconfig: Option<&std::path::Path>) -> Result<kube::Config, String> {
+async fn config(kubeconfig: Option<&std::path::Path>) -> Result<kube::Config, RunError> {
     match kubeconfig {
-        Some(p) => crate::apply::client::config_for(Some(p), None, Some(USER_AGENT)).await,
+        Some(p) => Ok(crate::apply::client::config_for(Some(p), None, Some(USER_AGENT)).await?),
         None => {
-            let mut config = kube::Config::infer()
-                .await
-                .map_err(|e| format!("in-cluster config: {e}"))?;
+            let mut config = kube::Config::infer().await.map_err(RunError::InCluster)?;
             config.headers.push((
                 hyper::header::USER_AGENT,
                 hyper::header::HeaderValue::from_static(USER_AGENT),
@@ -102,7 +125,7 @@ async fn config(kubeconfig: Option<&std::path::Path>) -> Result<kube::Config, St
 pub async fn run(
     opts: RunOptions,
     mut stop: tokio::sync::watch::Receiver<bool>,
-) -> Result<(), String> {
+) -> Result<(), RunError> {
     let metrics = opts.metrics.clone().unwrap_or_else(Metrics::new);
     let counted = metrics.clone();
     let client = crate::apply::client::observed_client(
@@ -113,7 +136,7 @@ pub async fn run(
     for bind in [opts.metrics_bind, opts.health_bind].into_iter().flatten() {
         let addr = telemetry::serve(bind, metrics.clone())
             .await
-            .map_err(|e| format!("listening on {bind}: {e}"))?;
+            .map_err(|source| RunError::Listen { bind, source })?;
         tracing::info!(%addr, "serving /metrics, /healthz and /readyz");
     }
     let charts = ChartStore::with_dirs(opts.charts_dirs.clone());
@@ -142,11 +165,11 @@ pub async fn run(
     if !opts.leader_elect {
         return reconcile::run_controllers(op, stop)
             .await
-            .map_err(|e| e.to_string());
+            .map_err(RunError::Controllers);
     }
     crate::action::ensure_namespace(&client, &opts.namespace)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(RunError::Namespace)?;
     let manager =
         kube_lease_manager::LeaseManagerBuilder::new(client.clone(), reconcile::LEASE_NAME)
             .with_namespace(&opts.namespace)
@@ -155,7 +178,7 @@ pub async fn run(
             .with_grace((opts.lease_seconds / 3).max(1))
             .build()
             .await
-            .map_err(|e| format!("leader election: {e}"))?;
+            .map_err(RunError::LeaderElection)?;
     let (mut leading, task) = manager.watch().await;
     // Following the lease counts as ready: the leader does the work.
     metrics.ready.store(true, Ordering::Relaxed);
