@@ -8,6 +8,7 @@ use crate::operator::decide::needs::{self, Needs};
 use crate::operator::decide::provenance::{classify, Evidence, Provenance};
 use crate::operator::model::catalog::{CapabilityEntry, Catalog};
 use crate::operator::model::snapshot::Snapshot;
+use crate::release::Status;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
@@ -122,7 +123,7 @@ pub fn readiness(entry: &CapabilityEntry, prov: &Provenance, snap: &Snapshot) ->
     // Our release finishes its hooks before it is deployed: until then its
     // workloads may be up, but the install is not done.
     if let Provenance::Owned(r) = prov {
-        if r.status != "deployed" {
+        if r.status != Status::Deployed {
             return not(format!(
                 "release {} revision {} is {}",
                 r.name, r.revision, r.status
@@ -235,7 +236,7 @@ fn is_our_release(
 fn uninstall_interrupted(entry: &CapabilityEntry, snap: &Snapshot) -> bool {
     snap.releases.iter().any(|r| {
         r.ours
-            && r.status == "uninstalling"
+            && r.status == Status::Uninstalling
             && r.name == entry.release
             && r.namespace == entry.namespace
     })
@@ -247,7 +248,7 @@ fn keep_current(
     settings: &Settings,
     r: &crate::operator::model::snapshot::ReleaseInfo,
 ) -> Step {
-    if r.status == "failed" {
+    if r.status == Status::Failed {
         Step::Upgrade {
             reason: format!("revision {} failed", r.revision),
         }
@@ -387,7 +388,7 @@ mod tests {
             name: entry.release.clone(),
             namespace: entry.namespace.clone(),
             revision: 1,
-            status: "deployed".into(),
+            status: Status::Deployed,
             ours: true,
             chart_version: Some(entry.pin.version.clone()),
             inputs: Some(inputs_digest(
@@ -432,7 +433,7 @@ mod tests {
         let c = Catalog::built_in();
         let mut s = Snapshot::default();
         installed(&mut s, c.capability("cloudnative-pg").unwrap(), true);
-        s.releases[0].status = "uninstalling".into();
+        s.releases[0].status = Status::Uninstalling;
         let p = capabilities(&c, &s);
         assert_eq!(
             capability(&p, "cloudnative-pg").unwrap().step,
@@ -466,12 +467,12 @@ mod tests {
             Step::Nothing
         );
         installed(&mut s, c.capability("cert-manager").unwrap(), true);
-        s.releases[0].status = "pending-install".into();
+        s.releases[0].status = Status::PendingInstall;
         let p = capabilities(&c, &s);
         assert!(
             matches!(&capability(&p, "cloudnative-pg").unwrap().step, Step::Wait { reason } if reason.contains("pending-install"))
         );
-        s.releases[0].status = "deployed".into();
+        s.releases[0].status = Status::Deployed;
         s.workloads[0].ready = false;
         s.workloads[0].not_ready_reason = "0/1 replicas ready".into();
         let p = capabilities(&c, &s);
@@ -523,7 +524,7 @@ mod tests {
         assert!(
             matches!(&capability(&capabilities(&c, &s), "cert-manager").unwrap().step, Step::Upgrade { reason } if reason.contains("v1.19.2"))
         );
-        s.releases[0].status = "pending-upgrade".into();
+        s.releases[0].status = Status::PendingUpgrade;
         assert_eq!(
             capability(&capabilities(&c, &s), "cert-manager")
                 .unwrap()
@@ -721,7 +722,7 @@ pub fn workload_step(
             "release {} in namespace {} exists and is not ours: it is never touched",
             c.name, c.namespace
         )),
-        Some(c) if c.inputs.as_deref() == Some(digest) && c.status == "deployed" => {
+        Some(c) if c.inputs.as_deref() == Some(digest) && c.status == Status::Deployed => {
             WorkloadStep::UpToDate
         }
         Some(_) => WorkloadStep::Upgrade,
@@ -738,7 +739,7 @@ mod workload_step_tests {
             name: "chat-ui-web".into(),
             namespace: "team-a".into(),
             revision: 1,
-            status: status.into(),
+            status: Status::parse(status),
             ours,
             chart_version: None,
             inputs: Some(inputs.into()),

@@ -227,7 +227,7 @@ mod tests {
             name: name.into(),
             namespace: ns.into(),
             revision: 1,
-            status: "deployed".into(),
+            status: crate::release::Status::Deployed,
             ours,
             chart_version: None,
             inputs: None,
@@ -277,7 +277,7 @@ mod tests {
                 namespace: "cnpg-system".into()
             })
         );
-        s.releases[0].status = "uninstalled".into();
+        s.releases[0].status = crate::release::Status::Uninstalled;
         assert_eq!(classify(&cnpg(), &s), Provenance::Absent);
     }
 

@@ -274,7 +274,7 @@ mod tests {
             name: "r".into(),
             namespace: ns.into(),
             revision: 1,
-            status: status.into(),
+            status: crate::release::Status::parse(status),
             ours,
             chart_version: None,
             inputs: None,

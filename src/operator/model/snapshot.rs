@@ -6,6 +6,7 @@
 
 use crate::apply::readiness::{check, Ready};
 use crate::operator::api;
+use crate::release::Status;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
@@ -46,7 +47,7 @@ pub struct ReleaseInfo {
     pub namespace: String,
     pub revision: i64,
     /// Helm's status label: deployed, failed, pending-install, ...
-    pub status: String,
+    pub status: Status,
     /// Our label and annotation are both on it.
     pub ours: bool,
     pub chart_version: Option<String>,
@@ -58,11 +59,11 @@ pub struct ReleaseInfo {
 
 impl ReleaseInfo {
     pub fn is_pending(&self) -> bool {
-        self.status.starts_with("pending-")
+        self.status.is_pending()
     }
     /// Present in the cluster: anything but an uninstalled record kept as history.
     pub fn is_live(&self) -> bool {
-        self.status != "uninstalled" && self.status != "uninstalling"
+        !matches!(self.status, Status::Uninstalled | Status::Uninstalling)
     }
 }
 
@@ -273,7 +274,7 @@ pub fn releases_from(secrets: &[SecretMeta]) -> Vec<ReleaseInfo> {
             name: name.clone(),
             namespace: namespace.clone(),
             revision,
-            status: labels.get("status").cloned().unwrap_or_default(),
+            status: Status::parse(labels.get("status").map_or("", String::as_str)),
             ours: labels.get(api::MANAGED_BY_LABEL).map(String::as_str) == Some(api::MANAGED_BY)
                 && annotations
                     .get(api::PROVENANCE_ANNOTATION)

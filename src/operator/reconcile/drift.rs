@@ -47,7 +47,7 @@ pub async fn check(
     let Provenance::Owned(info) = &p.provenance else {
         return Ok(None);
     };
-    if p.step != Step::Nothing || info.status != "deployed" {
+    if p.step != Step::Nothing || info.status != crate::release::Status::Deployed {
         return Ok(None);
     }
     let context = || release::context(op, entry, &p.settings);

@@ -7,12 +7,13 @@
 
 use super::resource::{self, Status};
 use super::{emit, reference, release, Error, Operator};
-use crate::operator::api::{self, ConditionType, Kind, Reason};
+use crate::operator::api::{self, Condition, ConditionType, Kind, Reason};
 use crate::operator::decide::conditions::condition;
 use crate::operator::decide::plan::{self, WorkloadStep};
 use crate::operator::decide::realise::workload;
 use crate::operator::decide::standing::Standing;
-use crate::operator::model::snapshot::{resource_from, ReleaseInfo};
+use crate::operator::model::catalog::WorkloadEntry;
+use crate::operator::model::snapshot::{resource_from, ReleaseInfo, Resource};
 use k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::core::v1::Secret;
@@ -115,7 +116,7 @@ fn release_status(rel: &ReleaseInfo) -> Value {
 }
 
 /// One reconcile of a live workload resource: read, let `realise` decide the
-/// release's values, install or upgrade when its inputs changed, report.
+/// release's values and what to emit, then [`release_and_report`].
 async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action, Error> {
     let r = resource_from(kind, &serde_json::to_value(obj).unwrap_or_default());
     let old = resource::old_status(obj);
@@ -136,12 +137,13 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         return resource::reject(kind, obj, op, &old, &verdict, &planned.tier).await;
     }
     let generation = Some(r.generation);
-    let licensed = resource::licensed_condition(&old, &verdict, &planned.tier, generation);
-    let caps = no_capabilities_needed(&old, generation);
-    let finish = |status: Status, standing: Standing| {
-        let (caps, licensed) = (caps.clone(), licensed.clone());
-        let old = &old;
-        async move { resource::finish(op, kind, obj, old, status, &standing, caps, licensed).await }
+    let report = Report {
+        op,
+        kind,
+        obj,
+        licensed: resource::licensed_condition(&old, &verdict, &planned.tier, generation),
+        capabilities: no_capabilities_needed(&old, generation),
+        old: &old,
     };
     let mut status = Status::observing(generation, &old);
     status.fields = old.fields.clone();
@@ -150,12 +152,16 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
     let w = match workload::realise(&r, &entry.release_prefix, &inputs) {
         Ok(w) => w,
         Err(e) => {
-            finish(status, Standing::Invalid(e.to_string())).await?;
+            report
+                .finish(status, Standing::Invalid(e.to_string()))
+                .await?;
             return Ok(Action::await_change());
         }
     };
     if !w.waiting_for.is_empty() {
-        finish(status, Standing::Waiting(w.waiting_for.join("; "))).await?;
+        report
+            .finish(status, Standing::Waiting(w.waiting_for.join("; ")))
+            .await?;
         return Ok(Action::requeue(op.poll));
     }
     let on = reference(obj, kind);
@@ -165,39 +171,81 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
     }
     owned.sort();
     status.common.owned = owned;
+    release_and_report(&report, &r, &entry, &w, status).await
+}
 
+/// What every end of a workload reconcile writes besides its standing.
+struct Report<'a> {
+    op: &'a Operator,
+    kind: Kind,
+    obj: &'a DynamicObject,
+    old: &'a Status,
+    capabilities: Condition,
+    licensed: Condition,
+}
+
+impl Report<'_> {
+    async fn finish(&self, status: Status, standing: Standing) -> Result<(), Error> {
+        resource::finish(
+            self.op,
+            self.kind,
+            self.obj,
+            self.old,
+            status,
+            &standing,
+            self.capabilities.clone(),
+            self.licensed.clone(),
+        )
+        .await
+    }
+}
+
+/// Install or upgrade the release when its inputs changed (heal it when
+/// they did not), then report Ready once it and its workloads are.
+async fn release_and_report(
+    report: &Report<'_>,
+    r: &Resource,
+    entry: &WorkloadEntry,
+    w: &workload::Workload,
+    mut status: Status,
+) -> Result<Action, Error> {
+    let op = report.op;
+    let on = reference(report.obj, report.kind);
     let wanted = release::WorkloadRelease {
         name: w.release.clone(),
         namespace: r.namespace.clone(),
         pin: entry.pin.clone(),
         values: w.values.clone(),
-        owner: format!("{kind}/{}/{}", r.namespace, r.name),
+        owner: format!("{}/{}/{}", report.kind, r.namespace, r.name),
         pull_secrets: op.pull_secrets.names.clone(),
     };
     let current = release_info(op, &r.namespace, &w.release).await?;
     let step = plan::workload_step(current.as_ref(), &wanted.inputs_digest());
     if let WorkloadStep::NotOurs(message) = step {
-        finish(status, Standing::NotOurs(message)).await?;
+        report.finish(status, Standing::NotOurs(message)).await?;
         return Ok(Action::requeue(Duration::from_secs(60)));
     }
     if let Err(e) = act(op, &on, &step, &wanted).await {
-        finish(status, Standing::ReleaseFailed(e.to_string())).await?;
+        report
+            .finish(status, Standing::ReleaseFailed(e.to_string()))
+            .await?;
         return Err(e);
     }
     let Some(rel) = release_info(op, &r.namespace, &w.release).await? else {
         return Ok(Action::requeue(op.poll));
     };
-    if step == WorkloadStep::UpToDate && rel.ours && rel.status == "deployed" {
+    if step == WorkloadStep::UpToDate && rel.ours && rel.status == crate::release::Status::Deployed
+    {
         heal(op, &on, &rel, &wanted).await?;
     }
     status.fields.insert("release".into(), release_status(&rel));
-    let why = unready(op, &r, &rel, &w.ready_when).await?;
+    let why = unready(op, r, &rel, &w.ready_when).await?;
     let settled = why.is_none();
     let standing = match why {
         None => Standing::Ready(format!("release {} revision {}", rel.name, rel.revision)),
         Some(why) => Standing::Provisioning(why),
     };
-    finish(status, standing).await?;
+    report.finish(status, standing).await?;
     Ok(Action::requeue(if settled {
         op.settled_after(&r.uid)
     } else {

@@ -121,10 +121,11 @@ async fn config(kubeconfig: Option<&std::path::Path>) -> Result<kube::Config, Ru
     }
 }
 
-/// Runs until `stop` turns true.
+/// Runs until `stop` turns true: the controllers at once, or while this
+/// process holds the lease.
 pub async fn run(
     opts: RunOptions,
-    mut stop: tokio::sync::watch::Receiver<bool>,
+    stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), RunError> {
     let metrics = opts.metrics.clone().unwrap_or_else(Metrics::new);
     let counted = metrics.clone();
@@ -139,17 +140,28 @@ pub async fn run(
             .map_err(|source| RunError::Listen { bind, source })?;
         tracing::info!(%addr, "serving /metrics, /healthz and /readyz");
     }
+    let op = Arc::new(operator(&opts, client.clone(), metrics.clone()));
+    if !opts.leader_elect {
+        return reconcile::run_controllers(op, stop)
+            .await
+            .map_err(RunError::Controllers);
+    }
+    lead_or_follow(&opts, client, metrics, op, stop).await
+}
+
+/// The operator the controllers share, from the options.
+fn operator(opts: &RunOptions, client: kube::Client, metrics: Arc<Metrics>) -> Operator {
     let charts = ChartStore::with_dirs(opts.charts_dirs.clone());
     for problem in charts.verify_all(&opts.catalog) {
         // Reported on the capability when it is needed; the others still work.
         tracing::warn!(error = %problem, "a bundled chart cannot be used");
     }
     let mut op = Operator::new(
-        client.clone(),
+        client,
         opts.catalog.clone(),
         charts,
         &opts.namespace,
-        metrics.clone(),
+        metrics,
     );
     op.poll = opts.poll;
     op.resync = opts.resync;
@@ -158,48 +170,43 @@ pub async fn run(
         opts.mirrors.clone(),
     ));
     op.pull_secrets = reconcile::pull_secrets::PullSecrets::new(opts.image_pull_secrets.clone());
-    if let Some(key) = opts.license_key {
+    if let Some(key) = opts.license_key.clone() {
         op.licensing.key = key;
     }
-    let op = Arc::new(op);
-    if !opts.leader_elect {
-        return reconcile::run_controllers(op, stop)
-            .await
-            .map_err(RunError::Controllers);
-    }
+    op
+}
+
+/// Leader election: run the controllers while holding the lease, follow
+/// otherwise, until `stop`; the lease is released on the way out.
+async fn lead_or_follow(
+    opts: &RunOptions,
+    client: kube::Client,
+    metrics: Arc<Metrics>,
+    op: Arc<Operator>,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), RunError> {
     crate::action::ensure_namespace(&client, &opts.namespace)
         .await
         .map_err(RunError::Namespace)?;
-    let manager =
-        kube_lease_manager::LeaseManagerBuilder::new(client.clone(), reconcile::LEASE_NAME)
-            .with_namespace(&opts.namespace)
-            .with_identity(&opts.identity)
-            .with_duration(opts.lease_seconds)
-            .with_grace((opts.lease_seconds / 3).max(1))
-            .build()
-            .await
-            .map_err(RunError::LeaderElection)?;
+    let manager = kube_lease_manager::LeaseManagerBuilder::new(client, reconcile::LEASE_NAME)
+        .with_namespace(&opts.namespace)
+        .with_identity(&opts.identity)
+        .with_duration(opts.lease_seconds)
+        .with_grace((opts.lease_seconds / 3).max(1))
+        .build()
+        .await
+        .map_err(RunError::LeaderElection)?;
     let (mut leading, task) = manager.watch().await;
     // Following the lease counts as ready: the leader does the work.
     metrics.ready.store(true, Ordering::Relaxed);
+    let mut stop = stop;
     loop {
         tokio::select! {
             _ = leading.wait_for(|l| *l) => {}
             _ = stop.wait_for(|s| *s) => break,
         }
         tracing::info!(identity = %opts.identity, "leading: reconciling");
-        let (lost_tx, lost_rx) = tokio::sync::watch::channel(false);
-        let mut watch_lead = leading.clone();
-        let mut watch_stop = stop.clone();
-        let relay = tokio::spawn(async move {
-            tokio::select! {
-                _ = watch_lead.wait_for(|l| !*l) => {}
-                _ = watch_stop.wait_for(|s| *s) => {}
-            }
-            let _ = lost_tx.send(true);
-        });
-        let result = reconcile::run_controllers(op.clone(), lost_rx).await;
-        relay.abort();
+        let result = reconcile::run_controllers(op.clone(), until_lost(&leading, &stop)).await;
         metrics.ready.store(true, Ordering::Relaxed);
         if let Err(e) = result {
             tracing::error!(error = %e, "controllers stopped");
@@ -213,4 +220,24 @@ pub async fn run(
     // The manager releases the lease once its channel is closed.
     let _ = tokio::time::timeout(Duration::from_secs(5), task).await;
     Ok(())
+}
+
+/// A stop signal for one term of leadership: true once the lease is lost or
+/// the process stops.
+fn until_lost(
+    leading: &tokio::sync::watch::Receiver<bool>,
+    stop: &tokio::sync::watch::Receiver<bool>,
+) -> tokio::sync::watch::Receiver<bool> {
+    let (lost_tx, lost_rx) = tokio::sync::watch::channel(false);
+    let (mut lead, mut stop) = (leading.clone(), stop.clone());
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = lead.wait_for(|l| !*l) => {}
+            _ = stop.wait_for(|s| *s) => {}
+            // Nobody listens any more: this term ended some other way.
+            _ = lost_tx.closed() => return,
+        }
+        let _ = lost_tx.send(true);
+    });
+    lost_rx
 }
