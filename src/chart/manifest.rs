@@ -208,18 +208,31 @@ fn document_ranges(file: &str) -> Vec<(usize, usize)> {
 /// `Ok(None)` for the rare shapes (aliases, merge keys) the full decoder
 /// must handle.
 fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
-    use crate::goyaml::parse::{scalar, scan_err};
+    use crate::goyaml::libyaml::{Event, EventType};
+    use crate::goyaml::parse::{resolve_scalar, Events};
     use crate::goyaml::resolve::Scalar;
-    use yaml_rust2::parser::{Event, Parser};
     let wrap = |m: String| format!("YAML parse error on {path}: {m}");
-    let mut p = Parser::new_from_str(doc);
+    let bytes = crate::value::gostr::to_bytes(doc);
+    let mut p = Events::new(&bytes);
+    // A tagged scalar the decoder refuses: the full decoder words it, once
+    // the whole document has parsed.
+    let mut refused = false;
     let mut next = || -> Result<Event, String> {
-        p.next_token().map(|(e, _)| e).map_err(|e| {
-            wrap(format!(
-                "error converting YAML to JSON: {}",
-                scan_err(&e, doc).msg
-            ))
-        })
+        let e = p
+            .next_event()
+            .map_err(|e| wrap(format!("error converting YAML to JSON: {}", e.msg)))?;
+        if e.typ == EventType::Scalar
+            && !e.tag.is_empty()
+            && resolve_scalar(
+                String::from_utf8_lossy(&e.value).into_owned(),
+                &String::from_utf8_lossy(&e.tag),
+                e.implicit,
+            )
+            .is_err()
+        {
+            refused = true;
+        }
+        Ok(e)
     };
     enum Step {
         Value(Scalar),
@@ -229,11 +242,21 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
         End,
     }
     fn classify(e: Event) -> Step {
-        match e {
-            Event::Scalar(t, style, _, tag) => Step::Value(scalar(t, style, tag.as_ref())),
-            Event::MappingStart(..) => Step::Map,
-            Event::SequenceStart(..) => Step::Seq,
-            Event::Alias(_) => Step::Alias,
+        match e.typ {
+            EventType::Scalar => {
+                let tag = String::from_utf8_lossy(&e.tag).into_owned();
+                let text = match String::from_utf8(e.value) {
+                    Ok(s) => s,
+                    Err(e) => crate::value::gostr::from_vec(e.into_bytes()),
+                };
+                match resolve_scalar(text, &tag, e.implicit) {
+                    Ok(s) => Step::Value(s),
+                    Err(_) => Step::Value(Scalar::Null),
+                }
+            }
+            EventType::MappingStart => Step::Map,
+            EventType::SequenceStart => Step::Seq,
+            EventType::Alias => Step::Alias,
             _ => Step::End,
         }
     }
@@ -241,10 +264,10 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
     fn skip(next: &mut dyn FnMut() -> Result<Event, String>) -> Result<(), String> {
         let mut depth = 1;
         while depth > 0 {
-            match next()? {
-                Event::MappingStart(..) | Event::SequenceStart(..) => depth += 1,
-                Event::MappingEnd | Event::SequenceEnd => depth -= 1,
-                Event::StreamEnd => return Ok(()),
+            match next()?.typ {
+                EventType::MappingStart | EventType::SequenceStart => depth += 1,
+                EventType::MappingEnd | EventType::SequenceEnd => depth -= 1,
+                EventType::StreamEnd => return Ok(()),
                 _ => {}
             }
         }
@@ -275,9 +298,10 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
     let mut h = Head::default();
     // Stream and document start.
     let first = loop {
-        match next()? {
-            Event::StreamStart | Event::DocumentStart | Event::Nothing => continue,
-            e => break e,
+        let e = next()?;
+        match e.typ {
+            EventType::StreamStart | EventType::DocumentStart | EventType::None => continue,
+            _ => break e,
         }
     };
     match classify(first) {
@@ -347,10 +371,14 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
     // The rest of the first document must still parse; go-yaml's Unmarshal
     // reads nothing after its end.
     loop {
-        match next()? {
-            Event::StreamEnd | Event::DocumentEnd => break,
+        match next()?.typ {
+            EventType::StreamEnd | EventType::DocumentEnd => break,
             _ => {}
         }
+    }
+    drop(next);
+    if refused {
+        return Ok(None);
     }
     Ok(Some(h))
 }
@@ -503,17 +531,8 @@ pub fn sort_manifests(files: BTreeMap<String, String>, root_chart: &str) -> Resu
     let heads = heads_of(&docs);
     for ((path, doc), head) in docs.into_iter().zip(heads) {
         // A template that printed bytes that are not UTF-8 (a binary file's
-        // contents) or a control character fails go-yaml's reader before
-        // any parsing.
-        if crate::value::gostr::may_upset_yaml_reader(&doc) {
-            if let Some(p) =
-                crate::value::gostr::yaml_reader_error(&crate::value::gostr::to_bytes(&doc))
-            {
-                return Err(format!(
-                    "YAML parse error on {path}: error converting YAML to JSON: yaml: {p}"
-                ));
-            }
-        }
+        // contents) or a control character fails go-yaml's reader, when its
+        // 512-byte buffer reaches them, in reading the head.
         let head = head?;
         let path = &path;
         let Some(hook_types) = head.annotations.get("helm.sh/hook").cloned() else {
