@@ -98,6 +98,24 @@ impl<'a> Parser<'a> {
                 let width: usize;
                 match self.encoding {
                     Encoding::Utf8 | Encoding::Any => {
+                        // A run of printable ASCII (and tab, LF, CR), in one
+                        // copy: each byte is one character.
+                        let run = self.raw_buffer[self.raw_buffer_pos..self.raw_buffer_len]
+                            .iter()
+                            .take_while(|&&b| {
+                                (0x20..=0x7E).contains(&b) || b == b'\n' || b == b'\t' || b == b'\r'
+                            })
+                            .count();
+                        if run > 0 {
+                            self.buffer[buffer_len..buffer_len + run].copy_from_slice(
+                                &self.raw_buffer[self.raw_buffer_pos..self.raw_buffer_pos + run],
+                            );
+                            buffer_len += run;
+                            self.raw_buffer_pos += run;
+                            self.offset += run;
+                            self.unread += run;
+                            continue 'inner;
+                        }
                         let octet = self.raw_buffer[self.raw_buffer_pos];
                         if octet < 0x80 {
                             // The common case, in one step.

@@ -113,6 +113,34 @@ impl<'a> Parser<'a> {
         self.buffer_pos += width(self.buffer[self.buffer_pos]);
     }
 
+    /// How many of the next characters are ASCII bytes `ok` accepts, at
+    /// most as many as leave `keep` characters unread: a run the scanner's
+    /// character-at-a-time loops may take in one step, since none of them
+    /// would have refilled the buffer on the way.
+    #[inline]
+    fn ascii_run(&self, keep: usize, ok: impl Fn(u8) -> bool) -> usize {
+        let max = self.unread.saturating_sub(keep);
+        self.buffer[self.buffer_pos..self.buffer_pos + max]
+            .iter()
+            .take_while(|&&b| b < 0x80 && ok(b))
+            .count()
+    }
+
+    /// Take `n` ASCII characters (from `ascii_run`) into `s`.
+    #[inline]
+    fn read_run(&mut self, n: usize, s: &mut Vec<u8>) {
+        s.extend_from_slice(&self.buffer[self.buffer_pos..self.buffer_pos + n]);
+        self.skip_run(n);
+    }
+
+    #[inline]
+    fn skip_run(&mut self, n: usize) {
+        self.buffer_pos += n;
+        self.mark.index += n;
+        self.mark.column += n;
+        self.unread -= n;
+    }
+
     fn skip_line(&mut self) {
         if is_crlf(&self.buffer, self.buffer_pos) {
             self.mark.index += 2;
@@ -131,11 +159,15 @@ impl<'a> Parser<'a> {
 
     #[inline]
     fn read(&mut self, s: &mut Vec<u8>) {
-        let w = width(self.buffer[self.buffer_pos]);
-        if w == 0 {
+        let b = self.buffer[self.buffer_pos];
+        let w = width(b);
+        if w == 1 {
+            s.push(b);
+        } else if w == 0 {
             panic!("invalid character sequence");
+        } else {
+            s.extend_from_slice(&self.buffer[self.buffer_pos..self.buffer_pos + w]);
         }
-        s.extend_from_slice(&self.buffer[self.buffer_pos..self.buffer_pos + w]);
         self.buffer_pos += w;
         self.mark.index += 1;
         self.mark.column += 1;
@@ -752,6 +784,11 @@ impl<'a> Parser<'a> {
             }
             if self.ch() == b'#' {
                 while !is_breakz(&self.buffer, self.buffer_pos) {
+                    let n = self.ascii_run(1, |b| b != b'\r' && b != b'\n' && b != 0);
+                    if n > 1 {
+                        self.skip_run(n);
+                        continue;
+                    }
                     self.skip();
                     if !self.cache(1) {
                         return false;
@@ -1335,6 +1372,11 @@ impl<'a> Parser<'a> {
             trailing_breaks.clear();
             leading_blank = is_blank(&self.buffer, self.buffer_pos);
             while !is_breakz(&self.buffer, self.buffer_pos) {
+                let n = self.ascii_run(1, |b| b != b'\r' && b != b'\n' && b != 0);
+                if n > 1 {
+                    self.read_run(n, &mut s);
+                    continue;
+                }
                 self.read(&mut s);
                 if !self.cache(1) {
                     return false;
@@ -1456,6 +1498,13 @@ impl<'a> Parser<'a> {
             }
             let mut leading_blanks = false;
             while !is_blankz(&self.buffer, self.buffer_pos) {
+                let n = self.ascii_run(2, |b| {
+                    !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0 | b'\'' | b'"' | b'\\')
+                });
+                if n > 1 {
+                    self.read_run(n, &mut s);
+                    continue;
+                }
                 let c = self.ch();
                 if single && c == b'\'' && self.ch_at(1) == b'\'' {
                     s.push(b'\'');
@@ -1651,6 +1700,29 @@ impl<'a> Parser<'a> {
                     || (self.flow_level > 0 && matches!(c, b',' | b'?' | b'[' | b']' | b'{' | b'}'))
                 {
                     break;
+                }
+                if !leading_blanks && whitespaces.is_empty() {
+                    let n = self.ascii_run(2, |b| {
+                        !matches!(
+                            b,
+                            b' ' | b'\t'
+                                | b'\r'
+                                | b'\n'
+                                | 0
+                                | b':'
+                                | b','
+                                | b'?'
+                                | b'['
+                                | b']'
+                                | b'{'
+                                | b'}'
+                        )
+                    });
+                    if n > 1 {
+                        self.read_run(n, &mut s);
+                        end_mark = self.mark;
+                        continue;
+                    }
                 }
                 if leading_blanks || !whitespaces.is_empty() {
                     if leading_blanks {
