@@ -221,6 +221,11 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
         let e = p
             .next_event()
             .map_err(|e| wrap(format!("error converting YAML to JSON: {}", e.msg)))?;
+        // An alias anywhere (it may sit inside its own anchor's value) is
+        // left to the full decoder too.
+        if e.typ == EventType::Alias {
+            refused = true;
+        }
         if e.typ == EventType::Scalar
             && !e.tag.is_empty()
             && resolve_scalar(

@@ -16,13 +16,13 @@ pub const USAGE: &str = "usage: navique-operator template [NAME] CHART [flags]";
 pub fn user_values(a: &Args) -> Result<Map, String> {
     let mut base = Map::new();
     for f in a.all(&["-f", "--values"]) {
-        let text = if f == "-" {
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-                .map_err(|e| e.to_string())?;
+        // Go reads the bytes: go-yaml's reader words what is not UTF-8.
+        let bytes = if f == "-" {
+            let mut s = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
             s
         } else {
-            std::fs::read_to_string(&f).map_err(|e| {
+            std::fs::read(&f).map_err(|e| {
                 format!(
                     "open {f}: {}",
                     match e.kind() {
@@ -32,6 +32,7 @@ pub fn user_values(a: &Args) -> Result<Map, String> {
                 )
             })?
         };
+        let text = crate::value::gostr::from_vec(bytes);
         let m =
             crate::goyaml::load_values(&text).map_err(|e| format!("failed to parse {f}: {e}"))?;
         merge_maps(&mut base, m);

@@ -636,6 +636,13 @@ pub fn load_values(text: &str) -> Result<Map, String> {
         Ok(())
     };
     for line in text.split_inclusive('\n') {
+        // The LineReader under it reads each line with bufio's ReadLine
+        // (which drops "\n" or "\r\n") and writes it back with "\n", the
+        // last line too.
+        let line = match line.strip_suffix('\n') {
+            Some(l) => l.strip_suffix('\r').unwrap_or(l),
+            None => line,
+        };
         if let Some(rest) = line.strip_prefix("---") {
             let trimmed = rest.trim_matches(|c: char| c.is_whitespace());
             if !trimmed.is_empty() && !trimmed.starts_with('#') {
@@ -647,6 +654,7 @@ pub fn load_values(text: &str) -> Result<Map, String> {
             continue;
         }
         doc.push_str(line);
+        doc.push('\n');
     }
     flush(&mut doc, &mut out)?;
     Ok(out)
