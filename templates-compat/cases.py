@@ -1603,6 +1603,21 @@ for i, v in enumerate([
     "a: \u2028b\n", "a: 1\u2028b: 2\n", "a: 1\u0085b: 2\n", "\ufeffa: 1\n", "a: 1\n\ufeffb: 2\n",
 ]):
     c(YE, f"classes-{i:03d}", "{{ toJson .Values }}", values=v)
+# decode.go's check against alias bombs (aliasCount against decodeCount).
+_laugh = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+for lvl in "bcdef":
+    prev = chr(ord(lvl) - 1)
+    _laugh += f"{lvl}: &{lvl} [" + ", ".join([f"*{prev}"] * 10) + "]\n"
+for i, v in enumerate([
+    "\n".join(_laugh.split("\n")[:3]) + "\n",
+    "\n".join(_laugh.split("\n")[:4]) + "\n",
+    _laugh,
+    "a: &a {k: v}\n" + "".join(f"b{j}: *a\n" for j in range(150)),
+    "a: &a {k: v}\n" + "".join(f"b{j}: *a\n" for j in range(600)),
+    "a: &a [" + ", ".join(["1"] * 1100) + "]\nb: [" + ", ".join(["*a"] * 3) + "]\n",
+    "a: &a [" + ", ".join(["1"] * 300) + "]\nb: [" + ", ".join(["*a"] * 4) + "]\nc: !!int x\n",
+]):
+    c(YE, f"aliases-{i:03d}", "{{ toJson .Values | sha256sum }}", values=v)
 
 # ---------------------------------------------------------------- yamlreader
 # go-yaml's reader decodes 512 bytes at a time, when the scanner needs more

@@ -146,13 +146,30 @@ impl<'a> Events<'a> {
 enum Anchored {
     /// A collection still being read (its id and kind).
     Open(usize, Kind),
-    Done(Node),
+    /// A node, and how many nodes the decoder walks in it.
+    Done(Node, u64),
 }
 
 struct Loader<'a> {
     ev: Events<'a>,
     anchors: HashMap<Vec<u8>, Anchored>,
     open_ids: usize,
+    /// The decoder's decodeCount and aliasCount, counted as it would.
+    decode_count: u64,
+    alias_count: u64,
+}
+
+/// decode.go's allowedAliasRatio.
+fn allowed_alias_ratio(decode_count: u64) -> f64 {
+    const LOW: u64 = 400_000;
+    const HIGH: u64 = 4_000_000;
+    if decode_count <= LOW {
+        0.99
+    } else if decode_count >= HIGH {
+        0.10
+    } else {
+        0.99 - 0.89 * ((decode_count - LOW) as f64 / (HIGH - LOW) as f64)
+    }
 }
 
 fn text_of(v: Vec<u8>) -> String {
@@ -163,8 +180,10 @@ fn text_of(v: Vec<u8>) -> String {
 }
 
 impl<'a> Loader<'a> {
-    /// parser.parse() below the document.
-    fn node(&mut self) -> Result<Node, YamlError> {
+    /// parser.parse() below the document: the node and how many nodes the
+    /// decoder walks in it (an alias and all of its anchor's value).
+    fn node(&mut self) -> Result<(Node, u64), YamlError> {
+        self.decode_count += 1;
         match self.ev.peek()? {
             EventType::Scalar => {
                 let e = self.ev.expect(EventType::Scalar)?;
@@ -175,9 +194,9 @@ impl<'a> Loader<'a> {
                     Err(err) => Node::Fail(err.msg, Kind::Scalar),
                 };
                 if let Some(a) = e.anchor {
-                    self.anchors.insert(a, Anchored::Done(n.clone()));
+                    self.anchors.insert(a, Anchored::Done(n.clone(), 1));
                 }
-                Ok(n)
+                Ok((n, 1))
             }
             EventType::Alias => {
                 let name = self.ev.current()?.anchor.clone().unwrap_or_default();
@@ -188,14 +207,38 @@ impl<'a> Loader<'a> {
                             text_of(name)
                         )))
                     }
-                    Some(Anchored::Done(n)) => n.clone(),
+                    Some(Anchored::Done(n, w)) => {
+                        // The decoder's check against alias bombs, made
+                        // before the copy.
+                        let (w, n) = (*w, n);
+                        self.decode_count += w;
+                        self.alias_count += w;
+                        let (d, a) = (self.decode_count, self.alias_count);
+                        if a > 100 && d > 1000 && a as f64 / d as f64 > allowed_alias_ratio(d) {
+                            let kind = match n {
+                                Node::Map(_) => Kind::Map,
+                                Node::Seq(_) => Kind::Seq,
+                                _ => Kind::Scalar,
+                            };
+                            Node::Fail("yaml: document contains excessive aliasing".into(), kind)
+                        } else {
+                            n.clone()
+                        }
+                    }
                     Some(Anchored::Open(_, kind)) => Node::Fail(
-                        format!("yaml: anchor '{}' value contains itself", text_of(name)),
+                        format!(
+                            "yaml: anchor '{}' value contains itself",
+                            text_of(name.clone())
+                        ),
                         *kind,
                     ),
                 };
+                let w = match self.anchors.get(&name) {
+                    Some(Anchored::Done(_, w)) => 1 + w,
+                    _ => 1,
+                };
                 self.ev.expect(EventType::Alias)?;
-                Ok(n)
+                Ok((n, w))
             }
             t @ (EventType::SequenceStart | EventType::MappingStart) => {
                 let anchor = self.ev.current()?.anchor.clone();
@@ -210,18 +253,22 @@ impl<'a> Loader<'a> {
                     self.anchors.insert(a.clone(), Anchored::Open(id, kind));
                 }
                 self.ev.expect(t)?;
+                let mut weight = 1;
                 let n = if t == EventType::SequenceStart {
                     let mut items = Vec::new();
                     while self.ev.peek()? != EventType::SequenceEnd {
-                        items.push(self.node()?);
+                        let (n, w) = self.node()?;
+                        weight += w;
+                        items.push(n);
                     }
                     self.ev.expect(EventType::SequenceEnd)?;
                     Node::Seq(items)
                 } else {
                     let mut pairs = Vec::new();
                     while self.ev.peek()? != EventType::MappingEnd {
-                        let k = self.node()?;
-                        let v = self.node()?;
+                        let (k, wk) = self.node()?;
+                        let (v, wv) = self.node()?;
+                        weight += wk + wv;
                         pairs.push((k, v));
                     }
                     self.ev.expect(EventType::MappingEnd)?;
@@ -230,11 +277,11 @@ impl<'a> Loader<'a> {
                 if let Some(a) = anchor {
                     if let Some(slot) = self.anchors.get_mut(&a) {
                         if matches!(slot, Anchored::Open(i, _) if *i == id) {
-                            *slot = Anchored::Done(n.clone());
+                            *slot = Anchored::Done(n.clone(), weight);
                         }
                     }
                 }
-                Ok(n)
+                Ok((n, weight))
             }
             other => Err(failf(format!(
                 "attempted to parse unknown event: {}",
@@ -326,17 +373,20 @@ pub fn parse_first_document(text: &str) -> Result<Option<Node>, YamlError> {
         ev: Events::new(&bytes),
         anchors: HashMap::new(),
         open_ids: 0,
+        // The document node.
+        decode_count: 1,
+        alias_count: 0,
     };
     l.ev.expect(EventType::StreamStart)?;
     let node = match l.ev.peek()? {
         EventType::StreamEnd => return Ok(None),
         EventType::DocumentStart => {
             l.ev.expect(EventType::DocumentStart)?;
-            let n = l.node()?;
+            let (n, _) = l.node()?;
             l.ev.expect(EventType::DocumentEnd)?;
             n
         }
-        _ => l.node()?,
+        _ => l.node()?.0,
     };
     decode_check(&node)?;
     Ok(Some(node))
