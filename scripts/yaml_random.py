@@ -10,6 +10,9 @@ prints the value or go-yaml's error.
   python3 scripts/yaml_random.py compare N SEED BINARY
       renders the same texts with BINARY (`navique-operator template`) and
       prints how many differ, and the first few.
+  python3 scripts/yaml_random.py compare-values N SEED BINARY
+      the same with each text as a chart's values.yaml (cut into documents
+      by Kubernetes' YAMLReader first): one chart, and one process, a text.
 """
 import base64, json, os, random, shutil, subprocess, sys, tempfile
 
@@ -116,9 +119,66 @@ def ours_lines(binary, texts):
     return lines_of(out.stdout, len(texts))
 
 
+VALUES_TEMPLATE = "x: {{ toJson .Values | b64enc }}\n"
+
+
+def values_outcomes(texts, binary=None):
+    """What loading and rendering a chart with each text as its values.yaml
+    gives: the values as JSON, or the error."""
+    import helm_python
+    out = []
+    d = tempfile.mkdtemp(prefix="yv-")
+    try:
+        os.makedirs(os.path.join(d, "templates"))
+        with open(os.path.join(d, "Chart.yaml"), "w") as f:
+            f.write("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+        with open(os.path.join(d, "templates", "t.yaml"), "w") as f:
+            f.write(VALUES_TEMPLATE)
+        for t in texts:
+            with open(os.path.join(d, "values.yaml"), "wb") as f:
+                f.write(t)
+            if binary is None:
+                try:
+                    r = list(helm_python.Chart.load(d).render(name="r", namespace="ns").values())[0]
+                except helm_python.HelmError as e:
+                    out.append("error: " + str(e))
+                    continue
+                except UnicodeDecodeError:
+                    # The SDK cannot hand over an error holding bytes that
+                    # are not UTF-8: such a text is left out.
+                    out.append(None)
+                    continue
+            else:
+                # Bytes: text mode would turn a lone CR into LF.
+                p = subprocess.run([binary, "template", "r", d], capture_output=True)
+                if p.returncode != 0:
+                    err = p.stderr.decode("utf-8", "replace").removesuffix("\n")
+                    out.append("error: " + err.removeprefix("Error: "))
+                    continue
+                r = p.stdout.decode("utf-8", "replace")
+            line = [l for l in r.split("\n") if l.startswith("x: ")][0]
+            out.append(base64.b64decode(line[3:]).decode("utf-8", "replace"))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return out
+
+
 def main():
     mode, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     texts = gen(seed, n)
+    if mode == "compare-values":
+        helm = values_outcomes(texts)
+        ours = values_outcomes(texts, sys.argv[4])
+        # The SDK hands errors over as C strings: one holding a NUL is cut.
+        bad = [(t, h, o) for t, h, o in zip(texts, helm, ours)
+               if h is not None and h != o and not (b"\x00" in t and o.startswith(h))]
+        for t, h, o in bad[:15]:
+            print(repr(t)[:300])
+            print("  helm:", h[:300])
+            print("  ours:", o[:300])
+        n = sum(1 for h in helm if h is not None)
+        print(f"{len(bad)} of {n} values files read differently")
+        return
     helm = helm_lines(texts)
     if mode == "emit":
         json.dump({"texts": [base64.b64encode(t).decode() for t in texts], "helm": helm}, sys.stdout)

@@ -1600,6 +1600,7 @@ for i, v in enumerate([
     "a: {\n  b: 1\n  c: 2\n}\n", "a: {b\n  : c}\n", "a: [b,\n  c: d,\n  e\n",
     "a: &x [*x]\n", "a: &x {b: *x}\n", "<<: &x [*x]\n", "a: &x {<<: *x}\n", "a: &x [1, &x 2, *x]\n",
     "? \n: 1\n", "? \n: [1]\n", "%YAML 1.2\n---\na: 1\n", "%TAG !t! tag:x,2000:\n--- !t!a\nb: 1\n",
+    "--- \n\n!t!!str x\n", "---\n--- !t!a\n", "---\na: 1\n---\nb: [\n", "a: 1\r\n---\r\nb: 'x\r\n  y'\r\n",
     "a: \u2028b\n", "a: 1\u2028b: 2\n", "a: 1\u0085b: 2\n", "\ufeffa: 1\n", "a: 1\n\ufeffb: 2\n",
 ]):
     c(YE, f"classes-{i:03d}", "{{ toJson .Values }}", values=v)

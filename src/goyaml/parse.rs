@@ -700,8 +700,11 @@ pub fn load_values(text: &str) -> Result<Map, String> {
                     "error reading yaml document: invalid Yaml document separator: {trimmed}"
                 ));
             }
-            flush(&mut doc, &mut out)?;
-            continue;
+            if !doc.is_empty() {
+                flush(&mut doc, &mut out)?;
+                continue;
+            }
+            // A separator that starts a document stays in it.
         }
         doc.push_str(line);
         doc.push('\n');
