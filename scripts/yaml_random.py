@@ -13,6 +13,10 @@ prints the value or go-yaml's error.
   python3 scripts/yaml_random.py compare-values N SEED BINARY
       the same with each text as a chart's values.yaml (cut into documents
       by Kubernetes' YAMLReader first): one chart, and one process, a text.
+  python3 scripts/yaml_random.py compare-manifests N SEED BINARY
+      each text printed by a template as a manifest: Helm's install (client
+      dry run) against BINARY's `template --no-hooks`, as
+      tests/helm_install_compat.rs compares them.
 """
 import base64, json, os, random, shutil, subprocess, sys, tempfile
 
@@ -163,9 +167,56 @@ def values_outcomes(texts, binary=None):
     return out
 
 
+DEBUG_HINT = "\n\nUse --debug flag to render out invalid YAML"
+
+
+def manifest_outcomes(texts, binary=None):
+    import helm_python
+    cfg = helm_python.Config(storage_driver="memory")
+    out = []
+    d = tempfile.mkdtemp(prefix="ym-")
+    try:
+        os.makedirs(os.path.join(d, "templates"))
+        with open(os.path.join(d, "Chart.yaml"), "w") as f:
+            f.write("apiVersion: v2\nname: mychart\nversion: 0.1.0\n")
+        for t in texts:
+            with open(os.path.join(d, "templates", "t.yaml"), "w") as f:
+                f.write('{{ b64dec "%s" }}' % base64.b64encode(t).decode())
+            if binary is None:
+                try:
+                    rel = cfg.install(helm_python.Chart.load(d), "rel", dry_run="client", namespace="ns")
+                    out.append("ok: " + rel.get("manifest", "").strip() + "\n")
+                except helm_python.HelmError as e:
+                    out.append("error: " + str(e))
+                except UnicodeDecodeError:
+                    out.append(None)
+            else:
+                p = subprocess.run([binary, "template", "rel", d, "-n", "ns", "--no-hooks"], capture_output=True)
+                if p.returncode == 0:
+                    out.append("ok: " + p.stdout.decode("utf-8", "replace"))
+                else:
+                    err = p.stderr.decode("utf-8", "replace").removesuffix("\n").removeprefix("Error: ")
+                    out.append("error: " + err.removesuffix(DEBUG_HINT))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return out
+
+
 def main():
     mode, n, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     texts = gen(seed, n)
+    if mode == "compare-manifests":
+        helm = manifest_outcomes(texts)
+        ours = manifest_outcomes(texts, sys.argv[4])
+        bad = [(t, h, o) for t, h, o in zip(texts, helm, ours)
+               if h is not None and h != o and not (b"\x00" in t and o.startswith(h))]
+        for t, h, o in bad[:15]:
+            print(repr(t)[:300])
+            print("  helm:", repr(h[:300]))
+            print("  ours:", repr(o[:300]))
+        n = sum(1 for h in helm if h is not None)
+        print(f"{len(bad)} of {n} manifests read differently")
+        return
     if mode == "compare-values":
         helm = values_outcomes(texts)
         ours = values_outcomes(texts, sys.argv[4])

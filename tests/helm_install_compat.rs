@@ -141,6 +141,14 @@ fn cases() -> Vec<Case> {
         case("yaml-flow-mapping-lines", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: {a: 1,\n  b: 2\n\n")]),
         case("yaml-anchor-contains-itself", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: &a [*a]\n")]),
         case("yaml-bom-inside", "rel", &[("Chart.yaml", CHART), t("kind: A\n\u{feff}x: 1\n")]),
+        // What the decoder and sigs.k8s.io/yaml refuse below the head.
+        case("deep-null-key", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  ? \n")]),
+        case("deep-list-key", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  ? [1]\n  : 2\n")]),
+        case("deep-merge-of-a-number", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  <<: 1\n")]),
+        case("deep-infinity", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  x: [.inf]\n")]),
+        case("unknown-alias-before-parse-error", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: [0,*b x]\n")]),
+        case("raw-bytes-after-document-end", "rel", &[("Chart.yaml", CHART), ("files/x", b"\xff\xc3"),
+            t("kind: A\n...\n{{ .Files.Get \"files/x\" }}\n")]),
         // The chart's kubeVersion is checked in renderResources, after the
         // values are validated against the schema and dependencies checked;
         // a constraint that does not parse is "incompatible" (IsCompatibleRange).

@@ -216,26 +216,97 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
     let mut p = Events::new(&bytes);
     // A tagged scalar the decoder refuses: the full decoder words it, once
     // the whole document has parsed.
-    let mut refused = false;
+    let refused = std::cell::Cell::new(false);
+    // Where each open collection is: 0 a list, 1 a map before a key, 2 a
+    // map before a value.
+    let mut frames: Vec<u8> = Vec::new();
+    let stopped = std::cell::Cell::new(false);
     let mut next = || -> Result<Event, String> {
+        if stopped.get() {
+            return Ok(Event {
+                typ: EventType::StreamEnd,
+                ..Default::default()
+            });
+        }
         let e = p
             .next_event()
             .map_err(|e| wrap(format!("error converting YAML to JSON: {}", e.msg)))?;
-        // An alias anywhere (it may sit inside its own anchor's value) is
-        // left to the full decoder too.
-        if e.typ == EventType::Alias {
-            refused = true;
+        let is_key = frames.last() == Some(&1);
+        if let Some(f) = frames.last_mut() {
+            *f = match *f {
+                1 => 2,
+                2 => 1,
+                f => f,
+            };
         }
-        if e.typ == EventType::Scalar
-            && !e.tag.is_empty()
-            && resolve_scalar(
-                String::from_utf8_lossy(&e.value).into_owned(),
-                &String::from_utf8_lossy(&e.tag),
-                e.implicit,
-            )
-            .is_err()
-        {
-            refused = true;
+        match e.typ {
+            // An alias anywhere (it may sit inside its own anchor's value)
+            // is left to the full decoder, and so is a key that is a list
+            // or a map (an invalid map key), null (which sigs.k8s.io/yaml
+            // refuses) or a merge.
+            EventType::Alias => {
+                // go-yaml's parser resolves an alias as it reads it: an
+                // unknown one fails before anything after it is read.
+                refused.set(true);
+                stopped.set(true);
+                return Ok(Event {
+                    typ: EventType::StreamEnd,
+                    ..Default::default()
+                });
+            }
+            EventType::MappingStart => {
+                if is_key {
+                    refused.set(true);
+                }
+                frames.push(1);
+            }
+            EventType::SequenceStart => {
+                if is_key {
+                    refused.set(true);
+                }
+                frames.push(0);
+            }
+            EventType::MappingEnd | EventType::SequenceEnd => {
+                frames.pop();
+            }
+            EventType::Scalar => {
+                let v = &e.value[..];
+                if e.tag.is_empty() {
+                    let plain = e.implicit;
+                    if is_key
+                        && plain
+                        && matches!(v, b"" | b"~" | b"null" | b"Null" | b"NULL" | b"<<")
+                    {
+                        refused.set(true);
+                    }
+                    // .inf, .nan and their kin: JSON has no such numbers.
+                    if plain
+                        && matches!(v.first(), Some(b'.' | b'+' | b'-'))
+                        && v.len() <= 5
+                        && matches!(
+                            crate::goyaml::resolve::resolve_plain(&String::from_utf8_lossy(v)),
+                            Scalar::Float(f) if !f.is_finite()
+                        )
+                    {
+                        refused.set(true);
+                    }
+                } else {
+                    // A tagged scalar the decoder refuses or that JSON
+                    // cannot hold: the full decoder words it, once the
+                    // whole document has parsed.
+                    match resolve_scalar(
+                        String::from_utf8_lossy(v).into_owned(),
+                        &String::from_utf8_lossy(&e.tag),
+                        e.implicit,
+                    ) {
+                        Err(_) => refused.set(true),
+                        Ok(Scalar::Float(f)) if !f.is_finite() => refused.set(true),
+                        Ok(Scalar::Null | Scalar::Merge) if is_key => refused.set(true),
+                        Ok(_) => {}
+                    }
+                }
+            }
+            _ => {}
         }
         Ok(e)
     };
@@ -310,7 +381,7 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
         }
     };
     match classify(first) {
-        Step::End => return Ok(Some(h)),
+        Step::End => return Ok((!refused.get()).then_some(h)),
         Step::Value(Scalar::Null) => {}
         Step::Map => loop {
             let k = match classify(next()?) {
@@ -381,8 +452,7 @@ fn head_streaming(doc: &str, path: &str) -> Result<Option<Head>, String> {
             _ => {}
         }
     }
-    drop(next);
-    if refused {
+    if refused.get() {
         return Ok(None);
     }
     Ok(Some(h))

@@ -204,8 +204,11 @@ pub fn run(a: &Args) -> Result<(), String> {
     if show_only.is_empty() && output_dir.is_none() {
         use std::io::Write;
         let mut w = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+        // The Go string's bytes: a byte that is not UTF-8 goes out as it
+        // came (a manifest never read past `...` may hold one).
         for p in pieces {
-            w.write_all(p.as_bytes()).map_err(|e| e.to_string())?;
+            w.write_all(&crate::value::gostr::to_bytes(&p))
+                .map_err(|e| e.to_string())?;
         }
         return w.flush().map_err(|e| e.to_string());
     }
@@ -219,7 +222,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     use std::io::Write;
     std::io::stdout()
-        .write_all(out.as_bytes())
+        .write_all(&crate::value::gostr::to_bytes(&out))
         .map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -337,8 +340,10 @@ fn write_output_dir(out: &str, dir: &str) -> Result<(), String> {
             .open(&path)
             .map_err(|e| e.to_string())?;
         let body = text.splitn(3, '\n').nth(2).unwrap_or("");
-        f.write_all(format!("---\n# Source: {src}\n{body}").as_bytes())
-            .map_err(|e| e.to_string())?;
+        f.write_all(&crate::value::gostr::to_bytes(&format!(
+            "---\n# Source: {src}\n{body}"
+        )))
+        .map_err(|e| e.to_string())?;
         println!("wrote {}", path.display());
     }
     Ok(())
