@@ -69,6 +69,7 @@ impl<'a> Parser<'a> {
 
     /// yaml_parser_update_buffer: make sure `length` characters are in the
     /// buffer (NULs past the end of the input).
+    #[inline(never)]
     pub(super) fn update_buffer(&mut self, length: usize) -> bool {
         if self.unread >= length {
             return true;

@@ -90,7 +90,7 @@ fn width(b: u8) -> usize {
 }
 
 impl<'a> Parser<'a> {
-    #[inline]
+    #[inline(always)]
     fn cache(&mut self, length: usize) -> bool {
         self.unread >= length || self.update_buffer(length)
     }
@@ -777,6 +777,12 @@ impl<'a> Parser<'a> {
             while self.ch() == b' '
                 || ((self.flow_level > 0 || !self.simple_key_allowed) && self.ch() == b'\t')
             {
+                let tabs = self.flow_level > 0 || !self.simple_key_allowed;
+                let n = self.ascii_run(1, |b| b == b' ' || (tabs && b == b'\t'));
+                if n > 1 {
+                    self.skip_run(n);
+                    continue;
+                }
                 self.skip();
                 if !self.cache(1) {
                     return false;
@@ -1427,6 +1433,14 @@ impl<'a> Parser<'a> {
             while (*indent == 0 || (self.mark.column as isize) < *indent)
                 && is_space(&self.buffer, self.buffer_pos)
             {
+                let mut n = self.ascii_run(1, |b| b == b' ');
+                if *indent > 0 {
+                    n = n.min((*indent - self.mark.column as isize) as usize);
+                }
+                if n > 1 {
+                    self.skip_run(n);
+                    continue;
+                }
                 self.skip();
                 if !self.cache(1) {
                     return false;
