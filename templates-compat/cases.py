@@ -1517,3 +1517,156 @@ for i, chart in enumerate([
     "apiVersion: v2\nname: mychart\nversion: 0.1.0\nannotations:\n  a: @b\n",
 ]):
     c(YE, f"chart-{i:03d}", "x", files={"Chart.yaml": chart})
+# Texts that read differently before go-yaml v2's reader, scanner and
+# parser were ported (found by scripts/yaml_random.py), read by fromYaml:
+# directives, tags with odd characters ('!t!!str', a quote in a suffix,
+# %-escapes), a stream starting with '...', self-referencing anchors,
+# tagged scalars the decoder refuses, line breaks NEL/LS, BOMs, bytes that
+# are not UTF-8 and control characters.
+for i, b64 in enumerate([
+    "JVlBTUwgMS4yCg==",
+    "JVlBTUwgMS4yCg0KCi0tLQp9",
+    "fw==",
+    "AA==",
+    "LfSQgIA=",
+    "e/SQgIA=",
+    "fC3AgCZiIA==",
+    "wIAmYiB8MCw=",
+    "IScsIC0gYHwtYCcKICAhYSdiIA==",
+    "ISF0aW1lc3RhbXAgISFiaW5hcnkg",
+    "/zE=",
+    "/go=",
+    "IQ==",
+    "ISA=",
+    "/v9cXHUwMGU5",
+    "//5rMTAwOiB7YTogMH0K",
+    "PisywoUhIXN0ciAhJWZmICAJCg==",
+    "woU=",
+    "4oCo",
+    "4oCo",
+    "4oIlGw==",
+    "YCEnCsMtIA==",
+    "IXQhIXN0ciA=",
+    "IXQhIXN0ciAxLjU=",
+    "Li4u",
+    "Li4uCgo=",
+    "JnggWyp4XVs=",
+    "IWEnYiAhISElNDEgIg==",
+    "IiZ4IFsqeF3ml6XmnKzigKh8",
+    "IXQhIXN0ciAhYSdiIA0mLSElNDEgLi4uCsOp",
+    "ISFib29sIFxuCiAgKmEhIW51bGwgKiEhbnVsbCAjYyEg",
+    "Ci0gMWUzCiFmb28gCiAgI2MxZTMhIWJvb2wg",
+    "azEwMDogfArigKggIHRleHQgMAprMTAxOgogIC0gMQoqYg==",
+    "azEwMDogdjAKISEjIGNvbW1lbnQgMTAxIDEKazEwMjogWzIsIHhdCg==",
+    "CiEhYmluYXJ5IFx1MDBlOQ==",
+    "azEwMDogISFiaW5hcnkgdjAKazEwMTogfAogIHRleHQgMQo=",
+    "azEwOiAhIWludCB2MAo=",
+    "ISFudWxsIC0tLSB9ICAK",
+    "ISFudWxsIC4uLgpccT4rMuaXpeacrA==",
+    "ez8JJmIgPyA=",
+    "ISFmbG9hdCAyMDAxLTEyLTE0",
+    "ISFudWxsIOKAqCVGT08KCiAgICAlVEFHICF0ISB0YWc6eCwyMDAwOgpbw6k=",
+    "JnggWyp4XSEhYmluYXJ5IG5vLS0tIDw8OiAqYQomeCBbKnhdfCVGT08KLSA=",
+    "ISF0aW1lc3RhbXAgDQrDqQ==",
+    "IXQhIXN0ciAgID4rMj4q",
+    "IXQhISdudWxswqDvu78=",
+    "bm9ceDTml6XmnKzCheKC",
+    "ISFib29sIA==",
+    "CiAgICAhIWJvb2wgLCAKLSAt",
+    "woVgfQo=",
+    "IXQhfiFmb28gJUZPTwos",
+    "JnggWyp4XSF0ISFzdHIgIXgheSAKJQotLS0KDS0K",
+    "JmEgJ+KAqC4uLgphIXgheSB7PDw6ICph",
+    "dHJ1ZcKFCg==",
+    "XHg0JVlBTUwgMS4yCizChVw6Cg==",
+    "ISFpbnQg",
+    "woUtIA==",
+    "4oCoPDw6IAo=",
+    "woUiISFzdHIgMS41ISU0MSBceDQ=",
+    "azEwMDoKICAtIDAKazEwMTogWzEsICF4XQo=",
+    "woUhPHRhZzp5YW1sLm9yZywyMDAyOmludD4gMS41CQ==",
+    "77u/Pwo=",
+]):
+    c(YE, f"ported-{i:03d}", '{{ fromYaml (b64dec "%s") | toJson }}' % b64)
+# The same classes, written out, through values.yaml.
+for i, v in enumerate([
+    "a: !t!!str x\n", "a: !t!a x\n", "a: !a'b c\n", "a: !<x'y> z\n", "a: !%41 x\n", "a: !%ff x\n",
+    "a: !!int foo\n", "a: !!null x\n", "a: !!float 1\n", "a: !!float x\n", "a: !!timestamp 1\n",
+    "a: !!timestamp 2001-12-14\n", "a: !!binary '!!!'\n", "a: !!binary aGk=\n", "a: !!binary |\n  aG\n  k=\n",
+    "a: !!bool yes\n", "a: !!int 0x1F\n", "a: !!str 1\n", "a: ! 1\n", "a: !foo 1\n", "b: {a: 1}\na:\n  ! <<: {c: 2}\n",
+    "a:\n  !!merge <<: {c: 2}\n", "a: 1e400\n", "a: -1e400\n", "a: .5e999\n", "a: 1e-400\n",
+    "...\na: 1\n", "... \na: 1\n", "...\n---\na: 1\n", "...\n...\n", "--- ...\n", "... # c\na: 1\n",
+    "a: {b: 1,\n  c: 2\n", "a: {b: 1,\nc: 2\n", "x: 1\na: {b: 1,\n\n\n  c\n", "a: {b: [1,\n  2}\n",
+    "a: {\n  b: 1\n  c: 2\n}\n", "a: {b\n  : c}\n", "a: [b,\n  c: d,\n  e\n",
+    "a: &x [*x]\n", "a: &x {b: *x}\n", "<<: &x [*x]\n", "a: &x {<<: *x}\n", "a: &x [1, &x 2, *x]\n",
+    "? \n: 1\n", "? \n: [1]\n", "%YAML 1.2\n---\na: 1\n", "%TAG !t! tag:x,2000:\n--- !t!a\nb: 1\n",
+    "--- \n\n!t!!str x\n", "---\n--- !t!a\n", "---\na: 1\n---\nb: [\n", "a: 1\r\n---\r\nb: 'x\r\n  y'\r\n",
+    "a: \u2028b\n", "a: 1\u2028b: 2\n", "a: 1\u0085b: 2\n", "\ufeffa: 1\n", "a: 1\n\ufeffb: 2\n",
+]):
+    c(YE, f"classes-{i:03d}", "{{ toJson .Values }}", values=v)
+# decode.go's check against alias bombs (aliasCount against decodeCount).
+_laugh = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+for lvl in "bcdef":
+    prev = chr(ord(lvl) - 1)
+    _laugh += f"{lvl}: &{lvl} [" + ", ".join([f"*{prev}"] * 10) + "]\n"
+for i, v in enumerate([
+    "\n".join(_laugh.split("\n")[:3]) + "\n",
+    "\n".join(_laugh.split("\n")[:4]) + "\n",
+    _laugh,
+    "a: &a {k: v}\n" + "".join(f"b{j}: *a\n" for j in range(150)),
+    "a: &a {k: v}\n" + "".join(f"b{j}: *a\n" for j in range(600)),
+    "a: &a [" + ", ".join(["1"] * 1100) + "]\nb: [" + ", ".join(["*a"] * 3) + "]\n",
+    "a: &a [" + ", ".join(["1"] * 300) + "]\nb: [" + ", ".join(["*a"] * 4) + "]\nc: !!int x\n",
+]):
+    c(YE, f"aliases-{i:03d}", "{{ toJson .Values | sha256sum }}", values=v)
+
+# ---------------------------------------------------------------- yamlreader
+# go-yaml's reader decodes 512 bytes at a time, when the scanner needs more
+# characters: a control character or bytes that are not UTF-8 are refused
+# only when their chunk is decoded, so a scanner error earlier in a long
+# text can win. BOMs (UTF-8, UTF-16 LE and BE) choose the encoding.
+YR = "yamlreader"
+
+
+def _head(size):
+    out, i = "", 0
+    while len(out) < size:
+        out += f"k{i}: v{i}\n"
+        i += 1
+    return out
+
+
+_reader_texts = []
+for bad in [b"\x01", b"\xff", b"\xe2\x82", b"\xc0\x80", b"\xed\xa0\x80"]:
+    for at in [100, 490, 505, 508, 509, 510, 511, 512, 513, 1020, 1023, 1024, 1030]:
+        # The damage at byte `at`, after a scanner error at about 300.
+        head = (_head(290) + "a: b: c\n").encode()
+        text = head + _head(at - len(head)).encode()[: max(0, at - len(head))] + bad + b"\nz: 1\n" if at > len(head) else bad + head
+        _reader_texts.append(text)
+for at in [200, 505, 509, 510, 511, 512, 513, 1023]:
+    # A damage first, the scanner error after it.
+    head = _head(at).encode()[:at]
+    _reader_texts.append(head + b"\x07x\n" + _head(700).encode() + b"a: b: c\n")
+    _reader_texts.append(head + b"\xff\n" + _head(700).encode() + b"a: [1\n")
+for at in [509, 510, 511, 512]:
+    # Characters of two to four bytes across the chunk's end: valid.
+    for ch in ["\u00e9", "\u20ac", "\U0001F600"]:
+        _reader_texts.append(_head(at).encode()[:at - 3] + b"x: " + ch.encode() + b"\n")
+for t in [b"", b"\n", b"a: 1", b"\xef\xbb\xbfa: 1\n", b"\xef\xbb\xbf", b"\xef\xbb", b"a: 1\n\xef\xbb\xbfb: 2\n",
+          b"\xef\xbb\xbf\xef\xbb\xbfa: 1\n", b"a: \xef\xbb\xbf\n",
+          b"\xff\xfe" + "a: 1\nb: [\u00e9, \U0001F600]\n".encode("utf-16-le"),
+          b"\xfe\xff" + "a: 1\nb: [\u00e9, \U0001F600]\n".encode("utf-16-be"),
+          b"\xff\xfe" + "a: 1\n".encode("utf-16-le") + b"x",
+          b"\xff\xfe" + "a: 1\n".encode("utf-16-le") + b"\x00\xdc",
+          b"\xff\xfe" + "a: ".encode("utf-16-le") + b"\x3d\xd8",
+          b"\xff\xfe" + "a: ".encode("utf-16-le") + b"\x3d\xd8a\x00",
+          b"\xfe\xff" + "a: \x01\n".encode("utf-16-be"),
+          b"\xff\xfe" + ("k: v\n" * 200).encode("utf-16-le") + b"\x01\x00",
+          b"a: \x00\n", b"a: \x7f\n", b"a: \xc2\x80\n", b"a: \xc2\x85\n", b"a: \xef\xbf\xbe\n",
+          b"a: \xf4\x90\x80\x80\n", b"a: \xe2\x82", b"a: \xe2\x82\n", b"a: \xe0\x80\x80\n", b"a: \xf8\x88\x80\x80\x80\n"]:
+    _reader_texts.append(t)
+for i, t in enumerate(_reader_texts):
+    c(YR, f"fromyaml-{i:03d}", '{{ fromYaml (b64dec "%s") | toJson }}' % base64.b64encode(t).decode())
+for i, t in enumerate(_reader_texts[::3]):
+    # values.yaml itself (Helm cuts it into documents at '---' lines first).
+    c(YR, f"values-{i:03d}", "{{ toJson .Values }}", binfiles={"values.yaml": t})

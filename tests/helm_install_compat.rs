@@ -37,6 +37,10 @@ struct Case {
     files: Vec<(&'static str, Vec<u8>)>,
 }
 
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
 fn case(name: &'static str, release: &str, files: &[(&'static str, &[u8])]) -> Case {
     Case {
         name,
@@ -115,6 +119,36 @@ fn cases() -> Vec<Case> {
         case("yaml-after-document-end", "rel", &[("Chart.yaml", CHART), t("kind: A\n...\n}}garbage\n")]),
         case("yaml-after-quote", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: 'a'b\n")]),
         case("yaml-tab-in-block-scalar", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: |\n  a\n\tb\n")]),
+        // The reader's 512-byte buffer: a control character or bytes that
+        // are not UTF-8 are refused when their chunk is decoded, so a
+        // scanner error before that chunk wins.
+        case("reader-control-late", "rel", &[("Chart.yaml", CHART),
+            t(leak(format!("kind: A\nx: a: b\n#{}\ny: \"{{{{ printf \"%c\" 1 }}}}\"\n", "c".repeat(600))))]),
+        case("reader-control-early", "rel", &[("Chart.yaml", CHART),
+            t(leak(format!("kind: A\ny: \"{{{{ printf \"%c\" 1 }}}}\"\n#{}\nx: a: b\n", "c".repeat(600))))]),
+        case("reader-control-same-chunk", "rel", &[("Chart.yaml", CHART),
+            t(leak(format!("kind: A\nx: a: b\n#{}\ny: \"{{{{ printf \"%c\" 1 }}}}\"\n", "c".repeat(400))))]),
+        case("reader-raw-bytes-late", "rel", &[("Chart.yaml", CHART), ("files/x", b"\xff\xfe"),
+            t(leak(format!("kind: A\nx: [1\n#{}\ny: {{{{ .Files.Get \"files/x\" }}}}\n", "c".repeat(1100))))]),
+        case("reader-raw-bytes-early", "rel", &[("Chart.yaml", CHART), ("files/x", b"\xff\xfe"),
+            t(leak(format!("kind: A\ny: {{{{ .Files.Get \"files/x\" }}}}\n#{}\nx: [1\n", "c".repeat(1100))))]),
+        // Tags, '...' and flow mappings over lines in a manifest.
+        case("yaml-tag-quote", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: !a'b c\n")]),
+        case("yaml-tag-handle-bang", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: !t!!str c\n")]),
+        case("yaml-tag-refused-deep", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  x: [!!int foo]\n")]),
+        case("yaml-tag-refused-then-error", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: !!int foo\ny: [1\n")]),
+        case("yaml-starts-with-document-end", "rel", &[("Chart.yaml", CHART), t("...\nkind: A\n")]),
+        case("yaml-flow-mapping-lines", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: {a: 1,\n  b: 2\n\n")]),
+        case("yaml-anchor-contains-itself", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: &a [*a]\n")]),
+        case("yaml-bom-inside", "rel", &[("Chart.yaml", CHART), t("kind: A\n\u{feff}x: 1\n")]),
+        // What the decoder and sigs.k8s.io/yaml refuse below the head.
+        case("deep-null-key", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  ? \n")]),
+        case("deep-list-key", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  ? [1]\n  : 2\n")]),
+        case("deep-merge-of-a-number", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  <<: 1\n")]),
+        case("deep-infinity", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  x: [.inf]\n")]),
+        case("unknown-alias-before-parse-error", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: [0,*b x]\n")]),
+        case("raw-bytes-after-document-end", "rel", &[("Chart.yaml", CHART), ("files/x", b"\xff\xc3"),
+            t("kind: A\n...\n{{ .Files.Get \"files/x\" }}\n")]),
         // The chart's kubeVersion is checked in renderResources, after the
         // values are validated against the schema and dependencies checked;
         // a constraint that does not parse is "incompatible" (IsCompatibleRange).

@@ -1154,3 +1154,94 @@ print(json.dumps(list(helm_python.Chart.load(d).render(name="r", namespace="ns")
     assert_eq!(shape[2..4], ["version 0", "P 2048 bits, Q 256 bits"]);
     assert!(shape[4..].iter().all(|s| !s.contains("false")), "{shape:?}");
 }
+
+/// Random, mostly broken, YAML texts (scripts/yaml_random.py: fragments
+/// strung together, valid texts with a damage, long heads that push the
+/// damage past go-yaml's 512-byte reader buffer, bytes that are not UTF-8,
+/// control characters, BOMs) read through `fromYaml` by our engine and by
+/// real Helm: the same value, or the same error, for every one.
+/// YAML_RANDOM_N (default 3000) and YAML_RANDOM_SEED (default 1) choose them.
+#[test]
+fn random_yaml_reads_as_helm_reads_it() {
+    use base64::Engine as _;
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import helm_python"])
+        .output();
+    if !matches!(probe, Ok(ref o) if o.status.success())
+        && std::env::var("CI").as_deref() != Ok("true")
+    {
+        eprintln!("skipping: helm-python-sdk is not installed");
+        return;
+    }
+    let n: usize = std::env::var("YAML_RANDOM_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(3000);
+    let seed: u64 = std::env::var("YAML_RANDOM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/yaml_random.py");
+    let out = std::process::Command::new("python3")
+        .args([script, "emit", &n.to_string(), &seed.to_string()])
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let texts: Vec<String> = got["texts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    let helm: Vec<String> = got["helm"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(texts.len(), helm.len());
+    let tpl = "r:\n{{ range .Values.t }}- {{ fromYaml (b64dec .) | toJson | b64enc }}\n{{ end }}";
+    let texts_owned = texts.clone();
+    let ours = std::thread::Builder::new()
+        .stack_size(64 * 1024 * 1024)
+        .spawn(move || {
+            let mut values = Map::new();
+            values.insert(
+                "t".to_string(),
+                Value::list(texts_owned.iter().map(Value::str).collect()),
+            );
+            let mut top = Map::new();
+            top.insert("Values".to_string(), Value::map(values));
+            render_str("t", tpl, Value::map(top)).unwrap_or_else(|e| panic!("{}", e.helm_message()))
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let ours: Vec<String> = ours
+        .lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(|l| String::from_utf8_lossy(&b64.decode(l).unwrap()).into_owned())
+        .collect();
+    assert_eq!(ours.len(), helm.len());
+    let mut bad = Vec::new();
+    for ((t, h), o) in texts.iter().zip(&helm).zip(&ours) {
+        if h != o {
+            let text = String::from_utf8_lossy(&b64.decode(t).unwrap()).into_owned();
+            bad.push(format!("{text:?}\n  helm: {h}\n  ours: {o}"));
+        }
+    }
+    eprintln!("random YAML: {} of {} texts read differently", bad.len(), n);
+    assert!(
+        bad.is_empty(),
+        "{} of {} texts read differently:\n{}",
+        bad.len(),
+        n,
+        bad.iter().take(15).cloned().collect::<Vec<_>>().join("\n")
+    );
+}

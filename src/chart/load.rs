@@ -615,13 +615,15 @@ pub fn load_files(files: Vec<File>) -> Result<Chart, LoadError> {
         let name = f.name.as_str();
         if name == "Chart.yaml" {
             have_chart_yaml = true;
-            let text = utf8_text(&f.data);
+            // The bytes as Go has them: go-yaml's reader refuses what is
+            // not UTF-8 when its buffer reaches it.
+            let text = crate::value::gostr::from_bytes(&f.data);
             chart.metadata = Metadata::parse(&text).map_err(LoadError::Metadata)?;
             if chart.metadata.api_version.is_empty() {
                 chart.metadata.api_version = "v1".into();
             }
         } else if name == "values.yaml" {
-            let text = utf8_text(&f.data);
+            let text = crate::value::gostr::from_bytes(&f.data);
             chart.values = crate::goyaml::load_values(&text).map_err(LoadError::Values)?;
         } else if name == "values.schema.json" {
             chart.schema = Some(f.data);

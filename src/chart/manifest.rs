@@ -243,14 +243,106 @@ pub enum HeadError {
 /// `Ok(None)` for the rare shapes (aliases, merge keys) the full decoder
 /// must handle.
 fn head_streaming(doc: &str) -> Result<Option<Head>, HeadError> {
-    use crate::goyaml::parse::{scalar, scan_err};
+    use crate::goyaml::libyaml::{Event, EventType};
+    use crate::goyaml::parse::{resolve_scalar, Events};
     use crate::goyaml::resolve::Scalar;
-    use yaml_rust2::parser::{Event, Parser};
-    let mut p = Parser::new_from_str(doc);
+    let bytes = crate::value::gostr::to_bytes(doc);
+    let mut p = Events::new(&bytes);
+    // A tagged scalar the decoder refuses: the full decoder words it, once
+    // the whole document has parsed.
+    let refused = std::cell::Cell::new(false);
+    // Where each open collection is: 0 a list, 1 a map before a key, 2 a
+    // map before a value.
+    let mut frames: Vec<u8> = Vec::new();
+    let stopped = std::cell::Cell::new(false);
     let mut next = || -> Result<Event, HeadError> {
-        p.next_token()
-            .map(|(e, _)| e)
-            .map_err(|e| HeadError::Syntax(scan_err(&e, doc).msg))
+        if stopped.get() {
+            return Ok(Event {
+                typ: EventType::StreamEnd,
+                ..Default::default()
+            });
+        }
+        let e = p
+            .next_event()
+            .map_err(|e| HeadError::Syntax(e.msg))?;
+        let is_key = frames.last() == Some(&1);
+        if let Some(f) = frames.last_mut() {
+            *f = match *f {
+                1 => 2,
+                2 => 1,
+                f => f,
+            };
+        }
+        match e.typ {
+            // An alias anywhere (it may sit inside its own anchor's value)
+            // is left to the full decoder, and so is a key that is a list
+            // or a map (an invalid map key), null (which sigs.k8s.io/yaml
+            // refuses) or a merge.
+            EventType::Alias => {
+                // go-yaml's parser resolves an alias as it reads it: an
+                // unknown one fails before anything after it is read.
+                refused.set(true);
+                stopped.set(true);
+                return Ok(Event {
+                    typ: EventType::StreamEnd,
+                    ..Default::default()
+                });
+            }
+            EventType::MappingStart => {
+                if is_key {
+                    refused.set(true);
+                }
+                frames.push(1);
+            }
+            EventType::SequenceStart => {
+                if is_key {
+                    refused.set(true);
+                }
+                frames.push(0);
+            }
+            EventType::MappingEnd | EventType::SequenceEnd => {
+                frames.pop();
+            }
+            EventType::Scalar => {
+                let v = &e.value[..];
+                if e.tag.is_empty() {
+                    let plain = e.implicit;
+                    if is_key
+                        && plain
+                        && matches!(v, b"" | b"~" | b"null" | b"Null" | b"NULL" | b"<<")
+                    {
+                        refused.set(true);
+                    }
+                    // .inf, .nan and their kin: JSON has no such numbers.
+                    if plain
+                        && matches!(v.first(), Some(b'.' | b'+' | b'-'))
+                        && v.len() <= 5
+                        && matches!(
+                            crate::goyaml::resolve::resolve_plain(&String::from_utf8_lossy(v)),
+                            Scalar::Float(f) if !f.is_finite()
+                        )
+                    {
+                        refused.set(true);
+                    }
+                } else {
+                    // A tagged scalar the decoder refuses or that JSON
+                    // cannot hold: the full decoder words it, once the
+                    // whole document has parsed.
+                    match resolve_scalar(
+                        String::from_utf8_lossy(v).into_owned(),
+                        &String::from_utf8_lossy(&e.tag),
+                        e.implicit,
+                    ) {
+                        Err(_) => refused.set(true),
+                        Ok(Scalar::Float(f)) if !f.is_finite() => refused.set(true),
+                        Ok(Scalar::Null | Scalar::Merge) if is_key => refused.set(true),
+                        Ok(_) => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(e)
     };
     enum Step {
         Value(Scalar),
@@ -260,11 +352,21 @@ fn head_streaming(doc: &str) -> Result<Option<Head>, HeadError> {
         End,
     }
     fn classify(e: Event) -> Step {
-        match e {
-            Event::Scalar(t, style, _, tag) => Step::Value(scalar(t, style, tag.as_ref())),
-            Event::MappingStart(..) => Step::Map,
-            Event::SequenceStart(..) => Step::Seq,
-            Event::Alias(_) => Step::Alias,
+        match e.typ {
+            EventType::Scalar => {
+                let tag = String::from_utf8_lossy(&e.tag).into_owned();
+                let text = match String::from_utf8(e.value) {
+                    Ok(s) => s,
+                    Err(e) => crate::value::gostr::from_vec(e.into_bytes()),
+                };
+                match resolve_scalar(text, &tag, e.implicit) {
+                    Ok(s) => Step::Value(s),
+                    Err(_) => Step::Value(Scalar::Null),
+                }
+            }
+            EventType::MappingStart => Step::Map,
+            EventType::SequenceStart => Step::Seq,
+            EventType::Alias => Step::Alias,
             _ => Step::End,
         }
     }
@@ -272,10 +374,10 @@ fn head_streaming(doc: &str) -> Result<Option<Head>, HeadError> {
     fn skip(next: &mut dyn FnMut() -> Result<Event, HeadError>) -> Result<(), HeadError> {
         let mut depth = 1;
         while depth > 0 {
-            match next()? {
-                Event::MappingStart(..) | Event::SequenceStart(..) => depth += 1,
-                Event::MappingEnd | Event::SequenceEnd => depth -= 1,
-                Event::StreamEnd => return Ok(()),
+            match next()?.typ {
+                EventType::MappingStart | EventType::SequenceStart => depth += 1,
+                EventType::MappingEnd | EventType::SequenceEnd => depth -= 1,
+                EventType::StreamEnd => return Ok(()),
                 _ => {}
             }
         }
@@ -305,13 +407,14 @@ fn head_streaming(doc: &str) -> Result<Option<Head>, HeadError> {
     let mut h = Head::default();
     // Stream and document start.
     let first = loop {
-        match next()? {
-            Event::StreamStart | Event::DocumentStart | Event::Nothing => continue,
-            e => break e,
+        let e = next()?;
+        match e.typ {
+            EventType::StreamStart | EventType::DocumentStart | EventType::None => continue,
+            _ => break e,
         }
     };
     match classify(first) {
-        Step::End => return Ok(Some(h)),
+        Step::End => return Ok((!refused.get()).then_some(h)),
         Step::Value(Scalar::Null) => {}
         Step::Map => loop {
             let k = match classify(next()?) {
@@ -377,10 +480,13 @@ fn head_streaming(doc: &str) -> Result<Option<Head>, HeadError> {
     // The rest of the first document must still parse; go-yaml's Unmarshal
     // reads nothing after its end.
     loop {
-        match next()? {
-            Event::StreamEnd | Event::DocumentEnd => break,
+        match next()?.typ {
+            EventType::StreamEnd | EventType::DocumentEnd => break,
             _ => {}
         }
+    }
+    if refused.get() {
+        return Ok(None);
     }
     Ok(Some(h))
 }
@@ -539,18 +645,8 @@ pub fn sort_manifests(
     let heads = heads_of(&docs);
     for ((path, doc), head) in docs.into_iter().zip(heads) {
         // A template that printed bytes that are not UTF-8 (a binary file's
-        // contents) or a control character fails go-yaml's reader before
-        // any parsing.
-        if crate::value::gostr::may_upset_yaml_reader(&doc) {
-            if let Some(p) =
-                crate::value::gostr::yaml_reader_error(&crate::value::gostr::to_bytes(&doc))
-            {
-                return Err(ManifestError {
-                    path,
-                    reason: HeadError::Syntax(format!("yaml: {p}")),
-                });
-            }
-        }
+        // contents) or a control character fails go-yaml's reader, when its
+        // 512-byte buffer reaches them, in reading the head.
         let head = head?;
         let path = &path;
         let Some(hook_types) = head.annotations.get("helm.sh/hook").cloned() else {

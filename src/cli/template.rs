@@ -16,13 +16,13 @@ pub const USAGE: &str = "usage: navique-operator template [NAME] CHART [flags]";
 pub fn user_values(a: &Args) -> Result<Map, String> {
     let mut base = Map::new();
     for f in a.all(&["-f", "--values"]) {
-        let text = if f == "-" {
-            let mut s = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
-                .map_err(|e| e.to_string())?;
+        // Go reads the bytes: go-yaml's reader words what is not UTF-8.
+        let bytes = if f == "-" {
+            let mut s = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut s).map_err(|e| e.to_string())?;
             s
         } else {
-            std::fs::read_to_string(&f).map_err(|e| {
+            std::fs::read(&f).map_err(|e| {
                 format!(
                     "open {f}: {}",
                     match e.kind() {
@@ -32,6 +32,7 @@ pub fn user_values(a: &Args) -> Result<Map, String> {
                 )
             })?
         };
+        let text = crate::value::gostr::from_vec(bytes);
         let m =
             crate::goyaml::load_values(&text).map_err(|e| format!("failed to parse {f}: {e}"))?;
         merge_maps(&mut base, m);
@@ -204,8 +205,11 @@ pub fn run(a: &Args) -> Result<(), String> {
     if show_only.is_empty() && output_dir.is_none() {
         use std::io::Write;
         let mut w = std::io::BufWriter::with_capacity(64 * 1024, std::io::stdout().lock());
+        // The Go string's bytes: a byte that is not UTF-8 goes out as it
+        // came (a manifest never read past `...` may hold one).
         for p in pieces {
-            w.write_all(p.as_bytes()).map_err(|e| e.to_string())?;
+            w.write_all(&crate::value::gostr::to_bytes(&p))
+                .map_err(|e| e.to_string())?;
         }
         return w.flush().map_err(|e| e.to_string());
     }
@@ -219,7 +223,7 @@ pub fn run(a: &Args) -> Result<(), String> {
     }
     use std::io::Write;
     std::io::stdout()
-        .write_all(out.as_bytes())
+        .write_all(&crate::value::gostr::to_bytes(&out))
         .map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -337,8 +341,10 @@ fn write_output_dir(out: &str, dir: &str) -> Result<(), String> {
             .open(&path)
             .map_err(|e| e.to_string())?;
         let body = text.splitn(3, '\n').nth(2).unwrap_or("");
-        f.write_all(format!("---\n# Source: {src}\n{body}").as_bytes())
-            .map_err(|e| e.to_string())?;
+        f.write_all(&crate::value::gostr::to_bytes(&format!(
+            "---\n# Source: {src}\n{body}"
+        )))
+        .map_err(|e| e.to_string())?;
         println!("wrote {}", path.display());
     }
     Ok(())

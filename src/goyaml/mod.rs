@@ -5,6 +5,7 @@
 
 pub mod emit;
 pub mod json;
+pub mod libyaml;
 pub mod parse;
 pub mod resolve;
 

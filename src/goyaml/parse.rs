@@ -1,10 +1,12 @@
-//! Reading YAML the way Helm does (sigs.k8s.io/yaml over go-yaml v2).
+//! Reading YAML the way Helm does (sigs.k8s.io/yaml over go-yaml v2): the
+//! events come from the port of go-yaml's reader, scanner and parser in
+//! `libyaml`; this file is decode.go's `parser` (the node tree of the
+//! first document) and `decoder` for `interface{}` targets.
 
+use super::libyaml::{ErrorType, Event, EventType, Parser};
 use super::resolve::{resolve_plain, Scalar};
 use crate::value::{Map, Value};
 use std::collections::HashMap;
-use yaml_rust2::parser::{Event, Parser, Tag};
-use yaml_rust2::scanner::TScalarStyle;
 
 /// A YAML node with go-yaml v2 types, before JSON conversion.
 #[derive(Debug, Clone)]
@@ -13,6 +15,18 @@ pub enum Node {
     Seq(Vec<Node>),
     /// Keys in document order; duplicates are resolved on conversion.
     Map(Vec<(Node, Node)>),
+    /// What go-yaml's decoder refuses once the whole document has parsed
+    /// (a tagged scalar it cannot resolve, an alias inside its own
+    /// anchor's value), with the kind of node it stands for: reported by
+    /// `decode_check` in the decoder's order.
+    Fail(String, Kind),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Scalar,
+    Seq,
+    Map,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -28,253 +42,397 @@ impl std::fmt::Display for YamlError {
     }
 }
 
-fn go_msg(info: &str) -> String {
-    // go-yaml prints only the problem, not libyaml's "while scanning ...",
-    // "while parsing ..." context.
-    let mut i = info.to_string();
-    if let Some(rest) = i.strip_prefix("while ") {
-        if let Some(idx) = rest.find(", ") {
-            i = rest[idx + 2..].to_string();
-        }
-    }
-    if i == "expected ',' or ']'" {
-        return "did not find expected ',' or ']'".into();
-    }
-    if i.contains("mapping values are not allowed") {
-        return "mapping values are not allowed in this context".into();
-    }
-    if i.contains("did not find expected ',' or ']'") || i.contains("expected ',' or ']'") {
-        return "did not find expected ',' or ']'".into();
-    }
-    if i.contains("expected ',' or '}'") {
-        return "did not find expected ',' or '}'".into();
-    }
-    if i.contains("did not find expected key") {
-        return "did not find expected key".into();
-    }
-    if i.starts_with("found a tab character") {
-        return i;
-    }
-    // yaml-rust2's own checks on tabs, where libyaml meets a tab that
-    // cannot start a token.
-    if i.contains("found character that cannot start any token") || i.contains("tab") {
-        return "found character that cannot start any token".into();
-    }
-    i
-}
-
-/// Errors raised by the parser (as opposed to the scanner); go-yaml numbers
-/// their lines differently.
-fn is_parser_error(info: &str) -> bool {
-    info.starts_with("did not find expected <")
-        || info.starts_with("while parsing node,")
-        || info.starts_with("while parsing a node,")
-        || info.starts_with("while parsing a block mapping,")
-        || info.starts_with("while parsing a flow mapping,")
-        || info.starts_with("while parsing a flow sequence,")
-        || info.starts_with("while parsing a block collection,")
-        || info.starts_with("found duplicate %")
-}
-
-pub fn scan_err(e: &yaml_rust2::scanner::ScanError, text: &str) -> YamlError {
-    let m = e.marker();
-    let line = m.line();
-    let info = e.info();
-    if info.contains("unknown anchor") {
-        // go-yaml names the alias: the name after '*' at the error mark
-        // (the mark counts characters; names are [0-9A-Za-z_-]).
-        let at = text
-            .char_indices()
-            .nth(m.index())
-            .map_or(text.len(), |(b, _)| b);
-        let rest = &text[at..];
-        let rest = rest.strip_prefix('*').unwrap_or(rest);
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-            .collect();
-        return YamlError {
-            line,
-            column: m.col() + 1,
-            msg: format!("yaml: unknown anchor '{name}' referenced"),
-        };
-    }
-    let msg = go_msg(info);
-    // go-yaml prints a scanner error's 1-based line, a parser error's
-    // 0-based one, and neither when it is the first line.
-    let shown = if is_parser_error(info) {
-        line.saturating_sub(1)
-    } else if line > 1 {
-        line
-    } else {
-        0
-    };
-    let msg = if shown > 0 {
-        format!("yaml: line {}: {}", shown, msg)
-    } else {
-        format!("yaml: {msg}")
-    };
+fn failf(msg: String) -> YamlError {
     YamlError {
-        line,
-        column: m.col() + 1,
-        msg,
+        line: 0,
+        column: 0,
+        msg: format!("yaml: {msg}"),
     }
 }
 
-struct Loader<'a> {
-    text: &'a str,
-    parser: Parser<std::str::Chars<'a>>,
-    anchors: HashMap<usize, Node>,
+/// go-yaml's events, one at a time, as decode.go's parser reads them.
+pub struct Events<'a> {
+    p: Parser<'a>,
+    event: Event,
 }
 
-impl<'a> Loader<'a> {
-    fn next(&mut self) -> Result<(Event, yaml_rust2::scanner::Marker), YamlError> {
-        let text = self.text;
-        self.parser.next_token().map_err(|e| scan_err(&e, text))
-    }
-
-    fn node(&mut self, ev: Event, mark: yaml_rust2::scanner::Marker) -> Result<Node, YamlError> {
-        match ev {
-            Event::Alias(id) => self.anchors.get(&id).cloned().ok_or_else(|| YamlError {
-                line: mark.line(),
-                column: mark.col() + 1,
-                msg: "yaml: unknown anchor referenced".into(),
-            }),
-            Event::Scalar(text, style, anchor, tag) => {
-                let n = Node::Scalar(scalar(text, style, tag.as_ref()));
-                if anchor > 0 {
-                    self.anchors.insert(anchor, n.clone());
-                }
-                Ok(n)
-            }
-            Event::SequenceStart(anchor, _) => {
-                let mut items = Vec::new();
-                loop {
-                    let (ev, m) = self.next()?;
-                    if let Event::SequenceEnd = ev {
-                        break;
-                    }
-                    items.push(self.node(ev, m)?);
-                }
-                let n = Node::Seq(items);
-                if anchor > 0 {
-                    self.anchors.insert(anchor, n.clone());
-                }
-                Ok(n)
-            }
-            Event::MappingStart(anchor, _) => {
-                let mut pairs = Vec::new();
-                loop {
-                    let (ev, m) = self.next()?;
-                    if let Event::MappingEnd = ev {
-                        break;
-                    }
-                    let k = self.node(ev, m)?;
-                    let (ev, m) = self.next()?;
-                    let v = self.node(ev, m)?;
-                    pairs.push((k, v));
-                }
-                let n = Node::Map(pairs);
-                if anchor > 0 {
-                    self.anchors.insert(anchor, n.clone());
-                }
-                Ok(n)
-            }
-            other => Err(YamlError {
-                line: mark.line(),
-                column: mark.col() + 1,
-                msg: format!("yaml: unexpected event {other:?}"),
-            }),
+impl<'a> Events<'a> {
+    /// newParser: an empty text reads as a single line break.
+    pub fn new(input: &'a [u8]) -> Events<'a> {
+        let input: &'a [u8] = if input.is_empty() { b"\n" } else { input };
+        Events {
+            p: Parser::new(input),
+            event: Event::default(),
         }
     }
-}
 
-pub fn scalar(text: String, style: TScalarStyle, tag: Option<&Tag>) -> Scalar {
-    if let Some(t) = tag {
-        let full = if t.handle == "!!" || t.handle == "tag:yaml.org,2002:" {
-            t.suffix.clone()
+    /// parser.fail(): go-yaml's message for the parser's error.
+    fn fail(&self) -> YamlError {
+        let p = &self.p;
+        let mut line = 0;
+        if p.problem_mark.line != 0 {
+            line = p.problem_mark.line;
+            // Scanner errors don't iterate line before returning error.
+            if p.error == ErrorType::Scanner {
+                line += 1;
+            }
+        } else if p.context_mark.line != 0 {
+            line = p.context_mark.line;
+        }
+        let where_ = if line != 0 {
+            format!("line {line}: ")
         } else {
             String::new()
         };
-        match full.as_str() {
-            "str" => return Scalar::Str(text),
-            "null" => return Scalar::Null,
-            "bool" | "int" | "float" => {
-                let r = resolve_plain(&text);
-                return match (&full[..], r) {
-                    ("float", Scalar::Int(i)) => Scalar::Float(i as f64),
-                    (_, r) => r,
-                };
-            }
-            "binary" => {
-                use base64::Engine as _;
-                let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-                return match base64::engine::general_purpose::STANDARD.decode(clean) {
-                    Ok(b) => Scalar::Str(String::from_utf8_lossy(&b).into_owned()),
-                    Err(_) => Scalar::Str(text),
-                };
-            }
-            _ => {
-                if style == TScalarStyle::Plain
-                    && full.is_empty()
-                    && t.handle == "!"
-                    && t.suffix.is_empty()
-                {
-                    return Scalar::Str(text);
-                }
-                if !full.is_empty() || t.handle == "!" {
-                    if style != TScalarStyle::Plain {
-                        return Scalar::Str(text);
-                    }
-                    return match resolve_plain(&text) {
-                        Scalar::Timestamp(s) => Scalar::Str(s),
-                        _ if t.handle == "!" => Scalar::Str(text),
-                        r => r,
-                    };
-                }
-            }
+        let msg = if p.problem.is_empty() {
+            "unknown problem parsing YAML content"
+        } else {
+            &p.problem
+        };
+        YamlError {
+            line,
+            column: p.problem_mark.column + 1,
+            msg: format!("yaml: {where_}{msg}"),
         }
     }
-    if style != TScalarStyle::Plain {
-        return Scalar::Str(text);
+
+    pub fn peek(&mut self) -> Result<EventType, YamlError> {
+        if self.event.typ != EventType::None {
+            return Ok(self.event.typ);
+        }
+        if !self.p.parse(&mut self.event) {
+            return Err(self.fail());
+        }
+        Ok(self.event.typ)
     }
-    resolve_plain(&text)
+
+    /// The current event (parsed if needed), which `expect` then consumes.
+    pub fn current(&mut self) -> Result<&Event, YamlError> {
+        self.peek()?;
+        Ok(&self.event)
+    }
+
+    /// parser.expect: consume an event of the given type.
+    pub fn expect(&mut self, e: EventType) -> Result<Event, YamlError> {
+        if self.event.typ == EventType::None && !self.p.parse(&mut self.event) {
+            return Err(self.fail());
+        }
+        if self.event.typ == EventType::StreamEnd {
+            return Err(failf(
+                "attempted to go past the end of stream; corrupted value?".into(),
+            ));
+        }
+        if self.event.typ != e {
+            self.p.problem = format!(
+                "expected {} event but got {}",
+                e.go_name(),
+                self.event.typ.go_name()
+            );
+            return Err(self.fail());
+        }
+        Ok(std::mem::take(&mut self.event))
+    }
+
+    /// The next event, whatever it is.
+    pub fn next_event(&mut self) -> Result<Event, YamlError> {
+        let t = self.peek()?;
+        if t == EventType::StreamEnd {
+            return Ok(std::mem::take(&mut self.event));
+        }
+        self.expect(t)
+    }
 }
 
-/// Parse every document of a YAML stream.
+enum Anchored {
+    /// A collection still being read (its id and kind).
+    Open(usize, Kind),
+    /// A node, and how many nodes the decoder walks in it.
+    Done(Node, u64),
+}
+
+struct Loader<'a> {
+    ev: Events<'a>,
+    anchors: HashMap<Vec<u8>, Anchored>,
+    open_ids: usize,
+    /// The decoder's decodeCount and aliasCount, counted as it would.
+    decode_count: u64,
+    alias_count: u64,
+}
+
+/// decode.go's allowedAliasRatio.
+fn allowed_alias_ratio(decode_count: u64) -> f64 {
+    const LOW: u64 = 400_000;
+    const HIGH: u64 = 4_000_000;
+    if decode_count <= LOW {
+        0.99
+    } else if decode_count >= HIGH {
+        0.10
+    } else {
+        0.99 - 0.89 * ((decode_count - LOW) as f64 / (HIGH - LOW) as f64)
+    }
+}
+
+fn text_of(v: Vec<u8>) -> String {
+    match String::from_utf8(v) {
+        Ok(s) => s,
+        Err(e) => crate::value::gostr::from_vec(e.into_bytes()),
+    }
+}
+
+impl<'a> Loader<'a> {
+    /// parser.parse() below the document: the node and how many nodes the
+    /// decoder walks in it (an alias and all of its anchor's value).
+    fn node(&mut self) -> Result<(Node, u64), YamlError> {
+        self.decode_count += 1;
+        match self.ev.peek()? {
+            EventType::Scalar => {
+                let e = self.ev.expect(EventType::Scalar)?;
+                let implicit = e.implicit;
+                let tag = text_of(e.tag);
+                let n = match resolve_scalar(text_of(e.value), &tag, implicit) {
+                    Ok(s) => Node::Scalar(s),
+                    Err(err) => Node::Fail(err.msg, Kind::Scalar),
+                };
+                if let Some(a) = e.anchor {
+                    self.anchors.insert(a, Anchored::Done(n.clone(), 1));
+                }
+                Ok((n, 1))
+            }
+            EventType::Alias => {
+                let name = self.ev.current()?.anchor.clone().unwrap_or_default();
+                let n = match self.anchors.get(&name) {
+                    None => {
+                        return Err(failf(format!(
+                            "unknown anchor '{}' referenced",
+                            text_of(name)
+                        )))
+                    }
+                    Some(Anchored::Done(n, w)) => {
+                        // The decoder's check against alias bombs, made
+                        // before the copy.
+                        let (w, n) = (*w, n);
+                        self.decode_count += w;
+                        self.alias_count += w;
+                        let (d, a) = (self.decode_count, self.alias_count);
+                        if a > 100 && d > 1000 && a as f64 / d as f64 > allowed_alias_ratio(d) {
+                            let kind = match n {
+                                Node::Map(_) => Kind::Map,
+                                Node::Seq(_) => Kind::Seq,
+                                _ => Kind::Scalar,
+                            };
+                            Node::Fail("yaml: document contains excessive aliasing".into(), kind)
+                        } else {
+                            n.clone()
+                        }
+                    }
+                    Some(Anchored::Open(_, kind)) => Node::Fail(
+                        format!(
+                            "yaml: anchor '{}' value contains itself",
+                            text_of(name.clone())
+                        ),
+                        *kind,
+                    ),
+                };
+                let w = match self.anchors.get(&name) {
+                    Some(Anchored::Done(_, w)) => 1 + w,
+                    _ => 1,
+                };
+                self.ev.expect(EventType::Alias)?;
+                Ok((n, w))
+            }
+            t @ (EventType::SequenceStart | EventType::MappingStart) => {
+                let anchor = self.ev.current()?.anchor.clone();
+                let id = self.open_ids;
+                self.open_ids += 1;
+                let kind = if t == EventType::SequenceStart {
+                    Kind::Seq
+                } else {
+                    Kind::Map
+                };
+                if let Some(a) = &anchor {
+                    self.anchors.insert(a.clone(), Anchored::Open(id, kind));
+                }
+                self.ev.expect(t)?;
+                let mut weight = 1;
+                let n = if t == EventType::SequenceStart {
+                    let mut items = Vec::new();
+                    while self.ev.peek()? != EventType::SequenceEnd {
+                        let (n, w) = self.node()?;
+                        weight += w;
+                        items.push(n);
+                    }
+                    self.ev.expect(EventType::SequenceEnd)?;
+                    Node::Seq(items)
+                } else {
+                    let mut pairs = Vec::new();
+                    while self.ev.peek()? != EventType::MappingEnd {
+                        let (k, wk) = self.node()?;
+                        let (v, wv) = self.node()?;
+                        weight += wk + wv;
+                        pairs.push((k, v));
+                    }
+                    self.ev.expect(EventType::MappingEnd)?;
+                    Node::Map(pairs)
+                };
+                if let Some(a) = anchor {
+                    if let Some(slot) = self.anchors.get_mut(&a) {
+                        if matches!(slot, Anchored::Open(i, _) if *i == id) {
+                            *slot = Anchored::Done(n.clone(), weight);
+                        }
+                    }
+                }
+                Ok((n, weight))
+            }
+            other => Err(failf(format!(
+                "attempted to parse unknown event: {}",
+                other.go_name()
+            ))),
+        }
+    }
+}
+
+const LONG_TAG_PREFIX: &str = "tag:yaml.org,2002:";
+
+fn short_tag(tag: &str) -> String {
+    match tag.strip_prefix(LONG_TAG_PREFIX) {
+        Some(rest) => format!("!!{rest}"),
+        None => tag.to_string(),
+    }
+}
+
+/// decoder.scalar with resolve() for an `interface{}` target: the value a
+/// scalar event stands for, or the decoder's error.
+pub fn resolve_scalar(text: String, tag: &str, implicit: bool) -> Result<Scalar, YamlError> {
+    if tag.is_empty() && !implicit {
+        return Ok(Scalar::Str(text));
+    }
+    let short = tag.strip_prefix(LONG_TAG_PREFIX);
+    let resolvable = match short {
+        _ if tag.is_empty() => true,
+        Some("str" | "bool" | "int" | "float" | "null" | "timestamp") => true,
+        _ => false,
+    };
+    if !resolvable {
+        // decode.go's isMerge: "<<" plain (or under "!") or tagged !!merge.
+        if text == "<<" && ((tag == "!" && implicit) || short == Some("merge")) {
+            return Ok(Scalar::Merge);
+        }
+        if short == Some("binary") {
+            use base64::Engine as _;
+            let clean: String = text.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+            return match base64::engine::general_purpose::STANDARD.decode(clean) {
+                Ok(b) => Ok(Scalar::Str(String::from_utf8_lossy(&b).into_owned())),
+                Err(_) => Err(failf("!!binary value contains invalid base64 data".into())),
+            };
+        }
+        return Ok(Scalar::Str(text));
+    }
+    if short == Some("str") {
+        return Ok(Scalar::Str(text));
+    }
+    let mut r = resolve_plain(&text);
+    if let Scalar::Timestamp(_) = r {
+        // Timestamps are only tried untagged or with !!timestamp.
+        if !(tag.is_empty() || short == Some("timestamp")) {
+            r = Scalar::Str(text.clone());
+        }
+    }
+    let rtag = match &r {
+        Scalar::Null => "null",
+        Scalar::Bool(_) => "bool",
+        Scalar::Int(_) | Scalar::Uint(_) => "int",
+        Scalar::Float(_) => "float",
+        // resolve() reads "<<" as a string; the decoder sees a merge in it.
+        Scalar::Str(_) | Scalar::Merge => "str",
+        Scalar::Timestamp(_) => "timestamp",
+    };
+    match short {
+        None => Ok(r),
+        Some(t) if t == rtag => Ok(r),
+        Some("float") if matches!(r, Scalar::Int(_)) => match r {
+            Scalar::Int(i) => Ok(Scalar::Float(i as f64)),
+            _ => unreachable!(),
+        },
+        Some(_) => Err(failf(format!(
+            "cannot decode {} `{}` as a {}",
+            short_tag(&format!("{LONG_TAG_PREFIX}{rtag}")),
+            text,
+            short_tag(tag)
+        ))),
+    }
+}
+
 /// The first YAML document of a text, as go-yaml's Unmarshal reads it
 /// (sigs.k8s.io/yaml, and so Helm for values files, Chart.yaml and each
 /// manifest): it stops at the end of that document, so whatever follows
 /// (another document, or text no parser would accept) is never read.
 /// `None` for a text with no document.
 pub fn parse_first_document(text: &str) -> Result<Option<Node>, YamlError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let bytes = crate::value::gostr::to_bytes(text);
     let mut l = Loader {
-        text,
-        parser: Parser::new_from_str(text),
+        ev: Events::new(&bytes),
         anchors: HashMap::new(),
+        open_ids: 0,
+        // The document node.
+        decode_count: 1,
+        alias_count: 0,
     };
-    loop {
-        let (ev, m) = l.next()?;
-        match ev {
-            Event::StreamStart | Event::DocumentEnd | Event::Nothing => {}
-            Event::StreamEnd => return Ok(None),
-            Event::DocumentStart => {
-                let (ev, m) = l.next()?;
-                if let Event::DocumentEnd = ev {
-                    return Ok(Some(Node::Scalar(Scalar::Null)));
+    l.ev.expect(EventType::StreamStart)?;
+    let node = match l.ev.peek()? {
+        EventType::StreamEnd => return Ok(None),
+        EventType::DocumentStart => {
+            l.ev.expect(EventType::DocumentStart)?;
+            let (n, _) = l.node()?;
+            l.ev.expect(EventType::DocumentEnd)?;
+            n
+        }
+        _ => l.node()?.0,
+    };
+    decode_check(&node)?;
+    Ok(Some(node))
+}
+
+/// The decoder's walk (decode.go's unmarshal into interface{}): the first
+/// error it meets, in its order: a node it refuses, a merge whose value is
+/// not a map (or a list of maps), a key that is a list or a map.
+fn decode_check(n: &Node) -> Result<(), YamlError> {
+    match n {
+        Node::Fail(msg, _) => Err(YamlError {
+            line: 0,
+            column: 0,
+            msg: msg.clone(),
+        }),
+        Node::Scalar(_) => Ok(()),
+        Node::Seq(items) => items.iter().try_for_each(decode_check),
+        Node::Map(pairs) => {
+            for (k, v) in pairs {
+                if let Node::Scalar(Scalar::Merge) = k {
+                    let is_map = |n: &Node| matches!(n, Node::Map(_) | Node::Fail(_, Kind::Map));
+                    match v {
+                        Node::Map(_) | Node::Fail(_, Kind::Map) => decode_check(v)?,
+                        Node::Seq(items) => {
+                            for it in items.iter().rev() {
+                                if !is_map(it) {
+                                    return Err(merge_error());
+                                }
+                                decode_check(it)?;
+                            }
+                        }
+                        _ => return Err(merge_error()),
+                    }
+                    continue;
                 }
-                let node = l.node(ev, m)?;
-                // The document's end is read (libyaml peeks at the token
-                // after the content, which may be an error).
-                l.next()?;
-                return Ok(Some(node));
+                decode_check(k)?;
+                if let Node::Seq(_) | Node::Map(_) = k {
+                    return Err(YamlError {
+                        line: 0,
+                        column: 0,
+                        msg: format!("yaml: invalid map key: {}", go_sharp_v(k)),
+                    });
+                }
+                decode_check(v)?;
             }
-            other => {
-                let node = l.node(other, m)?;
-                l.next()?;
-                return Ok(Some(node));
-            }
+            Ok(())
         }
     }
 }
@@ -314,11 +472,16 @@ fn map_to_json(pairs: &[(Node, Node)], out: &mut Map) -> Result<(), YamlError> {
                 Scalar::Float(f) => float32_key(*f),
                 Scalar::Bool(b) => b.to_string(),
                 Scalar::Null => {
+                    // sigs.k8s.io/yaml: "%s, key: %+#v, value: %+#v".
+                    let value = match v {
+                        Node::Scalar(Scalar::Null) => "<nil>".to_string(),
+                        v => go_sharp_v(v),
+                    };
                     return Err(YamlError {
                         line: 0,
                         column: 0,
-                        msg: "error converting YAML to JSON: Unsupported map key of type: %!s(<nil>), key: <nil>".into(),
-                    })
+                        msg: format!("error converting YAML to JSON: unsupported map key of type: %!s(<nil>), key: <nil>, value: {value}"),
+                    });
                 }
                 Scalar::Merge => "<<".into(),
             },
@@ -349,6 +512,7 @@ fn go_sharp_v(n: &Node) -> String {
             Scalar::Null => "interface {}(nil)".into(),
             Scalar::Merge => quote_go("<<"),
         },
+        Node::Fail(..) => "interface {}(nil)".into(),
         Node::Seq(items) => format!(
             "[]interface {{}}{{{}}}",
             items.iter().map(go_sharp_v).collect::<Vec<_>>().join(", ")
@@ -391,7 +555,7 @@ fn float32_key(f: f64) -> String {
 fn first_non_finite(n: &Node) -> Option<f64> {
     match n {
         Node::Scalar(Scalar::Float(f)) if !f.is_finite() => Some(*f),
-        Node::Scalar(_) => None,
+        Node::Scalar(_) | Node::Fail(..) => None,
         Node::Seq(items) => items.iter().find_map(first_non_finite),
         Node::Map(pairs) => {
             let mut sorted: Vec<(String, &Node)> =
@@ -435,6 +599,13 @@ pub fn to_json(n: &Node) -> Result<Value, YamlError> {
 
 fn to_json_checked(n: &Node) -> Result<Value, YamlError> {
     Ok(match n {
+        Node::Fail(msg, _) => {
+            return Err(YamlError {
+                line: 0,
+                column: 0,
+                msg: msg.clone(),
+            })
+        }
         Node::Scalar(s) => match s {
             Scalar::Null => Value::Nil,
             Scalar::Bool(b) => Value::Bool(*b),
@@ -515,6 +686,13 @@ pub fn load_values(text: &str) -> Result<Map, String> {
         Ok(())
     };
     for line in text.split_inclusive('\n') {
+        // The LineReader under it reads each line with bufio's ReadLine
+        // (which drops "\n" or "\r\n") and writes it back with "\n", the
+        // last line too.
+        let line = match line.strip_suffix('\n') {
+            Some(l) => l.strip_suffix('\r').unwrap_or(l),
+            None => line,
+        };
         if let Some(rest) = line.strip_prefix("---") {
             let trimmed = rest.trim_matches(|c: char| c.is_whitespace());
             if !trimmed.is_empty() && !trimmed.starts_with('#') {
@@ -522,10 +700,14 @@ pub fn load_values(text: &str) -> Result<Map, String> {
                     "error reading yaml document: invalid Yaml document separator: {trimmed}"
                 ));
             }
-            flush(&mut doc, &mut out)?;
-            continue;
+            if !doc.is_empty() {
+                flush(&mut doc, &mut out)?;
+                continue;
+            }
+            // A separator that starts a document stays in it.
         }
         doc.push_str(line);
+        doc.push('\n');
     }
     flush(&mut doc, &mut out)?;
     Ok(out)

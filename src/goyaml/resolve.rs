@@ -186,7 +186,8 @@ pub fn resolve_plain(s: &str) -> Scalar {
     }
     match hint_kind {
         '.' => {
-            if let Some(f) = crate::value::strconv::parse_float(s) {
+            // strconv.ParseFloat refuses what overflows (ErrRange).
+            if let Some(f) = crate::value::strconv::parse_float(s).filter(|f| f.is_finite()) {
                 if is_yaml_style_float(s) || s.parse::<f64>().is_ok() {
                     return Scalar::Float(f);
                 }
@@ -205,7 +206,9 @@ pub fn resolve_plain(s: &str) -> Scalar {
             }
             if is_yaml_style_float(&plain) {
                 if let Ok(f) = plain.parse::<f64>() {
-                    return Scalar::Float(f);
+                    if f.is_finite() {
+                        return Scalar::Float(f);
+                    }
                 }
             }
             if let Some(r) = plain.strip_prefix("0b") {

@@ -119,78 +119,6 @@ pub fn lossy(s: &str) -> Cow<'_, str> {
     )
 }
 
-/// The first problem go-yaml's reader (yaml.v2's yaml_parser_update_buffer)
-/// finds in a document's bytes: Helm parses every manifest with it, so a
-/// manifest holding invalid UTF-8 or a control character fails.
-pub fn yaml_reader_error(b: &[u8]) -> Option<&'static str> {
-    let mut i = 0;
-    while i < b.len() {
-        let o = b[i];
-        if o < 0x80 {
-            if !(o == 0x09 || o == 0x0A || o == 0x0D || (0x20..=0x7E).contains(&o)) {
-                return Some("control characters are not allowed");
-            }
-            i += 1;
-            continue;
-        }
-        let width = if o & 0xE0 == 0xC0 {
-            2
-        } else if o & 0xF0 == 0xE0 {
-            3
-        } else if o & 0xF8 == 0xF0 {
-            4
-        } else {
-            return Some("invalid leading UTF-8 octet");
-        };
-        if i + width > b.len() {
-            return Some("incomplete UTF-8 octet sequence");
-        }
-        let mut v: u32 = match width {
-            2 => (o & 0x1F) as u32,
-            3 => (o & 0x0F) as u32,
-            _ => (o & 0x07) as u32,
-        };
-        for k in 1..width {
-            let t = b[i + k];
-            if t & 0xC0 != 0x80 {
-                return Some("invalid trailing UTF-8 octet");
-            }
-            v = (v << 6) + (t & 0x3F) as u32;
-        }
-        if !((width == 2 && v >= 0x80)
-            || (width == 3 && v >= 0x800)
-            || (width == 4 && v >= 0x10000))
-        {
-            return Some("invalid length of a UTF-8 sequence");
-        }
-        if (0xD800..=0xDFFF).contains(&v) || v > 0x10FFFF {
-            return Some("invalid Unicode character");
-        }
-        if !(v == 0x85
-            || (0xA0..=0xD7FF).contains(&v)
-            || (0xE000..=0xFFFD).contains(&v)
-            || (0x10000..=0x10FFFF).contains(&v))
-        {
-            return Some("control characters are not allowed");
-        }
-        i += width;
-    }
-    None
-}
-
-/// Whether a valid-UTF-8 text may hold something go-yaml's reader refuses
-/// (a control character, U+FFFE/U+FFFF, or a raw-byte marker): a fast
-/// filter before `yaml_reader_error`.
-pub fn may_upset_yaml_reader(s: &str) -> bool {
-    s.bytes().any(|b| {
-        (b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r')
-            || b == 0x7F
-            || b == 0xC2
-            || b == 0xEF
-            || b == LEAD
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,30 +140,5 @@ mod tests {
             let s = from_bytes(&raw);
             assert_eq!(&*to_bytes(&s), &raw);
         }
-    }
-
-    #[test]
-    fn yaml_reader_problems() {
-        assert_eq!(
-            yaml_reader_error(b"a: \xff"),
-            Some("invalid leading UTF-8 octet")
-        );
-        assert_eq!(
-            yaml_reader_error(b"a: \xe2\x82"),
-            Some("incomplete UTF-8 octet sequence")
-        );
-        assert_eq!(
-            yaml_reader_error(b"a: \xe2\x82\"\n"),
-            Some("invalid trailing UTF-8 octet")
-        );
-        assert_eq!(
-            yaml_reader_error(b"a: \x01"),
-            Some("control characters are not allowed")
-        );
-        assert_eq!(
-            yaml_reader_error(b"a: \xc0\x80"),
-            Some("invalid length of a UTF-8 sequence")
-        );
-        assert_eq!(yaml_reader_error("a: ü\t\r\n".as_bytes()), None);
     }
 }

@@ -27,6 +27,7 @@ pub mod store;
 pub mod table;
 pub mod tally;
 pub mod tls;
+pub mod yaml;
 
 use controllers::Simulation;
 use server::Shared;

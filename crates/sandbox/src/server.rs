@@ -105,43 +105,9 @@ pub fn parse_body(bytes: &[u8]) -> Result<Value, ApiError> {
     if let Ok(v) = serde_json::from_slice::<Value>(bytes) {
         return Ok(v);
     }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|_| ApiError::bad_request("request body is not UTF-8"))?;
-    let docs = yaml_rust2::YamlLoader::load_from_str(text)
-        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-    Ok(docs
-        .into_iter()
-        .next()
-        .map(yaml_to_json)
-        .unwrap_or(Value::Null))
-}
-
-fn yaml_to_json(y: yaml_rust2::Yaml) -> Value {
-    use yaml_rust2::Yaml;
-    match y {
-        Yaml::Real(s) => s
-            .parse::<f64>()
-            .map(|f| json!(f))
-            .unwrap_or(Value::String(s)),
-        Yaml::Integer(i) => json!(i),
-        Yaml::String(s) => Value::String(s),
-        Yaml::Boolean(b) => Value::Bool(b),
-        Yaml::Array(a) => Value::Array(a.into_iter().map(yaml_to_json).collect()),
-        Yaml::Hash(h) => Value::Object(
-            h.into_iter()
-                .map(|(k, v)| {
-                    let key = match k {
-                        Yaml::String(s) | Yaml::Real(s) => s,
-                        Yaml::Integer(i) => i.to_string(),
-                        Yaml::Boolean(b) => b.to_string(),
-                        _ => String::new(),
-                    };
-                    (key, yaml_to_json(v))
-                })
-                .collect(),
-        ),
-        _ => Value::Null,
-    }
+    std::str::from_utf8(bytes).map_err(|_| ApiError::bad_request("request body is not UTF-8"))?;
+    crate::yaml::first_document(bytes)
+        .map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))
 }
 
 #[derive(Clone)]
