@@ -156,10 +156,13 @@ pub fn register(r: &mut Registry) {
         to_toml(&a[0]).map(Value::string).map_err(FuncError::from)
     });
     r.add("fromToml", &[Str], None, |_, a| {
-        Ok(match arg_str(&a[0]).parse::<toml::Table>() {
-            Ok(t) => toml_to_value(&toml::Value::Table(t)),
-            Err(e) => error_map(e.message().to_string()),
-        })
+        let text = crate::value::gostr::to_bytes(arg_str(&a[0]));
+        match super::gotoml::parse(&text) {
+            Ok(m) => Ok(super::gotoml::to_value(&m)),
+            Err(super::gotoml::TomlErr::Parse(e)) => Ok(error_map(e)),
+            // A Go panic inside the decoder: text/template reports it.
+            Err(super::gotoml::TomlErr::Bug(e)) => Err(FuncError::Msg(e)),
+        }
     });
     r.add(
         "lookup",
@@ -177,24 +180,6 @@ pub fn register(r: &mut Registry) {
         },
     );
     r.add("getHostByName", &[Str], None, |_, _| Ok(Value::str("")));
-}
-
-/// BurntSushi/toml decodes into Go types: int64, float64, bool, string,
-/// time, []interface{} and map[string]interface{}.
-fn toml_to_value(v: &toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => Value::str(s),
-        toml::Value::Integer(i) => Value::Int64(*i),
-        toml::Value::Float(f) => Value::Float(*f),
-        toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::Datetime(d) => Value::string(d.to_string()),
-        toml::Value::Array(a) => Value::list(a.iter().map(toml_to_value).collect()),
-        toml::Value::Table(t) => Value::map(
-            t.iter()
-                .map(|(k, v)| (k.clone(), toml_to_value(v)))
-                .collect(),
-        ),
-    }
 }
 
 fn error_map(msg: String) -> Value {
