@@ -996,6 +996,16 @@ many(T, "types", [
 ])
 
 
+# Local datetimes take the process's zone offset (zones without DST, so
+# the offset does not depend on when Helm ran); an offset equal to the
+# zone's own reads as time.Local.
+for label, tz in [("kolkata", "Asia/Kolkata"), ("saopaulo", "America/Sao_Paulo"), ("utc", "UTC")]:
+    for i, doc in enumerate([
+        b'a = 1979-05-27T07:32:00\nb = 1979-05-27\nc = 07:32:00\nd = 1979-05-27T07:32:00+05:30\ne = 2024-05-27T07:32:00-03:00\nf = 1979-05-27T07:32:00Z\ng = 1979-05-27T07:32:00+00:00',
+        b'a = 2024-01-15T12:00\nb = 12:00\nc = 2024-01-15T12:00-03:00\nd = 2024-01-15T12:00+05:30',
+    ]):
+        c(T, f"tz-{label}-{i:03d}", toml_case(doc) + "|{{ range $k, $v := $m }}{{ $v.Unix }},{{ end }}", tz=tz)
+
 # ---------------------------------------------------------------- --set parsing (Helm's strvals)
 # (mode, expression): mode is set, string, json or literal.
 STRVALS = [
