@@ -1006,6 +1006,14 @@ for label, tz in [("kolkata", "Asia/Kolkata"), ("saopaulo", "America/Sao_Paulo")
     ]):
         c(T, f"tz-{label}-{i:03d}", toml_case(doc) + "|{{ range $k, $v := $m }}{{ $v.Unix }},{{ end }}", tz=tz)
 
+# toToml of what fromToml decoded: datetimes in BurntSushi's own layouts,
+# -nan, strings and keys quoted with its replacer (not Go's %q).
+many(T, "roundtrip", [
+    "{{ $m := fromToml " + go_quote(d) + " }}{{ toToml $m }}" for d in [TOML_VALUES[1], TOML_VALUES[2], TOML_VALUES[3], TOML_VALUES[4], TOML_VALUES[7], TOML_VALUES[8], TOML_VALUES[16]]
+] + [
+    '{{ toToml (dict "a\\x07b" "\\x07\\x0b\\x7f\\u200b\\ufeff" "k" (list "\\x1b")) }}',
+])
+
 # ---------------------------------------------------------------- --set parsing (Helm's strvals)
 # (mode, expression): mode is set, string, json or literal.
 STRVALS = [

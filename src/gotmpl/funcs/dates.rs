@@ -1087,3 +1087,16 @@ pub fn toml_time(dt: NaiveDateTime, zone: &TomlZone) -> Value {
     };
     time_value(t)
 }
+
+/// A time as BurntSushi/toml's encoder writes it: the TOML-local kinds in
+/// their own layouts (after `In(time.UTC)`), any other as RFC 3339.
+pub fn toml_time_text(v: &Value) -> Option<String> {
+    let t = as_time(v)?;
+    let layout = match &t.loc {
+        Loc::Fixed(Some(n), _) if n == "datetime-local" => "2006-01-02T15:04:05.999999999",
+        Loc::Fixed(Some(n), _) if n == "date-local" => "2006-01-02",
+        Loc::Fixed(Some(n), _) if n == "time-local" => "15:04:05.999999999",
+        _ => return Some(t.format_layout("2006-01-02T15:04:05.999999999Z07:00")),
+    };
+    Some(GoTime::at(t.t, Loc::Utc).format_layout(layout))
+}
