@@ -921,6 +921,99 @@ many(T, "toml", [
     "{{ hasKey (fromToml \"a = [\") \"Error\" }}",
 ])
 
+def go_quote(b):
+    """A Go template string literal holding exactly the bytes b."""
+    out = []
+    for x in b:
+        ch = chr(x)
+        if ch == '"' or ch == '\\':
+            out.append('\\' + ch)
+        elif 0x20 <= x < 0x7f:
+            out.append(ch)
+        else:
+            out.append('\\x%02x' % x)
+    return '"' + ''.join(out) + '"'
+
+
+def toml_case(doc):
+    # %v shows Go's types (time zones, nested maps); toJson the JSON view.
+    return "{{ $m := fromToml " + go_quote(doc) + " }}{{ $m }}|{{ toJson $m }}"
+
+
+# Documents BurntSushi/toml (Helm's fromToml) decodes: integers, floats,
+# strings, datetimes, tables, arrays of tables, inline tables, key order.
+TOML_VALUES = [
+    b'a = 1\nb = -2\nc = +3\nd = 1_000\ne = 0xDEAD_beef\nf = 0o755\ng = 0b1101\nh = 9223372036854775807\ni = -9223372036854775808',
+    b'a = 1.5\nb = -0.0\nc = 1e10\nd = 6.626e-34\ne = 1_000.5\nf = inf\ng = -inf\nh = nan\ni = +nan\nj = 5E+22\nk = 3.0\nl = -nan\nm = 1e-400',
+    b'a = "tab\\there"\nb = \'lit\\n\'\nc = """\nmulti\nline"""\nd = ' + b"'''\nraw\nml'''" + b'\ne = "\\u00e9\\U0001F600"\nf = "\\e\\x41"\ng = """a \\\n   b"""\nh = """q"\\""""\n',
+    b'a = 1979-05-27T07:32:00Z\nb = 1979-05-27T00:32:00-07:00\nc = 1979-05-27T00:32:00.999999+05:30\nd = 1979-05-27T07:32:00\ne = 1979-05-27\nf = 07:32:00\ng = 1979-05-27 07:32:00Z\nh = 1979-05-27t07:32:00z\n',
+    b'i = 07:32\nj = 1979-05-27T07:32\nk = 1979-05-27T07:32Z\nl = 00:00:00.123456789123\nm = 2024-02-29T23:59:59+00:00\nn = 1979-05-27T07:32:00.5-00:00',
+    b'[a.b]\nc = 1\n[a]\nd = 2\n[[arr]]\nx = 1\n[[arr]]\nx = 2\n[[arr.sub]]\ny = 3\n',
+    b'p = { x = 1, y = { z = "a" } }\nq = [ { a = 1 }, { b = 2 } ]\nr = { a.b.c = 1 }\n',
+    b'm = [1, "a", 2.5, true, [1, 2], { x = 1 }, 1979-05-27]\ne = []\nn = [\n  1, # c\n  2,\n]\n',
+    b'"quoted key" = 1\n' + b"'lit key' = 2\n" + b'a.b.c = 3\na . d = 4\n"" = 5\n3.14 = "pi"\n-_ = 6\n"a\\"b" = 7\n',
+    b'\xef\xbb\xbfa = 1\r\nb = "x"\r\n# c\r\n',
+    b'',
+    b'# only\n\n  # c\n',
+    b'z = 1\nB = 2\na = 3\n_ = 4\n"\xc3\xa9" = 5\n10 = 6\n9 = 7\n',
+    b'[a.b.c]\nx = 1\n[a]\ny = 2\n',
+    b'a = { x = 1, }\nb = {}\nc = {\n  x = 1,\n  y = 2 # c\n}\n',
+    b'[[a]]\n[[a]]\nb = [[1], [2, [3]]]\n',
+    b'a = true\nb = false\nc = "\\"\\\\\\b\\f\\n\\r\\t"\n',
+    b'[a]\nb.c = 1\nb.d = 2\n[a.e]\n',
+    b'"\xe2\x82\xac" = "\xe2\x82\xac"\n' + b"'x y'.z = 1\n",
+]
+
+# Documents it rejects, with its error texts and line numbers.
+TOML_ERRORS = [
+    b'a = "unterminated', b'a = "line\nnext"', b"a = 'raw", b'a = """open', b"a = '''open",
+    b'a = "bad \\q escape"', b'a = "\\x4"', b'a = "\\u12"', b'a = "\\UFFFFFFFF"', b'a = "\\uD800"',
+    b'a = """x \\ y"""', b'\n\nx = 1\na = "\\',
+    b'= 1', b'.a = 1', b'a.=1', b'a b = 1', b'a = 1 b = 2', b'[]', b'[a.]', b'[a', b'[[a]', b'a\n= 1', b'a',
+    b'[a b]', b'[[a] ]', b'a.."b" = 1',
+    b'a = 1\na = 2', b'[a]\n[a]', b'a = 1\n[a]', b'[a]\nb=1\n[[a]]', b'a = [1]\n[[a]]', b'a.b = 1\na.b.c = 2',
+    b'[x]\ny = 1\n[x.y]\n', b'a = {b = 1}\na.c = 2', b'[[a]]\n[a]', b'a = {b = 1, b = 2}', b'[t]\nx.y = 1\n[t.x]\n',
+    b'a = 1979-13-27', b'a = 1979-02-30', b'a = 1979-05-27T25:00:00', b'a = 1979-5-27', b'a = 7:32:00',
+    b'a = 1979-05-27T07:32:00+25:00', b'a = 1979-05-27T07:32:60', b'a = 1979-05-27X', b'a = 12:3',
+    b'a = 1__0', b'a = _1', b'a = 1_', b'a = 01', b'a = -01', b'a = 0x', b'a = 0b2', b'a = 0o8', b'a = +0x1',
+    b'a = 9223372036854775808', b'a = 1.', b'a = .5', b'a = 1e', b'a = 1.5.3', b'a = 1e400', b'a = 00.5',
+    b'a = 1_.5', b'a = -i', b'a = +nax', b'a = inx', b'a = nope', b'a = 0x_1', b'a = 1.e5', b'a = -', b'a =',
+    b'a = [1,,2]', b'a = [1 2]', b'a = [1', b'a = [,]', b'a = [\n1,\n2', b'a = ]',
+    b'a = {x = 1 y = 2}', b'a = {x = 1,,}', b'a = {', b'a = {x.y = 1, x = 2}', b'a = {,}',
+    b'a = "x\x01y"', b'a = 1\x7f', b'a\x00 = 1', b'a = "long enough\x00"', b'a = 1\rb = 2', b'# c\x08\n',
+    b'a = "\xff"', b'\xc3 = 1', b'a = """x\xe2\x82"""', b'# \xfe\n',
+    b'a = 1 # ok\nb = 2 x', b'[a] x', b'[[a]] ]', b'a = """x""""""', b"a = '''x''''''",
+    b'[tbl.sub]\nkey = 1\nother = "\\q"', b'[tbl]\n[tbl.sub]\nk = {a = 1}\nk.b = 2', b'\xff\xfea = 1\x00',
+]
+
+many(T, "value", [toml_case(d) for d in TOML_VALUES])
+many(T, "error", [toml_case(d) for d in TOML_ERRORS])
+many(T, "types", [
+    '{{ $m := fromToml "a = 1\\nb = 1.5\\nc = 1979-05-27\\nd = [1]\\n[[e]]\\n[f]\\ng = {}" }}{{ range $k, $v := $m }}{{ $k }}={{ typeOf $v }};{{ end }}',
+    '{{ $m := fromToml "t = 1979-05-27T07:32:00+01:00" }}{{ $m.t.Year }} {{ $m.t.Unix }} {{ $m.t.UTC }} {{ $m.t | date "2006-01-02 MST" }}',
+    '{{ $m := fromToml "a = [\\n" }}{{ $m.Error }}',
+    '{{ fromToml "[a]\\nb = 1\\n[[c]]\\nd = 2" | toYaml }}',
+])
+
+
+# Local datetimes take the process's zone offset (zones without DST, so
+# the offset does not depend on when Helm ran); an offset equal to the
+# zone's own reads as time.Local.
+for label, tz in [("kolkata", "Asia/Kolkata"), ("saopaulo", "America/Sao_Paulo"), ("utc", "UTC")]:
+    for i, doc in enumerate([
+        b'a = 1979-05-27T07:32:00\nb = 1979-05-27\nc = 07:32:00\nd = 1979-05-27T07:32:00+05:30\ne = 2024-05-27T07:32:00-03:00\nf = 1979-05-27T07:32:00Z\ng = 1979-05-27T07:32:00+00:00',
+        b'a = 2024-01-15T12:00\nb = 12:00\nc = 2024-01-15T12:00-03:00\nd = 2024-01-15T12:00+05:30',
+    ]):
+        c(T, f"tz-{label}-{i:03d}", toml_case(doc) + "|{{ range $k, $v := $m }}{{ $v.Unix }},{{ end }}", tz=tz)
+
+# toToml of what fromToml decoded: datetimes in BurntSushi's own layouts,
+# -nan, strings and keys quoted with its replacer (not Go's %q).
+many(T, "roundtrip", [
+    "{{ $m := fromToml " + go_quote(d) + " }}{{ toToml $m }}" for d in [TOML_VALUES[1], TOML_VALUES[2], TOML_VALUES[3], TOML_VALUES[4], TOML_VALUES[7], TOML_VALUES[8], TOML_VALUES[16]]
+] + [
+    '{{ toToml (dict "a\\x07b" "\\x07\\x0b\\x7f\\u200b\\ufeff" "k" (list "\\x1b")) }}',
+])
+
 # ---------------------------------------------------------------- --set parsing (Helm's strvals)
 # (mode, expression): mode is set, string, json or literal.
 STRVALS = [

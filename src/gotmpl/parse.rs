@@ -961,10 +961,17 @@ pub fn unquote(s: &str) -> Result<String, LiteralError> {
     if s.len() < 2 || !s.starts_with('"') || !s.ends_with('"') {
         return Err(LiteralError::InvalidSyntax);
     }
-    unescape(&s[1..s.len() - 1], '"').ok_or(LiteralError::InvalidSyntax)
+    // A Go string holds any bytes: "\xff" stays one raw byte.
+    unescape_bytes(&s[1..s.len() - 1], '"')
+        .map(crate::value::gostr::from_vec)
+        .ok_or(LiteralError::InvalidSyntax)
 }
 
 fn unescape(s: &str, quote: char) -> Option<String> {
+    unescape_bytes(s, quote).map(|out| String::from_utf8_lossy(&out).into_owned())
+}
+
+fn unescape_bytes(s: &str, quote: char) -> Option<Vec<u8>> {
     let mut out = Vec::<u8>::new();
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -1019,7 +1026,7 @@ fn unescape(s: &str, quote: char) -> Option<String> {
             _ => return None,
         }
     }
-    Some(String::from_utf8_lossy(&out).into_owned())
+    Some(out)
 }
 
 /// Go's parse.newNumber.

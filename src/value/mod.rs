@@ -29,6 +29,8 @@ pub enum ListKind {
     NilStr,
     /// `[]int`
     Int,
+    /// `[]map[string]interface {}` (BurntSushi/toml's arrays of tables)
+    Maps,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,6 +207,7 @@ impl Value {
             Value::List(_, ListKind::Any) => "[]interface {}".into(),
             Value::List(_, ListKind::Str | ListKind::NilStr) => "[]string".into(),
             Value::List(_, ListKind::Int) => "[]int".into(),
+            Value::List(_, ListKind::Maps) => "[]map[string]interface {}".into(),
             Value::Map(_, MapKind::Any) => "map[string]interface {}".into(),
             Value::Map(_, MapKind::Values) => "common.Values".into(),
             Value::Map(_, MapKind::StrStr | MapKind::NilStrStr) => "map[string]string".into(),

@@ -1044,3 +1044,59 @@ fn parse_in_location(layout: &str, value: &str, loc: &Loc) -> Result<GoTime, Tim
     let instant = wall - Duration::seconds(off.into());
     Ok(GoTime::at(fixed(instant, off), loc.clone()))
 }
+
+/// The zone of a time BurntSushi/toml parsed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TomlZone {
+    /// `Z`: time.UTC.
+    Utc,
+    /// A numeric offset: time.Local if it has that offset then, else a
+    /// nameless fixed zone (Go's ParseInLocation).
+    Offset(i32),
+    /// No zone: the fixed zone `datetime-local`, `date-local` or
+    /// `time-local`, with the offset the process's zone had at start.
+    Local(&'static str),
+}
+
+/// A TOML datetime as the `time.Time` BurntSushi/toml decodes it to.
+pub fn toml_time(dt: NaiveDateTime, zone: &TomlZone) -> Value {
+    let fixed = |off: i32| FixedOffset::east_opt(off).unwrap_or(FixedOffset::east_opt(0).unwrap());
+    let t = match zone {
+        TomlZone::Utc => GoTime::at(Utc.from_utc_datetime(&dt).fixed_offset(), Loc::Utc),
+        TomlZone::Offset(off) => {
+            let t = dt
+                .and_local_timezone(fixed(*off))
+                .single()
+                .unwrap_or_else(|| Utc.from_utc_datetime(&dt).fixed_offset());
+            let loc = local();
+            let loc = if loc.offset_at(&t.naive_utc()) == *off {
+                loc
+            } else {
+                Loc::Fixed(None, *off)
+            };
+            GoTime::at(t, loc)
+        }
+        TomlZone::Local(name) => {
+            let off = local().offset_at(&Utc::now().naive_utc());
+            let t = dt
+                .and_local_timezone(fixed(off))
+                .single()
+                .unwrap_or_else(|| Utc.from_utc_datetime(&dt).fixed_offset());
+            GoTime::at(t, Loc::Fixed(Some(name.to_string()), off))
+        }
+    };
+    time_value(t)
+}
+
+/// A time as BurntSushi/toml's encoder writes it: the TOML-local kinds in
+/// their own layouts (after `In(time.UTC)`), any other as RFC 3339.
+pub fn toml_time_text(v: &Value) -> Option<String> {
+    let t = as_time(v)?;
+    let layout = match &t.loc {
+        Loc::Fixed(Some(n), _) if n == "datetime-local" => "2006-01-02T15:04:05.999999999",
+        Loc::Fixed(Some(n), _) if n == "date-local" => "2006-01-02",
+        Loc::Fixed(Some(n), _) if n == "time-local" => "15:04:05.999999999",
+        _ => return Some(t.format_layout("2006-01-02T15:04:05.999999999Z07:00")),
+    };
+    Some(GoTime::at(t.t, Loc::Utc).format_layout(layout))
+}

@@ -156,10 +156,13 @@ pub fn register(r: &mut Registry) {
         to_toml(&a[0]).map(Value::string).map_err(FuncError::from)
     });
     r.add("fromToml", &[Str], None, |_, a| {
-        Ok(match arg_str(&a[0]).parse::<toml::Table>() {
-            Ok(t) => toml_to_value(&toml::Value::Table(t)),
-            Err(e) => error_map(e.message().to_string()),
-        })
+        let text = crate::value::gostr::to_bytes(arg_str(&a[0]));
+        match super::gotoml::parse(&text) {
+            Ok(m) => Ok(super::gotoml::to_value(&m)),
+            Err(super::gotoml::TomlErr::Parse(e)) => Ok(error_map(e)),
+            // A Go panic inside the decoder: text/template reports it.
+            Err(super::gotoml::TomlErr::Bug(e)) => Err(FuncError::Msg(e)),
+        }
     });
     r.add(
         "lookup",
@@ -177,24 +180,6 @@ pub fn register(r: &mut Registry) {
         },
     );
     r.add("getHostByName", &[Str], None, |_, _| Ok(Value::str("")));
-}
-
-/// BurntSushi/toml decodes into Go types: int64, float64, bool, string,
-/// time, []interface{} and map[string]interface{}.
-fn toml_to_value(v: &toml::Value) -> Value {
-    match v {
-        toml::Value::String(s) => Value::str(s),
-        toml::Value::Integer(i) => Value::Int64(*i),
-        toml::Value::Float(f) => Value::Float(*f),
-        toml::Value::Boolean(b) => Value::Bool(*b),
-        toml::Value::Datetime(d) => Value::string(d.to_string()),
-        toml::Value::Array(a) => Value::list(a.iter().map(toml_to_value).collect()),
-        toml::Value::Table(t) => Value::map(
-            t.iter()
-                .map(|(k, v)| (k.clone(), toml_to_value(v)))
-                .collect(),
-        ),
-    }
 }
 
 fn error_map(msg: String) -> Value {
@@ -240,13 +225,36 @@ fn toml_key(k: &str) -> String {
     {
         k.to_string()
     } else {
-        crate::gotmpl::format::quote_go(k)
+        toml_quote(k)
     }
+}
+
+/// BurntSushi/toml's writeQuoted: its dblQuotedReplacer, not Go's `%q`.
+fn toml_quote(s: &str) -> String {
+    let mut b = String::with_capacity(s.len() + 2);
+    b.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => b.push_str("\\\""),
+            '\\' => b.push_str("\\\\"),
+            '\x08' => b.push_str("\\b"),
+            '\t' => b.push_str("\\t"),
+            '\n' => b.push_str("\\n"),
+            '\x0c' => b.push_str("\\f"),
+            '\r' => b.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                b.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => b.push(c),
+        }
+    }
+    b.push('"');
+    b
 }
 
 fn toml_float(f: f64) -> String {
     if f.is_nan() {
-        return "nan".into();
+        return if f.is_sign_negative() { "-nan" } else { "nan" }.into();
     }
     if f.is_infinite() {
         return if f > 0.0 { "inf".into() } else { "-inf".into() };
@@ -268,7 +276,10 @@ fn toml_inline(v: &Value) -> Result<Option<String>, TomlError> {
         Value::Uint8(u) => u.to_string(),
         Value::Uint32(u) => u.to_string(),
         Value::Float(f) => toml_float(*f),
-        Value::Str(s) => crate::gotmpl::format::quote_go(s),
+        Value::Str(s) => toml_quote(s),
+        Value::Object(_) if super::dates::toml_time_text(v).is_some() => {
+            super::dates::toml_time_text(v).unwrap_or_default()
+        }
         Value::List(l, _) => {
             let mut parts = Vec::new();
             for x in l.iter() {

@@ -6,6 +6,7 @@ mod builtins;
 pub mod cast;
 mod crypto;
 mod dates;
+mod gotoml;
 pub use dates::set_local_zone;
 mod dicts;
 mod goregex;
