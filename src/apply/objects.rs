@@ -6,9 +6,8 @@ use serde_json::Value;
 /// Why a manifest does not read as objects, in Helm's words.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ObjectsError {
-    /// The YAML parser's message (its errors are text for now).
     #[error("error parsing manifest: {0}")]
-    Yaml(String),
+    Yaml(#[source] crate::goyaml::YamlError),
     /// A document without apiVersion or kind; holds the document.
     #[error("error validating data: apiVersion and kind must be set in:\n{0}")]
     NoKind(String),
@@ -65,7 +64,7 @@ impl Object {
 pub fn parse_manifest(manifest: &str, namespace: &str) -> Result<Vec<Object>, ObjectsError> {
     let mut out = Vec::new();
     for doc in split_documents(manifest) {
-        let map = crate::goyaml::parse_values(&doc).map_err(|e| ObjectsError::Yaml(e.msg))?;
+        let map = crate::goyaml::parse_values(&doc).map_err(ObjectsError::Yaml)?;
         if map.is_empty() {
             continue;
         }

@@ -28,9 +28,9 @@ pub enum LoadError {
     },
     #[error("{0}")]
     Metadata(#[source] MetadataError),
-    /// values.yaml does not parse (the YAML parser's errors are text).
+    /// values.yaml does not parse.
     #[error("cannot load values.yaml: {0}")]
-    Values(String),
+    Values(#[source] crate::goyaml::parse::ValuesError),
     #[error("error unpacking subchart {name} in {parent}: {source}")]
     Subchart {
         name: String,

@@ -219,12 +219,12 @@ pub struct ManifestError {
 /// variant holds the JSON kind found).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HeadError {
-    /// The YAML parser's message (its errors are text for now).
+    /// The YAML parser's.
     #[error("error converting YAML to JSON: {0}")]
-    Syntax(String),
-    /// The YAML to JSON conversion's own message.
+    Syntax(#[source] crate::goyaml::YamlError),
+    /// The YAML to JSON conversion's own.
     #[error("{0}")]
-    ToJson(String),
+    ToJson(#[source] crate::goyaml::YamlError),
     #[error("error unmarshaling JSON: while decoding JSON: json: cannot unmarshal {kind} into Go struct field {field} of type string")]
     NotAString {
         kind: &'static str,
@@ -262,9 +262,7 @@ fn head_streaming(doc: &str) -> Result<Option<Head>, HeadError> {
                 ..Default::default()
             });
         }
-        let e = p
-            .next_event()
-            .map_err(|e| HeadError::Syntax(e.msg))?;
+        let e = p.next_event().map_err(HeadError::Syntax)?;
         let is_key = frames.last() == Some(&1);
         if let Some(f) = frames.last_mut() {
             *f = match *f {
@@ -520,11 +518,11 @@ fn go_float_text(f: f64) -> String {
 }
 
 fn head_full(doc: &str) -> Result<Head, HeadError> {
-    let first = parse_first_document(doc).map_err(|e| HeadError::Syntax(e.msg))?;
+    let first = parse_first_document(doc).map_err(HeadError::Syntax)?;
     let Some(first) = first else {
         return Ok(Head::default());
     };
-    let v = to_json(&first).map_err(|e| HeadError::ToJson(e.msg))?;
+    let v = to_json(&first).map_err(HeadError::ToJson)?;
     let mut h = Head::default();
     match &v {
         Value::Nil => return Ok(h),

@@ -153,9 +153,8 @@ pub fn parse_dependencies(n: &Node) -> Vec<Dependency> {
 /// words of Helm's loader and its Metadata.Validate.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MetadataError {
-    /// The YAML parser's message (goyaml's errors are text for now).
     #[error("cannot load Chart.yaml: error converting YAML to JSON: {0}")]
-    Yaml(String),
+    Yaml(#[source] crate::goyaml::YamlError),
     #[error("validation: chart.metadata.name is required")]
     NameRequired,
     #[error("validation: chart.metadata.name {} is not allowed", quote_go(.0))]
@@ -177,7 +176,7 @@ pub enum MetadataError {
 
 impl Metadata {
     pub fn parse(text: &str) -> Result<Metadata, MetadataError> {
-        let doc = parse_first_document(text).map_err(|e| MetadataError::Yaml(e.msg))?;
+        let doc = parse_first_document(text).map_err(MetadataError::Yaml)?;
         let mut m = Metadata::default();
         let Some(doc) = doc else {
             return Ok(m);

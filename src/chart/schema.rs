@@ -391,10 +391,13 @@ fn json_eq(a: &Value, b: &Value) -> bool {
 /// Why values were refused by the charts' JSON schemas, in Helm's words.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SchemaError {
-    /// A chart's values.schema.json is not JSON (the decoder's errors are
-    /// text).
+    /// A chart's values.schema.json is not JSON.
     #[error("unable to parse schema of chart {chart}: {reason}")]
-    Unparsable { chart: String, reason: String },
+    Unparsable {
+        chart: String,
+        #[source]
+        reason: crate::goyaml::json::JsonError,
+    },
     /// The report: for each chart with violations, its name, then each
     /// violation at its JSON pointer.
     #[error(

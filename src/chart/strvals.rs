@@ -129,9 +129,9 @@ pub enum StrvalsError {
     /// Go's io.EOF: the input ended inside a list item.
     #[error("EOF")]
     Eof,
-    /// A `--set-json` value that is not JSON (the decoder's errors are text).
+    /// A `--set-json` value that is not JSON.
     #[error("{0}")]
-    Json(String),
+    Json(#[source] crate::goyaml::json::JsonError),
 }
 
 fn quoted_runes(text: &str) -> String {

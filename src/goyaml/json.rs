@@ -26,13 +26,31 @@ pub fn format_float(f: f64) -> String {
     }
 }
 
+/// encoding/json's errors, in its words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonError {
+    /// A float JSON cannot hold (NaN, ±Inf), as Go formats it.
+    #[error("json: unsupported value: {0}")]
+    UnsupportedValue(String),
+    #[error("unexpected end of JSON input")]
+    UnexpectedEnd,
+    #[error("invalid character in \\u hexadecimal character escape")]
+    BadUnicodeEscape,
+    /// A SyntaxError: the byte found, quoted as Go quotes it, and where.
+    #[error("invalid character {found} {context}")]
+    InvalidCharacter { found: String, context: String },
+    /// An UnmarshalTypeError: a number float64 cannot hold.
+    #[error("json: cannot unmarshal number {0} into Go value of type float64")]
+    NumberOverflow(String),
+}
+
 #[derive(Clone, Copy)]
 pub struct Opts {
     pub escape_html: bool,
     pub indent: Option<&'static str>,
 }
 
-pub fn encode(v: &Value, opts: Opts) -> Result<String, String> {
+pub fn encode(v: &Value, opts: Opts) -> Result<String, JsonError> {
     let mut out = String::new();
     enc(&mut out, v, opts, 0)?;
     Ok(out)
@@ -47,7 +65,7 @@ fn newline(out: &mut String, opts: Opts, depth: usize) {
     }
 }
 
-fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), String> {
+fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), JsonError> {
     match v {
         Value::Nil => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -57,9 +75,8 @@ fn enc(out: &mut String, v: &Value, opts: Opts, depth: usize) -> Result<(), Stri
         Value::Uint32(u) => out.push_str(&u.to_string()),
         Value::Float(f) => {
             if !f.is_finite() {
-                return Err(format!(
-                    "json: unsupported value: {}",
-                    crate::value::float::format_float_g(*f)
+                return Err(JsonError::UnsupportedValue(
+                    crate::value::float::format_float_g(*f),
                 ));
             }
             out.push_str(&format_float(*f));
@@ -108,7 +125,7 @@ fn enc_object(
     m: &[(&str, &Value)],
     opts: Opts,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<(), JsonError> {
     out.push('{');
     for (i, (k, x)) in m.iter().enumerate() {
         if i > 0 {
@@ -200,7 +217,7 @@ struct Dec<'a> {
     b: &'a [u8],
     i: usize,
     /// Go reports a number that does not fit float64 but keeps decoding.
-    soft_error: Option<String>,
+    soft_error: Option<JsonError>,
 }
 
 fn ctx_char(c: u8) -> String {
@@ -218,16 +235,19 @@ impl<'a> Dec<'a> {
             self.i += 1;
         }
     }
-    fn err_char(&self, what: &str) -> String {
+    fn err_char(&self, what: &str) -> JsonError {
         match self.b.get(self.i) {
-            None => "unexpected end of JSON input".into(),
-            Some(&c) => format!("invalid character {} {}", ctx_char(c), what),
+            None => JsonError::UnexpectedEnd,
+            Some(&c) => JsonError::InvalidCharacter {
+                found: ctx_char(c),
+                context: what.to_string(),
+            },
         }
     }
-    fn value(&mut self) -> Result<Value, String> {
+    fn value(&mut self) -> Result<Value, JsonError> {
         self.ws();
         let Some(&c) = self.b.get(self.i) else {
-            return Err("unexpected end of JSON input".into());
+            return Err(JsonError::UnexpectedEnd);
         };
         match c {
             b'{' => {
@@ -291,25 +311,23 @@ impl<'a> Dec<'a> {
             _ => Err(self.err_char("looking for beginning of value")),
         }
     }
-    fn lit(&mut self, word: &str, v: Value) -> Result<Value, String> {
+    fn lit(&mut self, word: &str, v: Value) -> Result<Value, JsonError> {
         for (k, &w) in word.as_bytes().iter().enumerate() {
             match self.b.get(self.i + k) {
                 Some(&c) if c == w => {}
-                None => return Err("unexpected end of JSON input".into()),
+                None => return Err(JsonError::UnexpectedEnd),
                 Some(&c) => {
-                    return Err(format!(
-                        "invalid character {} in literal {} (expecting {})",
-                        ctx_char(c),
-                        word,
-                        ctx_char(w)
-                    ))
+                    return Err(JsonError::InvalidCharacter {
+                        found: ctx_char(c),
+                        context: format!("in literal {word} (expecting {})", ctx_char(w)),
+                    })
                 }
             }
         }
         self.i += word.len();
         Ok(v)
     }
-    fn number(&mut self) -> Result<Value, String> {
+    fn number(&mut self) -> Result<Value, JsonError> {
         let st = self.i;
         if self.b[self.i] == b'-' {
             self.i += 1;
@@ -347,15 +365,13 @@ impl<'a> Dec<'a> {
         let f = text.parse::<f64>().unwrap_or(f64::INFINITY);
         if !f.is_finite() {
             if self.soft_error.is_none() {
-                self.soft_error = Some(format!(
-                    "json: cannot unmarshal number {text} into Go value of type float64"
-                ));
+                self.soft_error = Some(JsonError::NumberOverflow(text.to_string()));
             }
             return Ok(Value::Nil);
         }
         Ok(Value::Float(f))
     }
-    fn string(&mut self) -> Result<String, String> {
+    fn string(&mut self) -> Result<String, JsonError> {
         self.i += 1;
         let mut out: Vec<u8> = Vec::new();
         loop {
@@ -367,14 +383,14 @@ impl<'a> Dec<'a> {
             out.extend_from_slice(&self.b[self.i..self.i + run]);
             self.i += run;
             let Some(&c) = self.b.get(self.i) else {
-                return Err("unexpected end of JSON input".into());
+                return Err(JsonError::UnexpectedEnd);
             };
             self.i += 1;
             match c {
                 b'"' => break,
                 b'\\' => {
                     let Some(&e) = self.b.get(self.i) else {
-                        return Err("unexpected end of JSON input".into());
+                        return Err(JsonError::UnexpectedEnd);
                     };
                     self.i += 1;
                     match e {
@@ -390,9 +406,8 @@ impl<'a> Dec<'a> {
                             let h =
                                 std::str::from_utf8(self.b.get(self.i..self.i + 4).unwrap_or(b""))
                                     .unwrap_or("");
-                            let cp = u32::from_str_radix(h, 16).map_err(|_| {
-                                "invalid character in \\u hexadecimal character escape".to_string()
-                            })?;
+                            let cp = u32::from_str_radix(h, 16)
+                                .map_err(|_| JsonError::BadUnicodeEscape)?;
                             self.i += 4;
                             let mut ch = char::from_u32(cp);
                             if (0xD800..0xDC00).contains(&cp)
@@ -437,7 +452,7 @@ impl<'a> Dec<'a> {
 }
 
 /// Decode one JSON value (numbers as float64), rejecting trailing data.
-pub fn decode(text: &str) -> Result<Value, String> {
+pub fn decode(text: &str) -> Result<Value, JsonError> {
     let (v, soft) = decode_partial(text)?;
     match soft {
         Some(e) => Err(e),
@@ -447,7 +462,7 @@ pub fn decode(text: &str) -> Result<Value, String> {
 
 /// Decode, returning also Go's deferred type error (the value is kept,
 /// with nulls where numbers overflowed).
-pub fn decode_partial(text: &str) -> Result<(Value, Option<String>), String> {
+pub fn decode_partial(text: &str) -> Result<(Value, Option<JsonError>), JsonError> {
     let mut d = Dec {
         b: text.as_bytes(),
         i: 0,

@@ -42,6 +42,17 @@ impl std::fmt::Display for YamlError {
     }
 }
 
+impl std::error::Error for YamlError {}
+
+/// Why a values file (values.yaml, `-f`) does not load, in LoadValues' words.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValuesError {
+    #[error("error reading yaml document: invalid Yaml document separator: {0}")]
+    BadSeparator(String),
+    #[error("cannot unmarshal yaml document: {0}")]
+    Document(#[source] YamlError),
+}
+
 fn failf(msg: String) -> YamlError {
     YamlError {
         line: 0,
@@ -672,15 +683,14 @@ fn merge_docs(dst: &mut Map, src: Map) {
 /// ends a document and may only be followed by spaces or a comment), each
 /// non-empty document is parsed on its own as a map and merged over the
 /// ones before. The error is LoadValues' text.
-pub fn load_values(text: &str) -> Result<Map, String> {
+pub fn load_values(text: &str) -> Result<Map, ValuesError> {
     let mut out = Map::new();
     let mut doc = String::new();
-    let flush = |doc: &mut String, out: &mut Map| -> Result<(), String> {
+    let flush = |doc: &mut String, out: &mut Map| -> Result<(), ValuesError> {
         if doc.is_empty() {
             return Ok(());
         }
-        let m =
-            parse_values(doc).map_err(|e| format!("cannot unmarshal yaml document: {}", e.msg))?;
+        let m = parse_values(doc).map_err(ValuesError::Document)?;
         merge_docs(out, m);
         doc.clear();
         Ok(())
@@ -696,9 +706,7 @@ pub fn load_values(text: &str) -> Result<Map, String> {
         if let Some(rest) = line.strip_prefix("---") {
             let trimmed = rest.trim_matches(|c: char| c.is_whitespace());
             if !trimmed.is_empty() && !trimmed.starts_with('#') {
-                return Err(format!(
-                    "error reading yaml document: invalid Yaml document separator: {trimmed}"
-                ));
+                return Err(ValuesError::BadSeparator(trimmed.to_string()));
             }
             if !doc.is_empty() {
                 flush(&mut doc, &mut out)?;

@@ -85,7 +85,7 @@ pub fn register(r: &mut Registry) {
     r.add("mustToJson", &[Any], None, |_, a| {
         json::encode(&a[0], json_opts(true, None))
             .map(Value::string)
-            .map_err(FuncError::Msg)
+            .map_err(|e| FuncError::Msg(e.to_string()))
     });
     r.add("toPrettyJson", &[Any], None, |_, a| {
         Ok(Value::string(
@@ -95,7 +95,7 @@ pub fn register(r: &mut Registry) {
     r.add("mustToPrettyJson", &[Any], None, |_, a| {
         json::encode(&a[0], json_opts(true, Some("  ")))
             .map(Value::string)
-            .map_err(FuncError::Msg)
+            .map_err(|e| FuncError::Msg(e.to_string()))
     });
     r.add("toRawJson", &[Any], None, |_, a| {
         Ok(Value::string(
@@ -105,13 +105,14 @@ pub fn register(r: &mut Registry) {
     r.add("mustToRawJson", &[Any], None, |_, a| {
         json::encode(&a[0], json_opts(false, None))
             .map(Value::string)
-            .map_err(FuncError::Msg)
+            .map_err(|e| FuncError::Msg(e.to_string()))
     });
     r.add("fromJson", &[Str], None, |_, a| {
         Ok(match json::decode_partial(arg_str(&a[0])) {
             Ok((Value::Map(m, _), soft)) => {
                 if let Some(e) = soft {
-                    m.borrow_mut().insert("Error".into(), Value::string(e));
+                    m.borrow_mut()
+                        .insert("Error".into(), Value::string(e.to_string()));
                 }
                 Value::Map(m, crate::value::MapKind::Any)
             }
@@ -123,7 +124,7 @@ pub fn register(r: &mut Registry) {
                     parse::json_kind(&other)
                 )),
             },
-            Err(e) => error_map(e),
+            Err(e) => error_map(e.to_string()),
         })
     });
     r.add("fromJsonArray", &[Str], None, |_, a| {
@@ -134,11 +135,11 @@ pub fn register(r: &mut Registry) {
                 "json: cannot unmarshal {} into Go value of type []interface {{}}",
                 parse::json_kind(&other)
             ))]),
-            Err(e) => Value::list(vec![Value::string(e)]),
+            Err(e) => Value::list(vec![Value::string(e.to_string())]),
         })
     });
     r.add("mustFromJson", &[Str], None, |_, a| {
-        json::decode(arg_str(&a[0])).map_err(FuncError::Msg)
+        json::decode(arg_str(&a[0])).map_err(|e| FuncError::Msg(e.to_string()))
     });
     r.add("toToml", &[Any], None, |_, a| {
         if a[0].is_nil() {
