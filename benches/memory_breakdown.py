@@ -18,9 +18,8 @@ import operator_bench as ob
 
 
 def figures(pid):
-    status = dict(l.split(":", 1) for l in open(f"/proc/{pid}/status") if ":" in l)
-    kib = lambda k: int(status[k].split()[0])
-    return {k: kib(k) / 1024 for k in ("VmRSS", "RssAnon", "RssFile", "VmHWM")} | {"Threads": int(status["Threads"])}
+    mib = {k: ob.status_kib(pid, k) / 1024 for k in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
+    return mib | {"Threads": ob.status_kib(pid, "Threads")}
 
 
 def one_round(hold, gdb_call):
