@@ -219,40 +219,6 @@ fn to_toml(v: &Value) -> Result<String, TomlError> {
     Ok(out)
 }
 
-fn toml_key(k: &str) -> String {
-    if !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        k.to_string()
-    } else {
-        toml_quote(k)
-    }
-}
-
-/// BurntSushi/toml's writeQuoted: its dblQuotedReplacer, not Go's `%q`.
-fn toml_quote(s: &str) -> String {
-    let mut b = String::with_capacity(s.len() + 2);
-    b.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => b.push_str("\\\""),
-            '\\' => b.push_str("\\\\"),
-            '\x08' => b.push_str("\\b"),
-            '\t' => b.push_str("\\t"),
-            '\n' => b.push_str("\\n"),
-            '\x0c' => b.push_str("\\f"),
-            '\r' => b.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                b.push_str(&format!("\\u{:04x}", c as u32))
-            }
-            c => b.push(c),
-        }
-    }
-    b.push('"');
-    b
-}
-
 fn toml_float(f: f64) -> String {
     if f.is_nan() {
         return if f.is_sign_negative() { "-nan" } else { "nan" }.into();
@@ -277,7 +243,7 @@ fn toml_inline(v: &Value) -> Result<Option<String>, TomlError> {
         Value::Uint8(u) => u.to_string(),
         Value::Uint32(u) => u.to_string(),
         Value::Float(f) => toml_float(*f),
-        Value::Str(s) => toml_quote(s),
+        Value::Str(s) => super::gotoml::quoted(s),
         Value::Object(_) if super::dates::toml_time_text(v).is_some() => {
             super::dates::toml_time_text(v).unwrap_or_default()
         }
@@ -295,7 +261,7 @@ fn toml_inline(v: &Value) -> Result<Option<String>, TomlError> {
             let mut parts = Vec::new();
             for (k, x) in m.borrow().iter() {
                 if let Some(s) = toml_inline(x)? {
-                    parts.push(format!("{} = {}", toml_key(k), s));
+                    parts.push(format!("{} = {}", super::gotoml::key(k), s));
                 }
             }
             format!("{{{}}}", parts.join(", "))
@@ -325,12 +291,12 @@ fn toml_table(out: &mut String, m: &Map, path: &[String]) -> Result<(), TomlErro
             continue;
         }
         if let Some(s) = toml_inline(v)? {
-            out.push_str(&format!("{ind}{} = {}\n", toml_key(k), s));
+            out.push_str(&format!("{ind}{} = {}\n", super::gotoml::key(k), s));
         }
     }
     for (k, v) in m.iter() {
         let mut p = path.to_vec();
-        p.push(toml_key(k));
+        p.push(super::gotoml::key(k));
         if let Value::Map(sub, _) = v {
             if p.len() == 1 && !out.is_empty() {
                 out.push('\n');

@@ -73,35 +73,40 @@ pub fn parse(input: &[u8]) -> R<TMap> {
 
 /// meta.go's Key.String().
 fn key_string(k: &[String]) -> String {
-    let mut b = String::new();
-    for (i, kk) in k.iter().enumerate() {
-        if i > 0 {
-            b.push('.');
-        }
-        if kk.is_empty() {
-            b.push_str("\"\"");
-        } else if kk.chars().all(lex::is_bare_key_char) {
-            b.push_str(kk);
-        } else {
-            b.push('"');
-            for c in kk.chars() {
-                match c {
-                    '"' => b.push_str("\\\""),
-                    '\\' => b.push_str("\\\\"),
-                    '\x08' => b.push_str("\\b"),
-                    '\t' => b.push_str("\\t"),
-                    '\n' => b.push_str("\\n"),
-                    '\x0c' => b.push_str("\\f"),
-                    '\r' => b.push_str("\\r"),
-                    c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                        b.push_str(&format!("\\u{:04x}", c as u32))
-                    }
-                    c => b.push(c),
-                }
+    k.iter().map(|k| key(k)).collect::<Vec<_>>().join(".")
+}
+
+/// One key as BurntSushi writes it: bare where every character may be, else
+/// quoted (an empty key too).
+pub(super) fn key(k: &str) -> String {
+    if !k.is_empty() && k.chars().all(lex::is_bare_key_char) {
+        k.to_string()
+    } else {
+        quoted(k)
+    }
+}
+
+/// BurntSushi/toml's quoted (its dblQuotedReplacer, not Go's `%q`), for keys
+/// and for string values alike.
+pub(super) fn quoted(s: &str) -> String {
+    let mut b = String::with_capacity(s.len() + 2);
+    b.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => b.push_str("\\\""),
+            '\\' => b.push_str("\\\\"),
+            '\x08' => b.push_str("\\b"),
+            '\t' => b.push_str("\\t"),
+            '\n' => b.push_str("\\n"),
+            '\x0c' => b.push_str("\\f"),
+            '\r' => b.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                b.push_str(&format!("\\u{:04x}", c as u32))
             }
-            b.push('"');
+            c => b.push(c),
         }
     }
+    b.push('"');
     b
 }
 
