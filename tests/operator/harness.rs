@@ -64,6 +64,9 @@ pub struct Env {
     pub client: kube::Client,
     /// Namespaces this test created, deleted at the end.
     pub namespaces: Mutex<Vec<String>>,
+    /// Those of `namespaces` with a random name: no later test can meet
+    /// them, so the clean-up need not wait for them to be gone.
+    unique_namespaces: Mutex<Vec<String>>,
     /// On a real cluster: the CRDs and Helm releases there before the test,
     /// so that everything else can be removed after it, even after a failure.
     before: Option<(Vec<String>, Vec<(String, String)>)>,
@@ -139,6 +142,7 @@ impl Env {
             rt,
             client,
             namespaces: Mutex::new(Vec::new()),
+            unique_namespaces: Mutex::new(Vec::new()),
             before: None,
             namespaces_before: Vec::new(),
             _turn: turn,
@@ -223,9 +227,11 @@ impl Env {
             self.namespaces.lock().unwrap().push(ns);
         }
         let crds: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+        let mut deleted_crds = Vec::new();
         for name in self.crd_names() {
             if !crds_before.contains(&name) {
                 let _ = self.block(crds.delete(&name, &Default::default()));
+                deleted_crds.push(name);
             }
         }
         for ns in self.namespace_names() {
@@ -233,7 +239,8 @@ impl Env {
                 self.namespaces.lock().unwrap().push(ns);
             }
         }
-        for ns in self.namespaces.lock().unwrap().iter() {
+        let namespaces = self.namespaces.lock().unwrap().clone();
+        for ns in &namespaces {
             let _ = Command::new("kubectl")
                 .arg("--kubeconfig")
                 .arg(&self.kubeconfig)
@@ -246,6 +253,38 @@ impl Env {
                 ])
                 .status();
         }
+        // The next test may install the same CRDs and fixed namespaces
+        // (cert-manager, cnpg-system) again: meeting them still terminating,
+        // its writes would be refused or vanish with the deletion.
+        let unique = self.unique_namespaces.lock().unwrap().clone();
+        let fixed: Vec<&String> = namespaces.iter().filter(|n| !unique.contains(n)).collect();
+        self.wait_quietly(Duration::from_secs(120), |e| {
+            let names = e.namespace_names();
+            let crds = e.crd_names();
+            let left: Vec<&str> = fixed
+                .iter().copied()
+                .filter(|n| names.contains(n))
+                .chain(deleted_crds.iter().filter(|c| crds.contains(c)))
+                .map(|s| s.as_str())
+                .collect();
+            left.is_empty().then_some(()).ok_or(format!("{left:?}"))
+        });
+    }
+
+    /// `wait_for` for a clean-up, which runs in `drop` and must not panic
+    /// (a panic while a failed test unwinds aborts the whole binary).
+    fn wait_quietly(&self, timeout: Duration, mut done: impl FnMut(&Env) -> Result<(), String>) {
+        let start = Instant::now();
+        loop {
+            match done(self) {
+                Ok(()) => return,
+                Err(left) if start.elapsed() > timeout => {
+                    eprintln!("clean-up: still there after {timeout:?}: {left}");
+                    return;
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(200)),
+            }
+        }
     }
 
     pub fn is_real(&self) -> bool {
@@ -256,6 +295,7 @@ impl Env {
         let ns = format!("{prefix}-{:06x}", rand::random::<u32>() & 0xffffff);
         self.kubectl(&["create", "namespace", &ns]);
         self.track_namespace(&ns);
+        self.unique_namespaces.lock().unwrap().push(ns.clone());
         ns
     }
 
@@ -1021,6 +1061,32 @@ impl Drop for Env {
         if self.is_real() {
             self.clean_up_real_cluster();
         }
+    }
+}
+
+/// A `navique-operator` process that dies with its test, failed or not. A
+/// test that fails before its own `kill` would otherwise leave the process
+/// reconciling a shared cluster under every later test: two operators then
+/// fight over the same releases (a release "upgraded once" at revision 10).
+pub struct OperatorChild(pub std::process::Child);
+
+impl std::ops::Deref for OperatorChild {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for OperatorChild {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for OperatorChild {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 

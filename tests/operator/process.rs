@@ -253,11 +253,12 @@ fn the_process_serves_health_readiness_and_the_contract_metrics_and_logs_json() 
     for d in charts_dirs() {
         cmd.arg("--charts-dir").arg(d);
     }
-    let mut child = cmd
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut child = OperatorChild(
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
     env.wait_for("/readyz", Duration::from_secs(30), |_| {
         let (code, _) = http_get(&health, "/readyz");
         (code == 200).then_some(()).ok_or(format!("{code}"))
@@ -410,11 +411,12 @@ fn no_secret_value_reaches_logs_events_status_metrics_or_plan() {
     for d in charts_dirs() {
         cmd.arg("--charts-dir").arg(d);
     }
-    let mut child = cmd
-        .stdout(std::fs::File::create(work.join("stdout.log")).unwrap())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
+    let mut child = OperatorChild(
+        cmd.stdout(std::fs::File::create(work.join("stdout.log")).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap(),
+    );
 
     let store = format!("leak-{:06x}", rand::random::<u32>() & 0xffffff);
     env.create("SecretsManagement", "", &store, json!({"vault": {"server": "https://vault.example:8200", "path": "secret",

@@ -10,12 +10,12 @@ use crate::harness::*;
 use serde_json::{json, Value};
 use std::time::Duration;
 
-fn operator_process(env: &Env) -> std::process::Child {
+fn operator_process(env: &Env) -> OperatorChild {
     operator_process_with(env, None)
 }
 
 /// The operator as a process; `catalog` a catalog file in place of the built-in one.
-fn operator_process_with(env: &Env, catalog: Option<&std::path::Path>) -> std::process::Child {
+fn operator_process_with(env: &Env, catalog: Option<&std::path::Path>) -> OperatorChild {
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"));
     if let Some(c) = catalog {
         cmd.arg("run").arg("--catalog").arg(c);
@@ -52,10 +52,12 @@ fn operator_process_with(env: &Env, catalog: Option<&std::path::Path>) -> std::p
         }
         None => std::process::Stdio::null(),
     };
-    cmd.stdout(std::process::Stdio::null())
-        .stderr(stderr)
-        .spawn()
-        .expect("navique-operator run")
+    OperatorChild(
+        cmd.stdout(std::process::Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .expect("navique-operator run"),
+    )
 }
 
 #[test]
