@@ -230,35 +230,31 @@ fn cloudnative_pg_waits_for_a_cert_manager_webhook_that_is_not_ready() {
         "deployments",
         Some("cert-manager"),
     );
-    env.wait_for(
-        "cert-manager's webhook Deployment",
-        Duration::from_secs(60),
-        |e| {
-            e.get(&deployments, "cert-manager-webhook")
-                .map(|_| ())
-                .ok_or("absent".into())
-        },
-    );
-    // Held unready: the embedded server's hold annotation; a real cluster
-    // cannot schedule a pod with this node selector.
-    env.kubectl(&[
-        "-n",
-        "cert-manager",
-        "annotate",
-        "deployment",
-        "cert-manager-webhook",
-        "sandbox.navique.dev/hold-unready=true",
-    ]);
-    env.kubectl(&[
-        "-n",
-        "cert-manager",
-        "patch",
-        "deployment",
-        "cert-manager-webhook",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"template":{"spec":{"nodeSelector":{"navique.test/no-such-node":"true"}}}}}"#,
-    ]);
+    // Held unready the moment it exists, in one request from this process: a
+    // kubectl spawn or two under load took longer than the stand-in's 200 ms
+    // to Ready, and cert-manager was Ready before the hold. The embedded
+    // server honours the hold annotation; a real cluster cannot schedule a
+    // pod with this node selector (and its webhook takes seconds to be Ready).
+    let hold = json!({
+        "metadata": {"annotations": {"sandbox.navique.dev/hold-unready": "true"}},
+        "spec": {"template": {"spec": {"nodeSelector": {"navique.test/no-such-node": "true"}}}}
+    });
+    let start = std::time::Instant::now();
+    loop {
+        let held = env.block(deployments.patch(
+            "cert-manager-webhook",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&hold),
+        ));
+        if held.is_ok() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "cert-manager's webhook Deployment never came: {held:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     env.wait_for(
         "CloudNativePG waiting on the webhook",
         Duration::from_secs(30),
@@ -496,11 +492,11 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
                 Some("navique-ai-core-operator"),
                 "{r}"
             );
-            assert_eq!(
-                labels.get("version").map(String::as_str),
-                Some("1"),
-                "{r}: one install, no upgrade loop"
-            );
+            if labels.get("version").map(String::as_str) != Some("1") {
+                // Each revision's description says why it was made.
+                let history = env.helm(&n, &["history", r.as_str()]);
+                panic!("{r}: one install, no upgrade loop; helm history:\n{history:#}");
+            }
             format!("{r}/{n}")
         })
         .collect();

@@ -262,7 +262,8 @@ impl Env {
             let names = e.namespace_names();
             let crds = e.crd_names();
             let left: Vec<&str> = fixed
-                .iter().copied()
+                .iter()
+                .copied()
                 .filter(|n| names.contains(n))
                 .chain(deleted_crds.iter().filter(|c| crds.contains(c)))
                 .map(|s| s.as_str())
