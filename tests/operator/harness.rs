@@ -582,8 +582,14 @@ impl Env {
         self.create("PostgresCluster", ns, name, spec)
     }
 
-    /// `ns` empty: a cluster-scoped kind.
+    /// `ns` empty: a cluster-scoped kind. Waits first, as a user's
+    /// `kubectl wait --for condition=Established` would, for the kind's CRD,
+    /// which an operator started a moment ago may still be installing.
     pub fn create(&self, kind: &str, ns: &str, name: &str, spec: Value) {
+        self.wait_crd_established(
+            &format!("{}.core.navique.com", plural(kind)),
+            Duration::from_secs(60),
+        );
         let mut metadata = json!({"name": name});
         if !ns.is_empty() {
             metadata["namespace"] = json!(ns);
@@ -961,25 +967,26 @@ impl Env {
     /// Waits until every CRD the operator applies on start is Established
     /// (a test that creates its resources at once races the start-up).
     pub fn wait_operator_crds(&self, timeout: Duration) {
+        for crd in navique_ai_core_operator::operator::api::crds::all() {
+            self.wait_crd_established(&crd.metadata.name.clone().unwrap_or_default(), timeout);
+        }
+    }
+
+    pub fn wait_crd_established(&self, name: &str, timeout: Duration) {
         let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
             Api::all(self.client.clone());
-        for crd in navique_ai_core_operator::operator::api::crds::all() {
-            let name = crd.metadata.name.clone().unwrap_or_default();
-            self.wait_for(&format!("CRD {name} Established"), timeout, |e| {
-                let found = e
-                    .block(crds.get_opt(&name))
-                    .map_err(|err| err.to_string())?;
-                let established = found
-                    .and_then(|c| c.status)
-                    .and_then(|s| s.conditions)
-                    .unwrap_or_default()
-                    .iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True");
-                established
-                    .then_some(())
-                    .ok_or_else(|| "not yet".to_string())
-            });
-        }
+        self.wait_for(&format!("CRD {name} Established"), timeout, |e| {
+            let found = e.block(crds.get_opt(name)).map_err(|err| err.to_string())?;
+            let established = found
+                .and_then(|c| c.status)
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True");
+            established
+                .then_some(())
+                .ok_or_else(|| "not yet".to_string())
+        });
     }
 
     /// Waits for `cond`, failing with `what` and the last observation.
