@@ -11,9 +11,10 @@ import base64
 CASES = []
 
 
-def c(area, name, template, values="", user=None, files=None, tz=None, binfiles=None):
+def c(area, name, template, values="", user=None, files=None, tz=None, binfiles=None, tzif=None):
     CASES.append({"area": area, "name": name, "template": template, "values": values, "user": user, "files": files,
                   "tz": tz,
+                  "tzif": base64.b64encode(tzif).decode() if tzif is not None else None,
                   "binfiles": {k: base64.b64encode(v).decode() for k, v in binfiles.items()} if binfiles else None})
 
 
@@ -1176,6 +1177,89 @@ for label, tz in [("rome", "Europe/Rome"), ("saopaulo", "America/Sao_Paulo"), ("
     for i, t in enumerate(LOCAL_TEMPLATES):
         c(LZ, f"{label}-{i:03d}", t, tz=tz)
 
+# A zone file that is no named zone: TZ is the path of a TZif file written
+# for the case (`tzif`; "{tzif}" in `tz` stands for its path, as an
+# /etc/localtime that is a copy would be read). Versions 1, 2 and 3, the
+# footer's TZ rule after the last transition (month-week-day, Julian and
+# day-of-year rules, southern hemisphere, version 3's hours past 24 and
+# below 0), the zone before the first transition, abbreviations parsed
+# back, and a file that is not TZif (UTC).
+import struct
+
+
+def tzif(version, zones, transitions, footer=None, v1_zones=None):
+    """zones: [(offset, isdst, abbrev)]; transitions: [(when, zone index)]."""
+    def block(big, zs, txs):
+        abbrevs = b""
+        idx = []
+        for _, _, name in zs:
+            n = name.encode() + b"\0"
+            at = abbrevs.find(n)
+            if at < 0:
+                at = len(abbrevs)
+                abbrevs += n
+            idx.append(at)
+        head = struct.pack(">6I", 0, 0, 0, len(txs), len(zs), len(abbrevs))
+        body = b"".join(struct.pack(">q" if big else ">i", w) for w, _ in txs)
+        body += bytes(i for _, i in txs)
+        body += b"".join(struct.pack(">iBB", off, dst, idx[k]) for k, (off, dst, _) in enumerate(zs))
+        return head, body + abbrevs
+    ver = {1: b"\0", 2: b"2", 3: b"3"}[version]
+    h1, b1 = block(False, v1_zones or zones, [] if version > 1 else transitions)
+    out = b"TZif" + ver + b"\0" * 15 + h1 + b1
+    if version > 1:
+        h2, b2 = block(True, zones, transitions)
+        out += b"TZif" + ver + b"\0" * 15 + h2 + b2 + b"\n" + (footer or "").encode() + b"\n"
+    return out
+
+
+TZIF_TEMPLATES = LOCAL_TEMPLATES + [
+    '{{ date "2006-01-02 15:04 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" "2100-07-15T12:00:00Z") }}|{{ date "2006-01-02 15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2100-01-15T12:00:00Z") }}',
+    '{{ date "2006-01-02 15:04 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" "1900-07-15T12:00:00Z") }}|{{ date "2006-01-02 15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "1969-12-31T23:00:00Z") }}',
+    '{{ date "2006-01-02 15:04 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" "1960-07-15T12:00:00Z") }}|{{ date "2006-01-02 15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "1960-01-15T12:00:00Z") }}',
+    '{{ range $d := list "2030-03-10T06:59:00Z" "2030-03-10T07:00:00Z" "2030-11-03T05:59:00Z" "2030-11-03T06:00:00Z" "2031-04-06T15:59:00Z" "2031-04-06T16:00:00Z" "2031-10-05T15:59:00Z" "2031-10-05T16:00:00Z" }}{{ date "2006-01-02 15:04 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" $d) }},{{ end }}',
+    '{{ toDate "2006-01-02 15:04 MST" "2030-07-15 12:00 XDT" | unixEpoch }}|{{ toDate "2006-01-02 15:04 MST" "2030-01-15 12:00 XDT" | unixEpoch }}|{{ toDate "2006-01-02 15:04 MST" "2030-07-15 12:00 XST" | unixEpoch }}|{{ toDate "2006-01-02 15:04 MST" "2030-07-15 12:00 ABC" | unixEpoch }}',
+    '{{ toDate "2006-01-02 15:04" "2030-03-10 02:30" | unixEpoch }}|{{ toDate "2006-01-02 15:04" "2030-11-03 01:30" | unixEpoch }}|{{ dateModify "24h" (toDate "2006-01-02 15:04" "2030-03-09 12:00") }}',
+]
+_X = [(-18000, 0, "XST"), (-14400, 1, "XDT")]
+_TZIFS = [
+    # version 2, two transitions, the footer's US-style rule after them
+    ("v2-rule", tzif(2, _X, [(1262329200, 0), (1268550000, 1)], "XST5XDT,M3.2.0,M11.1.0")),
+    # version 1 only: 32-bit transitions, no footer (the last zone for ever)
+    ("v1", tzif(1, _X, [(1262329200, 0), (1268550000, 1), (1289109600, 0)])),
+    # version 3: hours past 24 and below 0 in the rule (as Nuuk's)
+    ("v3-hours", tzif(3, [(-10800, 0, "-03"), (-7200, 1, "-02")], [(1000000000, 0)], "<-03>3<-02>,M3.5.0/-2,M10.5.0/-1")),
+    # southern hemisphere: the DST period wraps the year's end
+    ("south", tzif(2, [(36000, 0, "AEST"), (39600, 1, "AEDT")], [(1000000000, 1)], "AEST-10AEDT,M10.1.0,M4.1.0/3")),
+    # Julian and day-of-year rules, a named DST offset, seconds in offsets
+    ("julian", tzif(2, _X, [(1000000000, 0)], "XST5:30:15XDT4:00:15,J60/1:30,300/25")),
+    # no transitions at all: a fake one at the beginning of time, then the
+    # footer for every instant (before 1970 too)
+    ("notx", tzif(2, _X, [], "XST5XDT,M3.2.0,M11.1.0")),
+    # a fixed zone, its footer with no DST
+    ("fixed", tzif(2, [(19800, 0, "+0530")], [], "<+0530>-5:30")),
+    # the first transition is to DST: the standard zone before it
+    ("first-dst", tzif(2, [(-14400, 1, "XDT"), (-18000, 0, "XST"), (-14400, 1, "XDT")], [(1262329200, 2), (1268550000, 1)])),
+    # a footer that does not parse: the last transition's zone
+    ("bad-footer", tzif(2, _X, [(1262329200, 0), (1268550000, 1)], "XST5XDT,M13.2.0,M11.1.0")),
+    # the version 1 block says one thing, the version 2 block another
+    ("v2-over-v1", tzif(2, _X, [(1262329200, 0)], "XST5", v1_zones=[(3600, 0, "BAD")])),
+    # not TZif, and TZif cut short: Go falls back to UTC
+    ("not-tzif", b"Europe/Rome\n"),
+    ("truncated", tzif(2, _X, [(1262329200, 0), (1268550000, 1)], "XST5XDT,M3.2.0,M11.1.0")[:60]),
+]
+for label, data in _TZIFS:
+    for i, t in enumerate(TZIF_TEMPLATES):
+        c(LZ, f"tzif-{label}-{i:03d}", t, tz="{tzif}", tzif=data)
+for i, t in enumerate(TZIF_TEMPLATES):
+    # ":path" reads the file the same way
+    c(LZ, f"tzif-colon-{i:03d}", t, tz=":{tzif}", tzif=_TZIFS[0][1])
+for label, tz in [("path-tokyo", "/usr/share/zoneinfo/Asia/Tokyo"), ("path-missing", "/nonexistent/zone"),
+                  ("path-dir", "/usr/share/zoneinfo"), ("name-ny", "America/New_York"),
+                  ("posix-string", "EST5EDT,M3.2.0,M11.1.0"), ("dotdot", "../zoneinfo/Asia/Tokyo")]:
+    for i, t in enumerate(TZIF_TEMPLATES):
+        c(LZ, f"{label}-{i:03d}", t, tz=tz)
+
 # ------------------------------------- Helm's objects as data (toJson/toYaml)
 # chart.Metadata, Capabilities, Release and Files printed whole, as Go's
 # encoders see the structs behind them (field order, casing, zero values).
@@ -1712,6 +1796,78 @@ for i, v in enumerate([
     "a: &a [" + ", ".join(["1"] * 300) + "]\nb: [" + ", ".join(["*a"] * 4) + "]\nc: !!int x\n",
 ]):
     c(YE, f"aliases-{i:03d}", "{{ toJson .Values | sha256sum }}", values=v)
+
+# decode.go's order: go-yaml parses the whole document into nodes first,
+# then decodes them in document order (a merge's list from its end),
+# expanding each alias where it stands, counting every node for the
+# alias-bomb check, and stopping at the first failure: a tag it refuses, an
+# alias met inside its own expansion, a merge of what is not a map, a key
+# that is a list or a map, excessive aliasing. A map printed in an error
+# shows the value set last for a key, merges applied.
+_DECODER_TEXTS = [
+    "a: &a {x: 1}\nb: {*a : 1, c: !!int x}\n",
+    "a: &a [1]\nb: {c: !!int x, *a : 1}\n",
+    "b: {<<: [{x: !!int y}, &a {[1]: 2}], c: 1}\n",
+    "b: {<<: [&a {[1]: 2}, {x: !!int y}], c: 1}\n",
+    "b: {<<: [&a {x: !!int y}, *a], c: 1}\n",
+    "b: {<<: [&a {[1]: 1, x: !!int y}, *a]}\n",
+    "b: {<<: [&a {x: !!int y, [1]: 1}, *a]}\n",
+    "a: &a {k: [1]}\nb: {<<: *a, ? [2] : 1}\n",
+    "a: &x [1, *x, !!int y]\n",
+    "a: &x {b: [*x], c: !!int y}\n",
+    "<<: [&x {a: 1}, *x]\n",
+    "<<: [&x {a: *x}, *x]\n",
+    "<<: [&x {a: 1, [1]: 2}, &y {b: *x}]\n",
+    "a: &x {<<: [*x]}\n",
+    "? &k [1]\n: *k\n",
+    "a: &a {b: 1}\n? *a\n: !!int x\n",
+    "x: {<<: [&a 1]}\n",
+    "x: {<<: [&a [1]]}\n",
+    "x: {<<: [{}, &a 1, *b]}\n",
+    "a: &b {x: 1}\nx: {<<: [*b, &a 1]}\n",
+    "x: {<<: &a [{a: 1}, 2]}\ny: {<<: *a}\n",
+    "a: &a {x: 1}\nb: {<<: *a, x: 2}\nc: {x: 2, <<: *a}\n",
+    "a: &a {x: 1, x: 3}\nb: {? {x: 1, x: 2} : 1}\n",
+    "b: {? {x: 1, y: 2, x: 3} : 1}\n",
+    "b: {? {<<: {n: 2}, x: 1} : 1}\n",
+    "b: {? {<<: [{n: 2}, {n: 3, m: 1}], n: 4} : 1}\n",
+    "a: &a <<\nb: {*a : {x: 1}}\n",
+    "b: {! <<: {x: 1}}\n",
+    "b: {'<<': {x: 1}}\n",
+    "b: {!!merge '<<': {x: 1}}\n",
+    "b: {!!str <<: {x: 1}}\n",
+    "a: &a !!int x\nb: *a\n",
+    "a: &a {x: 1}\na2: &a {y: !!int z}\nb: *a\n",
+    "a: &a [1]\nb: [*a, &a [!!float q], *a]\n",
+    "a: &a {<<: {k: [1]}}\n? *a\n: 1\n",
+    "a: [&a {}, *a]\n? *a\n: 1\nc: !!int x\n",
+]
+for i, v in enumerate(_DECODER_TEXTS):
+    c(YE, f"decoder-{i:03d}", '{{ fromYaml (b64dec "%s") | toJson }}' % base64.b64encode(v.encode()).decode())
+for i, v in enumerate(t for t in _DECODER_TEXTS if not t.startswith("<<")):
+    c(YE, f"decoder-values-{i:03d}", "{{ toJson .Values }}", values=v)
+# A failure inside an alias's expansion against the alias-bomb check: a
+# merge's list is decoded from its end, so the alias is expanded before the
+# anchor's own node, and the check may stop it before or after the refused
+# tag inside. Built with `repeat` so the texts stay small here.
+_BOMB_MERGE = ('{{ $t := printf "p: [%%s1]\\nm:\\n  <<: [&a {%%sbad: !!int x, %%sz: 1}, *a]\\n" (repeat %d "1, ") '
+               '(repeat %d "k: 1, ") (repeat %d "k: 1, ") }}{{ $v := fromYaml $t }}{{ $v.Error }}|{{ len ($v.m | default dict) }}')
+_BOMB_LIST = ('{{ $t := printf "p: [%%s1]\\nm: [&a [%%s!!int x, %%s1]]\\nq: {<<: [*a]}\\n" (repeat %d "1, ") '
+              '(repeat %d "1, ") (repeat %d "1, ") }}{{ $v := fromYaml $t }}{{ $v.Error }}|{{ len ($v.m | default list) }}')
+for pad, n, pos in [(20, 600, 10), (20, 2000, 10), (20, 2000, 1000), (20, 2000, 1500), (20, 2000, 1900),
+                    (20, 3000, 1950), (20, 3000, 2050), (5, 1200, 700), (200, 9000, 4000), (200, 30000, 20000)]:
+    c(YE, f"bomb-merge-{pad}-{n}-{pos}", _BOMB_MERGE % (pad, pos, n - pos))
+    c(YE, f"bomb-list-{pad}-{n}-{pos}", _BOMB_LIST % (pad, pos, n - pos))
+for n, pos in [(2000, 1500), (2000, 1900)]:
+    c(YE, f"bomb-merge-values-{n}-{pos}", "{{ toJson .Values | sha256sum }}",
+      values="p: [" + "1, " * 20 + "1]\nm:\n  <<: [&a {" + "k: 1, " * pos + "bad: !!int x, " + "k: 1, " * (n - pos) + "z: 1}, *a]\n")
+# Past 400,000 nodes the allowed ratio of aliased nodes falls as the
+# document grows, so a plain node after the aliases can be the one the
+# check stops at (decode.go checks at every node).
+_BOMB_LATE = ('{{ $t := printf "a: &a [%%s1]\\nb: [*a,*a,*a,*a,*a]\\nc: [%%s1]\\n" (repeat 99999 "1,") (repeat %d "1,") }}'
+              '{{ $v := fromYaml $t }}{{ $v.Error }}|{{ len ($v.c | default list) }}')
+for t in [3_283_715, 3_283_716]:
+    c(YE, f"bomb-late-{t}", _BOMB_LATE % t)
 
 # ---------------------------------------------------------------- yamlreader
 # go-yaml's reader decodes 512 bytes at a time, when the scanner needs more
