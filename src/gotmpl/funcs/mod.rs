@@ -16,6 +16,7 @@ mod math;
 mod pki;
 pub mod semver;
 pub mod strings;
+mod zoneinfo;
 
 use super::error::ExecError;
 use super::exec::Exec;
