@@ -1869,6 +1869,151 @@ _BOMB_LATE = ('{{ $t := printf "a: &a [%%s1]\\nb: [*a,*a,*a,*a,*a]\\nc: [%%s1]\\
 for t in [3_283_715, 3_283_716]:
     c(YE, f"bomb-late-{t}", _BOMB_LATE % t)
 
+# ---------------------------------------------------------------- engine
+# The templates of Helm's own pkg/engine/engine_test.go (v4.2.3), as cases:
+# include and tpl with their template names and base paths, defines that
+# tpl adds, recursion, required and the rendering of partials.
+EN = "engine"
+for name, tmpl, files, values in [
+    ("title-lower", "{{.Values.outer | title }} {{.Values.inner | title}}|{{.Values.global.callme | lower }}|{{.noValue}}|{{toJson .Values}}",
+     None, "outer: spouter\ninner: inn\nglobal:\n  callme: Ishmael\n"),
+    ("tpl-include-parent", '{{ tpl "{{ include \\"test\\" . }}" . }}', {"templates/_helpers.tpl": '{{- define "test" -}}parent value{{- end -}}'}, ""),
+    ("isroot", "{{.Chart.IsRoot}}|{{.Template.Name}}{{.Chart.Name}}{{.Release.Name}}", None, ""),
+    ("files-author", '{{.Files.author | printf "%s"}} {{.Files.Get "book/title.txt"}}', {"author": "Virgil", "book/title.txt": "Aeneid"}, ""),
+    ("include-partial-indent", '{{include "mychart/templates/_partial" . | indent 2}} dead.', {"templates/_partial": "{{.Release.Name}} - he"}, ""),
+    ("required-missing", 'All your base are belong to {{ required "A valid \'who\' is required" .Values.who }}', None, ""),
+    ("required-present", 'All {{ required "A valid \'bases\' is required" .Values.bases }} of them!', None, "bases: 2\n"),
+    ("tpl-value", 'Evaluate tpl {{tpl "Value: {{ .Values.value}}" .}}', None, "value: myvalue\n"),
+    ("tpl-value-quote", 'Evaluate tpl {{tpl "Value: {{ .Values.value | quote}}" .}}', None, "value: myvalue\n"),
+    ("tpl-include-template-name", '{{ tpl "{{include `mychart/templates/_partial` .  | quote }}" .}}', {"templates/_partial": "{{.Template.Name}}"}, ""),
+    ("include-recursion", '{{include "recursion" . }}', {"templates/recursion": '{{define "recursion"}}{{include "recursion" . }}{{end}}'}, ""),
+    ("tpl-files-defines", "{{ tpl (.Files.Get .Values.filename) . }}",
+     {"templates/_function": '{{define "test-function"}}test-function{{end}}', "test": "{{ tpl (.Files.Get .Values.filename2) .}}",
+      "test2": '{{include "test-function" .}}{{define "nested-define"}}nested-define-content{{end}} {{include "nested-define" .}}'},
+     "filename: test\nfilename2: test2\n"),
+    ("tpl-empty", '{{tpl "" .}}|{{tpl "{{ \\"\\"}}" .}}|{{tpl "{{define \\"not-invoked\\"}}not-rendered{{end}}" .}}', None, ""),
+    ("tpl-template-fields", '{{tpl "{{ .Template.BasePath }}" .}}|{{tpl "{{ .Template.Name }}" .}}|{{tpl "{{ .Template.BasePath }}" .Values.dot}}|{{tpl "{{ .Template.Name }}" .Values.dot}}|{{tpl "{{ .Template.Field }}" .Values.dot}}',
+     None, "dot:\n  Template:\n    BasePath: path/to/template\n    Name: name-of-template\n    Field: extra-field\n"),
+    ("tpl-redefines-partial", '{{tpl "{{define \\"partial\\"}}overridden-in-tpl{{end}}{{include \\"partial\\" .}}" .}}|{{include "partial" .}}',
+     {"templates/_partials": '{{define "partial"}}original-in-partial{{end}}'}, ""),
+    ("tpl-undefined-in-tpl", '{{tpl "{{include \\"nope\\" .}}" .}}', None, ""),
+    ("fail-in-include", '{{ include "f" . }}', {"templates/_f.tpl": '{{ define "f" }}{{ fail "boom" }}{{ end }}'}, ""),
+]:
+    c(EN, name, tmpl, values=values, files=files)
+
+# ---------------------------------------------------------------- schema
+# values.schema.json as Helm v4 checks it (santhosh-tekuri/jsonschema v6):
+# the error tree (a schema's several errors grouped as "validation failed",
+# the root's group lifted, a $ref shown only when it holds more than one
+# cause), each keyword's words, and the draft `$schema` names ($ref alone
+# before 2019-09, exclusiveMinimum a boolean in draft 4). Go visits an
+# object's properties in map order (random), so no case has two failing
+# properties at one level. (Keys such as `n` and `y` are YAML 1.1 booleans:
+# `num` below.) Invalid schemas (Helm checks each against its draft's
+# metaschema) and `format` (asserted before 2019-09) are not here: see
+# DIFFERENCES.md.
+import json as _json
+SC = "schema"
+D7 = "http://json-schema.org/draft-07/schema#"
+D4 = "http://json-schema.org/draft-04/schema#"
+D6 = "http://json-schema.org/draft-06/schema#"
+D2019 = "https://json-schema.org/draft/2019-09/schema"
+D2020 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def schema_case(name, schema, values, draft=D7, sub=None):
+    if draft is not None:
+        schema = dict({"$schema": draft}, **schema)
+    files = {"values.schema.json": _json.dumps(schema)}
+    if sub is not None:
+        files.update({"charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+                      "charts/sub/values.schema.json": _json.dumps(sub[0]), "charts/sub/values.yaml": sub[1]})
+    c(SC, name, "ok", values=values, files=files)
+
+
+_obj = {"type": "object", "properties": {"a": {"type": "string"}, "num": {"type": "number", "minimum": 0}}}
+for draft_name, draft in [("d7", D7), ("d4", D4), ("d6", D6), ("d2019", D2019), ("d2020", D2020), ("none", None)]:
+    schema_case(f"{draft_name}-type", _obj, "a: 1\n", draft)
+    schema_case(f"{draft_name}-root-group", dict(_obj, required=["b"]), "a: x\nnum: -1\n", draft)
+    schema_case(f"{draft_name}-nested-group", {"properties": {"o": {"type": "object", "required": ["x", "y"], "properties": {"z": {"maxLength": 1}}}}}, "o:\n  z: abc\n", draft)
+    schema_case(f"{draft_name}-ref-one", {"$ref": "#/definitions/v", "definitions": {"v": _obj}}, "num: -2\n", draft)
+    schema_case(f"{draft_name}-ref-many", {"$ref": "#/definitions/v", "definitions": {"v": dict(_obj, required=["q"])}}, "num: -2\n", draft)
+    schema_case(f"{draft_name}-ref-siblings", {"$ref": "#/definitions/v", "required": ["zz"], "definitions": {"v": _obj}}, "a: x\n", draft)
+    if draft == D4:
+        schema_case(f"{draft_name}-exclusive", {"properties": {"num": {"minimum": 5, "exclusiveMinimum": True, "maximum": 3, "exclusiveMaximum": True}}}, "num: 5\n", draft)
+    else:
+        schema_case(f"{draft_name}-exclusive", {"properties": {"num": {"exclusiveMinimum": 5, "exclusiveMaximum": 3}}}, "num: 5\n", draft)
+    schema_case(f"{draft_name}-const", {"properties": {"c": {"const": "x"}, "d": {"const": [1]}}}, "c: z\n", draft)
+    schema_case(f"{draft_name}-const-list", {"properties": {"d": {"const": [1]}}}, "d: [2]\n", draft)
+    schema_case(f"{draft_name}-if", {"if": {"properties": {"k": {"const": 1}}}, "then": {"required": ["t"]}, "else": {"required": ["e"]}}, "k: 1\n", draft)
+    if draft in (D4, D6, D7, D2019):
+        schema_case(f"{draft_name}-items", {"properties": {"l": {"items": [{"type": "string"}, {"type": "number"}], "additionalItems": False}}}, "l: [a, b, c, d]\n", draft)
+        schema_case(f"{draft_name}-items-more", {"properties": {"l": {"items": [{"type": "string"}], "additionalItems": {"type": "number"}}}}, "l: [a, b, c]\n", draft)
+    schema_case(f"{draft_name}-prefix", {"properties": {"l": {"prefixItems": [{"type": "string"}], "items": {"type": "number"}}}}, "l: [a, b, c]\n", draft)
+    schema_case(f"{draft_name}-contains", {"properties": {"l": {"contains": {"type": "string"}, "minContains": 2, "maxContains": 1}}}, "l: [1, a, 2]\n", draft)
+    schema_case(f"{draft_name}-deps", {"dependencies": {"a": ["b", "c"]}, "dependentRequired": {"a": ["d"]}, "propertyNames": {"maxLength": 3}}, "a: 1\nlong: 2\n", draft)
+for i, (schema, values) in enumerate([
+    ({"type": "object", "required": ["a", "b", "c"]}, "x: 1\n"),
+    ({"required": ["a"]}, "{}\n"),
+    ({"properties": {"e": {"enum": ["a", "b", 3, None, True]}}}, "e: z\n"),
+    ({"properties": {"e": {"enum": ["only"]}}}, "e: z\n"),
+    ({"properties": {"e": {"enum": [[1], {"a": 1}]}}}, "e: z\n"),
+    ({"properties": {"e": {"enum": [1.5, 2]}}}, "e: 1\n"),
+    ({"properties": {"t": {"type": ["string", "null", "integer", "array"]}}}, "t: 1.5\n"),
+    ({"properties": {"t": {"type": "integer"}}}, "t: 1.0\n"),
+    ({"properties": {"t": {"type": "integer"}}}, "t: 2.5\n"),
+    ({"properties": {"t": {"type": "object"}}}, "t: [1]\n"),
+    ({"properties": {"t": {"type": "boolean"}}}, "t: ~\n"),
+    ({"additionalProperties": False, "properties": {"a": {}}}, "a: 1\nb: 2\nc: 3\n"),
+    ({"patternProperties": {"^x": {"type": "string"}}, "additionalProperties": {"type": "number"}}, "xa: 1\n"),
+    ({"patternProperties": {"^x": {"type": "string"}}, "additionalProperties": {"type": "number"}}, "y: s\n"),
+    ({"properties": {"s": {"pattern": "^a+$", "minLength": 5}}}, "s: \"it's \\\"b\\\"\"\n"),
+    ({"properties": {"s": {"maxLength": 2}}}, "s: héllo\n"),
+    ({"properties": {"num": {"multipleOf": 0.1}}}, "num: 0.3\n"),
+    ({"properties": {"num": {"multipleOf": 0.1}}}, "num: 0.35\n"),
+    ({"properties": {"num": {"multipleOf": 3, "maximum": 2}}}, "num: 4\n"),
+    ({"properties": {"num": {"exclusiveMaximum": 1e21}}}, "num: 1e22\n"),
+    ({"properties": {"l": {"uniqueItems": True, "minItems": 5, "maxItems": 1}}}, "l: [1, a, 1.0, a]\n"),
+    ({"properties": {"l": {"uniqueItems": True}}}, "l: [{a: 1}, {a: 1.0}]\n"),
+    ({"properties": {"o": {"minProperties": 3, "maxProperties": 0}}}, "o: {a: 1}\n"),
+    ({"properties": {"v": {"allOf": [{"type": "string"}, {"minimum": 1}, {"maximum": 0}]}}}, "v: 5\n"),
+    ({"properties": {"v": {"anyOf": [{"type": "string"}, {"type": "array", "minItems": 1}]}}}, "v: 5\n"),
+    ({"properties": {"v": {"oneOf": [{"type": "string"}, {"maxLength": 1}]}}}, "v: abc\n"),
+    ({"properties": {"v": {"oneOf": [{"type": "string"}, {"maxLength": 5}]}}}, "v: abc\n"),
+    ({"properties": {"v": {"oneOf": [{"type": "number"}, {"type": "boolean"}]}}}, "v: abc\n"),
+    ({"properties": {"v": {"not": {"type": "string"}}}}, "v: abc\n"),
+    ({"properties": {"a/b": {"properties": {"c~d": {"type": "string"}}}}}, "a/b:\n  c~d: 1\n"),
+    ({"properties": {"it's": {"type": "string"}}}, "\"it's\": 1\n"),
+    ({"properties": {"f": False}}, "f: 1\n"),
+    ({"properties": {"o": {"properties": {"p": {"properties": {"q": {"required": ["r", "s"], "minProperties": 9}}}}}}}, "o: {p: {q: {}}}\n"),
+    ({"properties": {"o": {"$ref": "#/definitions/d"}}, "definitions": {"d": {"required": ["x"], "minProperties": 2}}}, "o: {}\n"),
+    ({"properties": {"o": {"$ref": "#/definitions/d"}}, "definitions": {"d": {"$ref": "#/definitions/e"}, "e": {"type": "string"}}}, "o: {}\n"),
+    ({"properties": {"num": {"multipleOf": 0.01}}}, "num: 1.23\n"),
+    ({"properties": {"num": {"multipleOf": 7}}}, "num: -21\n"),
+    ({"properties": {"num": {"minimum": -1.5, "maximum": 1e300}}}, "num: -2\n"),
+    ({"properties": {"e": {"enum": ["a"]}, "c": {"const": None}}}, "c: 1\n"),
+    ({"properties": {"l": {"contains": {"const": 5}}}}, "l: [1, 2]\n"),
+    ({"properties": {"o": {"anyOf": [{"required": ["a"]}, {"required": ["b"], "minProperties": 3}]}}}, "o: {c: 1}\n"),
+    ({"properties": {"o": {"allOf": [{"$ref": "#/definitions/r"}]}}, "definitions": {"r": {"required": ["x"], "properties": {"p": {"type": "string"}}}}}, "o: {p: 1}\n"),
+    ({"properties": {"o": {"additionalProperties": {"type": "string"}, "propertyNames": {"pattern": "^[a-z]+$"}}}}, "o: {B: x, c: 1}\n"),
+    # Numbers in messages as golang.org/x/text/message prints them (English).
+    ({"properties": {"num": {"minimum": 1234.5}}}, "num: 1000\n"),
+    ({"properties": {"num": {"maximum": -1234567.25}}}, "num: 1e6\n"),
+    ({"properties": {"num": {"maximum": 0.000001}}}, "num: 0.00002\n"),
+    ({"properties": {"num": {"maximum": 123456789012}}}, "num: 1.5e15\n"),
+    ({"properties": {"num": {"multipleOf": 1000}}}, "num: 1234\n"),
+    ({"properties": {"num": {"maximum": 0.0001}}}, "num: 0.00015\n"),
+    ({"properties": {"s": {"minLength": 1500}}}, "s: abc\n"),
+    ({"properties": {"l": {"minItems": 2000}}}, "l: [1]\n"),
+    ({"properties": {"num": {"enum": [1500, 2.5e30, 1e-7]}}}, "num: 1\n"),
+    ({"properties": {"num": {"const": 123456}}}, "num: 1\n"),
+    ({"properties": {"num": {"exclusiveMinimum": 100000}}}, "num: 100000\n"),
+]):
+    schema_case(f"keyword-{i:03d}", schema, values)
+schema_case("subchart-one", {"type": "object"}, "sub:\n  n: x\n", sub=({"properties": {"n": {"type": "number"}}, "required": ["m"]}, "n: 1\n"))
+schema_case("subchart-both", {"required": ["top"]}, "sub:\n  n: x\n", sub=({"properties": {"n": {"type": "number"}}}, "n: 1\n"))
+schema_case("subchart-not-a-map", {"type": "object"}, "sub: 5\n", sub=({"type": "object"}, "n: 1\n"))
+
 # ---------------------------------------------------------------- yamlreader
 # go-yaml's reader decodes 512 bytes at a time, when the scanner needs more
 # characters: a control character or bytes that are not UTF-8 are refused
