@@ -2,14 +2,14 @@
 //! The process's own zone (Go's `time.Local`) is read as Go's initLocal
 //! reads it: the TZif file `TZ` names (a path, or a name under the
 //! system's zone directories) or, `TZ` unset, `/etc/localtime`
-//! (`zoneinfo.rs`); named zones (`dateInZone`) come from the IANA database
-//! embedded by chrono-tz. A zone Go cannot load is UTC, as Sprig falls back.
+//! (`zoneinfo.rs`); named zones (`dateInZone`) are read as Go's
+//! LoadLocation reads them, from `ZONEINFO` or the system's zone
+//! directories. A zone Go cannot load is UTC, as Sprig falls back.
 
 use super::{arg_str, Registry, P};
 use crate::value::{MethodError, Object, Value};
 use chrono::{
-    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Offset, TimeZone,
-    Timelike, Utc,
+    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, TimeZone, Timelike, Utc,
 };
 use std::rc::Rc;
 
@@ -20,8 +20,8 @@ pub enum Loc {
     Utc,
     /// `time.FixedZone(name, offset)`; an empty name prints as `-0700`.
     Fixed(Option<String>, i32),
-    Zone(chrono_tz::Tz),
-    /// A zone read from a TZif file, as Go reads it (the process's zone).
+    /// A zone read from a TZif file, as Go reads it: the process's zone or
+    /// one `time.LoadLocation` found by name.
     File(std::sync::Arc<super::zoneinfo::Location>),
 }
 
@@ -30,7 +30,6 @@ impl Loc {
         match self {
             Loc::Utc => 0,
             Loc::Fixed(_, off) => *off,
-            Loc::Zone(tz) => tz.offset_from_utc_datetime(instant).fix().local_minus_utc(),
             Loc::File(l) => l.lookup(instant.and_utc().timestamp()).offset,
         }
     }
@@ -49,20 +48,6 @@ impl Loc {
                 };
                 format!("{sign}{:02}{:02}", m / 60, m % 60)
             }
-            Loc::Zone(tz) => {
-                use chrono_tz::OffsetName;
-                let off = tz.offset_from_utc_datetime(instant);
-                // tzdata's numeric abbreviations ("-03", "+0530") come back as None.
-                off.abbreviation().map(str::to_string).unwrap_or_else(|| {
-                    let secs = off.fix().local_minus_utc();
-                    let (sign, abs) = if secs < 0 { ('-', -secs) } else { ('+', secs) };
-                    if abs % 3600 == 0 {
-                        format!("{sign}{:02}", abs / 3600)
-                    } else {
-                        format!("{sign}{:02}{:02}", abs / 3600, abs % 3600 / 60)
-                    }
-                })
-            }
         }
     }
 
@@ -71,7 +56,7 @@ impl Loc {
         match name {
             "" | "UTC" => Some(Loc::Utc),
             "Local" => Some(local()),
-            _ => name.parse::<chrono_tz::Tz>().ok().map(Loc::Zone),
+            _ => super::zoneinfo::load_named(name).map(Loc::File),
         }
     }
 }

@@ -324,6 +324,25 @@ pub fn load_location(name: &str, sources: &[&str]) -> Option<Location> {
     })
 }
 
+/// time.LoadLocation for a name other than "", "UTC" and "Local": refused
+/// when it holds ".." or starts with a slash; then the directory `ZONEINFO`
+/// names, then the platform's sources (Helm embeds no zone database).
+pub fn load_named(name: &str) -> Option<Arc<Location>> {
+    let contains_dot_dot = name.as_bytes().windows(2).any(|w| w == b"..");
+    if contains_dot_dot || name.starts_with('/') || name.starts_with('\\') {
+        return None;
+    }
+    let zoneinfo = std::env::var("ZONEINFO").unwrap_or_default();
+    if !zoneinfo.is_empty() {
+        // A directory (Go also reads an uncompressed zip here); a file
+        // found but not TZif ends the search, as in Go.
+        if let Ok(data) = read_tzinfo(&zoneinfo, name) {
+            return Location::from_tzdata(name, &data).ok().map(Arc::new);
+        }
+    }
+    load_location(name, PLATFORM_ZONE_SOURCES).map(Arc::new)
+}
+
 /// zoneinfo_unix.go's platformZoneSources.
 pub const PLATFORM_ZONE_SOURCES: &[&str] = &[
     "/usr/share/zoneinfo/",
