@@ -2010,6 +2010,27 @@ for i, (schema, values) in enumerate([
     ({"properties": {"num": {"exclusiveMinimum": 100000}}}, "num: 100000\n"),
 ]):
     schema_case(f"keyword-{i:03d}", schema, values)
+# A schema that is not valid against its draft's metaschema (drafts 4, 6
+# and 7): Helm refuses it before reading any value, the chart's error
+# without a newline of its own.
+for draft_name, draft in [("d7", D7), ("d4", D4), ("d6", D6)]:
+    for i, sch in enumerate([
+        {"properties": {"a": {"type": "string", "required": True}}},
+        {"properties": {"a": {"minimum": "x"}}},
+        {"type": "objekt"},
+        {"properties": 5},
+        {"properties": {"a": {"minLength": -1}}},
+        {"properties": {"a": {"minLength": 1.5}}},
+        {"properties": {"a": {"enum": []}}},
+        {"properties": {"a": {"items": [5]}}},
+        {"properties": {"a": {"allOf": []}}},
+        {"definitions": {"x": {"type": ["string", "string"]}}},
+        {"properties": {"a": {"multipleOf": 0}}},
+        {"properties": {"a": {"dependencies": {"b": 5}}}},
+    ]):
+        schema_case(f"meta-{draft_name}-{i:03d}", sch, "a: x\n", draft)
+schema_case("meta-then-subchart", {"properties": 5}, "sub:\n  n: x\n", sub=({"required": ["m"]}, "n: 1\n"))
+schema_case("meta-https-no-hash", dict({"$schema": "https://json-schema.org/draft-07/schema"}, properties=5), "a: 1\n", None)
 schema_case("subchart-one", {"type": "object"}, "sub:\n  n: x\n", sub=({"properties": {"n": {"type": "number"}}, "required": ["m"]}, "n: 1\n"))
 schema_case("subchart-both", {"required": ["top"]}, "sub:\n  n: x\n", sub=({"properties": {"n": {"type": "number"}}}, "n: 1\n"))
 schema_case("subchart-not-a-map", {"type": "object"}, "sub: 5\n", sub=({"type": "object"}, "n: 1\n"))

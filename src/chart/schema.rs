@@ -79,6 +79,48 @@ fn draft_of(root: &Value) -> u32 {
     }
 }
 
+/// The metaschema of a draft whose metaschema is one document (drafts 4, 6
+/// and 7; from santhosh-tekuri/jsonschema v6's metaschemas directory), with
+/// the URL v6 names it by.
+fn metaschema(draft: u32) -> Option<(&'static str, &'static str)> {
+    match draft {
+        4 => Some((
+            "http://json-schema.org/draft-04/schema#",
+            include_str!("metaschemas/draft-04.json"),
+        )),
+        6 => Some((
+            "http://json-schema.org/draft-06/schema#",
+            include_str!("metaschemas/draft-06.json"),
+        )),
+        7 => Some((
+            "http://json-schema.org/draft-07/schema#",
+            include_str!("metaschemas/draft-07.json"),
+        )),
+        _ => None,
+    }
+}
+
+/// v6's compiler refuses a schema its draft's metaschema refuses, before any
+/// value is read: the SchemaValidationError's words, with no newline after.
+fn metaschema_error(schema: &Value, draft: u32) -> Option<String> {
+    let (url, text) = metaschema(draft)?;
+    let meta = json::decode(text).expect("a metaschema is JSON");
+    let ctx = Ctx { root: &meta, draft };
+    let e = validate_at(&ctx, &meta, schema, Vec::new()).err()?;
+    let causes = match e.kind {
+        Kind::Group => e.causes,
+        _ => vec![e],
+    };
+    let mut out = format!(
+        "\"file:///values.schema.json#\" is not valid against metaschema: jsonschema validation failed with {}",
+        kquote(url)
+    );
+    for c in &causes {
+        c.display(&mut out, 1);
+    }
+    Some(out)
+}
+
 fn resolve_ref<'a>(ctx: &Ctx<'a>, r: &str) -> Option<Value> {
     let path = r.strip_prefix("#")?;
     let mut cur = ctx.root.clone();
@@ -999,10 +1041,12 @@ impl PendingValidation {
                 }
             })?;
             let vals = json::decode(&values).unwrap_or(Value::Nil);
-            let ctx = Ctx {
-                root: &sv,
-                draft: draft_of(&sv),
-            };
+            let draft = draft_of(&sv);
+            if let Some(e) = metaschema_error(&sv, draft) {
+                report_all.push_str(&format!("{name}:\n{e}"));
+                continue;
+            }
+            let ctx = Ctx { root: &sv, draft };
             if let Some(r) = report(&ctx, &vals) {
                 report_all.push_str(&format!("{name}:\n{r}"));
             }
