@@ -1900,6 +1900,33 @@ for name, tmpl, files, values in [
     ("fail-in-include", '{{ include "f" . }}', {"templates/_f.tpl": '{{ define "f" }}{{ fail "boom" }}{{ end }}'}, ""),
 ]:
     c(EN, name, tmpl, values=values, files=files)
+# pkg/engine/funcs_test.go's templates, their data given as values.
+for i, (tmpl, values) in enumerate([
+    ("{{ toYaml .Values.v }}", "v: {foo: bar}\n"),
+    ("{{ toYamlPretty .Values.v }}", "v: {baz: [1, 2, 3]}\n"),
+    ("{{ toToml .Values.v }}", "v: {foo: bar}\n"),
+    ("{{ fromToml .Values.v }}", 'v: hello = "world"\n'),
+    ("{{ fromToml .Values.v }}", 'v: "\\n[table]\\nkeyInTable = \\"valueInTable\\"\\n[table.subtable]\\nkeyInSubtable = \\"valueInSubTable\\""\n'),
+    ("{{ fromToml .Values.v }}", 'v: "\\n[[tableArray]]\\nkeyInElement0 = \\"valueInElement0\\"\\n[[tableArray]]\\nkeyInElement1 = \\"valueInElement1\\""\n'),
+    ("{{ fromToml .Values.v }}", "v: one\n"),
+    ("{{ toJson .Values.v }}", "v: {foo: bar}\n"),
+    ("{{ fromYaml .Values.v }}", "v: 'hello: world'\n"),
+    ("{{ fromYamlArray .Values.v }}", 'v: "- one\\n- 2\\n- name: helm\\n"\n'),
+    ("{{ fromYamlArray .Values.v }}", "v: '[\"one\", 2, { \"name\": \"helm\" }]'\n"),
+    ("{{ toToml .Values.v }}", "v: {mast: {sail: white}}\n"),
+    ("{{ fromYaml .Values.v }}", 'v: "- one\\n- two\\n"\n'),
+    ("{{ fromJson .Values.v }}", "v: '{\"hello\":\"world\"}'\n"),
+    ("{{ fromJson .Values.v }}", "v: '[\"one\", \"two\"]'\n"),
+    ("{{ fromJsonArray .Values.v }}", "v: '[\"one\", 2, { \"name\": \"helm\" }]'\n"),
+    ("{{ fromJsonArray .Values.v }}", "v: '{\"hello\": \"world\"}'\n"),
+    ("{{ merge .Values.dict (fromYaml .Values.yaml) }}", "dict: {a: {b: c}}\nyaml: '{\"a\":{\"b\":\"d\"}}'\n"),
+    ("{{ merge (fromYaml .Values.yaml) .Values.dict }}", "dict: {a: {b: c}}\nyaml: '{\"a\":{\"b\":\"d\"}}'\n"),
+    ("{{ fromYaml .Values.v }}", "v: '[\"one\", \"two\"]'\n"),
+    ("{{ fromYamlArray .Values.v }}", "v: 'hello: world'\n"),
+    ('{{ lookup "v1" "Namespace" "" "unlikelynamespace99999999" }}', ""),
+    ("{{ mustToToml (dict \"foo\" \"bar\") }}", ""),
+]):
+    c(EN, f"funcs-{i:03d}", tmpl, values=values)
 
 # ---------------------------------------------------------------- schema
 # values.schema.json as Helm v4 checks it (santhosh-tekuri/jsonschema v6):
