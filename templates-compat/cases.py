@@ -11,9 +11,10 @@ import base64
 CASES = []
 
 
-def c(area, name, template, values="", user=None, files=None, tz=None, binfiles=None):
+def c(area, name, template, values="", user=None, files=None, tz=None, binfiles=None, tzif=None):
     CASES.append({"area": area, "name": name, "template": template, "values": values, "user": user, "files": files,
                   "tz": tz,
+                  "tzif": base64.b64encode(tzif).decode() if tzif is not None else None,
                   "binfiles": {k: base64.b64encode(v).decode() for k, v in binfiles.items()} if binfiles else None})
 
 
@@ -1176,6 +1177,89 @@ for label, tz in [("rome", "Europe/Rome"), ("saopaulo", "America/Sao_Paulo"), ("
     for i, t in enumerate(LOCAL_TEMPLATES):
         c(LZ, f"{label}-{i:03d}", t, tz=tz)
 
+# A zone file that is no named zone: TZ is the path of a TZif file written
+# for the case (`tzif`; "{tzif}" in `tz` stands for its path, as an
+# /etc/localtime that is a copy would be read). Versions 1, 2 and 3, the
+# footer's TZ rule after the last transition (month-week-day, Julian and
+# day-of-year rules, southern hemisphere, version 3's hours past 24 and
+# below 0), the zone before the first transition, abbreviations parsed
+# back, and a file that is not TZif (UTC).
+import struct
+
+
+def tzif(version, zones, transitions, footer=None, v1_zones=None):
+    """zones: [(offset, isdst, abbrev)]; transitions: [(when, zone index)]."""
+    def block(big, zs, txs):
+        abbrevs = b""
+        idx = []
+        for _, _, name in zs:
+            n = name.encode() + b"\0"
+            at = abbrevs.find(n)
+            if at < 0:
+                at = len(abbrevs)
+                abbrevs += n
+            idx.append(at)
+        head = struct.pack(">6I", 0, 0, 0, len(txs), len(zs), len(abbrevs))
+        body = b"".join(struct.pack(">q" if big else ">i", w) for w, _ in txs)
+        body += bytes(i for _, i in txs)
+        body += b"".join(struct.pack(">iBB", off, dst, idx[k]) for k, (off, dst, _) in enumerate(zs))
+        return head, body + abbrevs
+    ver = {1: b"\0", 2: b"2", 3: b"3"}[version]
+    h1, b1 = block(False, v1_zones or zones, [] if version > 1 else transitions)
+    out = b"TZif" + ver + b"\0" * 15 + h1 + b1
+    if version > 1:
+        h2, b2 = block(True, zones, transitions)
+        out += b"TZif" + ver + b"\0" * 15 + h2 + b2 + b"\n" + (footer or "").encode() + b"\n"
+    return out
+
+
+TZIF_TEMPLATES = LOCAL_TEMPLATES + [
+    '{{ date "2006-01-02 15:04 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" "2100-07-15T12:00:00Z") }}|{{ date "2006-01-02 15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "2100-01-15T12:00:00Z") }}',
+    '{{ date "2006-01-02 15:04 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" "1900-07-15T12:00:00Z") }}|{{ date "2006-01-02 15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "1969-12-31T23:00:00Z") }}',
+    '{{ date "2006-01-02 15:04 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" "1960-07-15T12:00:00Z") }}|{{ date "2006-01-02 15:04 MST" (toDate "2006-01-02T15:04:05Z07:00" "1960-01-15T12:00:00Z") }}',
+    '{{ range $d := list "2030-03-10T06:59:00Z" "2030-03-10T07:00:00Z" "2030-11-03T05:59:00Z" "2030-11-03T06:00:00Z" "2031-04-06T15:59:00Z" "2031-04-06T16:00:00Z" "2031-10-05T15:59:00Z" "2031-10-05T16:00:00Z" }}{{ date "2006-01-02 15:04 MST -0700" (toDate "2006-01-02T15:04:05Z07:00" $d) }},{{ end }}',
+    '{{ toDate "2006-01-02 15:04 MST" "2030-07-15 12:00 XDT" | unixEpoch }}|{{ toDate "2006-01-02 15:04 MST" "2030-01-15 12:00 XDT" | unixEpoch }}|{{ toDate "2006-01-02 15:04 MST" "2030-07-15 12:00 XST" | unixEpoch }}|{{ toDate "2006-01-02 15:04 MST" "2030-07-15 12:00 ABC" | unixEpoch }}',
+    '{{ toDate "2006-01-02 15:04" "2030-03-10 02:30" | unixEpoch }}|{{ toDate "2006-01-02 15:04" "2030-11-03 01:30" | unixEpoch }}|{{ dateModify "24h" (toDate "2006-01-02 15:04" "2030-03-09 12:00") }}',
+]
+_X = [(-18000, 0, "XST"), (-14400, 1, "XDT")]
+_TZIFS = [
+    # version 2, two transitions, the footer's US-style rule after them
+    ("v2-rule", tzif(2, _X, [(1262329200, 0), (1268550000, 1)], "XST5XDT,M3.2.0,M11.1.0")),
+    # version 1 only: 32-bit transitions, no footer (the last zone for ever)
+    ("v1", tzif(1, _X, [(1262329200, 0), (1268550000, 1), (1289109600, 0)])),
+    # version 3: hours past 24 and below 0 in the rule (as Nuuk's)
+    ("v3-hours", tzif(3, [(-10800, 0, "-03"), (-7200, 1, "-02")], [(1000000000, 0)], "<-03>3<-02>,M3.5.0/-2,M10.5.0/-1")),
+    # southern hemisphere: the DST period wraps the year's end
+    ("south", tzif(2, [(36000, 0, "AEST"), (39600, 1, "AEDT")], [(1000000000, 1)], "AEST-10AEDT,M10.1.0,M4.1.0/3")),
+    # Julian and day-of-year rules, a named DST offset, seconds in offsets
+    ("julian", tzif(2, _X, [(1000000000, 0)], "XST5:30:15XDT4:00:15,J60/1:30,300/25")),
+    # no transitions at all: a fake one at the beginning of time, then the
+    # footer for every instant (before 1970 too)
+    ("notx", tzif(2, _X, [], "XST5XDT,M3.2.0,M11.1.0")),
+    # a fixed zone, its footer with no DST
+    ("fixed", tzif(2, [(19800, 0, "+0530")], [], "<+0530>-5:30")),
+    # the first transition is to DST: the standard zone before it
+    ("first-dst", tzif(2, [(-14400, 1, "XDT"), (-18000, 0, "XST"), (-14400, 1, "XDT")], [(1262329200, 2), (1268550000, 1)])),
+    # a footer that does not parse: the last transition's zone
+    ("bad-footer", tzif(2, _X, [(1262329200, 0), (1268550000, 1)], "XST5XDT,M13.2.0,M11.1.0")),
+    # the version 1 block says one thing, the version 2 block another
+    ("v2-over-v1", tzif(2, _X, [(1262329200, 0)], "XST5", v1_zones=[(3600, 0, "BAD")])),
+    # not TZif, and TZif cut short: Go falls back to UTC
+    ("not-tzif", b"Europe/Rome\n"),
+    ("truncated", tzif(2, _X, [(1262329200, 0), (1268550000, 1)], "XST5XDT,M3.2.0,M11.1.0")[:60]),
+]
+for label, data in _TZIFS:
+    for i, t in enumerate(TZIF_TEMPLATES):
+        c(LZ, f"tzif-{label}-{i:03d}", t, tz="{tzif}", tzif=data)
+for i, t in enumerate(TZIF_TEMPLATES):
+    # ":path" reads the file the same way
+    c(LZ, f"tzif-colon-{i:03d}", t, tz=":{tzif}", tzif=_TZIFS[0][1])
+for label, tz in [("path-tokyo", "/usr/share/zoneinfo/Asia/Tokyo"), ("path-missing", "/nonexistent/zone"),
+                  ("path-dir", "/usr/share/zoneinfo"), ("name-ny", "America/New_York"),
+                  ("posix-string", "EST5EDT,M3.2.0,M11.1.0"), ("dotdot", "../zoneinfo/Asia/Tokyo")]:
+    for i, t in enumerate(TZIF_TEMPLATES):
+        c(LZ, f"{label}-{i:03d}", t, tz=tz)
+
 # ------------------------------------- Helm's objects as data (toJson/toYaml)
 # chart.Metadata, Capabilities, Release and Files printed whole, as Go's
 # encoders see the structs behind them (field order, casing, zero values).
@@ -1712,6 +1796,271 @@ for i, v in enumerate([
     "a: &a [" + ", ".join(["1"] * 300) + "]\nb: [" + ", ".join(["*a"] * 4) + "]\nc: !!int x\n",
 ]):
     c(YE, f"aliases-{i:03d}", "{{ toJson .Values | sha256sum }}", values=v)
+
+# decode.go's order: go-yaml parses the whole document into nodes first,
+# then decodes them in document order (a merge's list from its end),
+# expanding each alias where it stands, counting every node for the
+# alias-bomb check, and stopping at the first failure: a tag it refuses, an
+# alias met inside its own expansion, a merge of what is not a map, a key
+# that is a list or a map, excessive aliasing. A map printed in an error
+# shows the value set last for a key, merges applied.
+_DECODER_TEXTS = [
+    "a: &a {x: 1}\nb: {*a : 1, c: !!int x}\n",
+    "a: &a [1]\nb: {c: !!int x, *a : 1}\n",
+    "b: {<<: [{x: !!int y}, &a {[1]: 2}], c: 1}\n",
+    "b: {<<: [&a {[1]: 2}, {x: !!int y}], c: 1}\n",
+    "b: {<<: [&a {x: !!int y}, *a], c: 1}\n",
+    "b: {<<: [&a {[1]: 1, x: !!int y}, *a]}\n",
+    "b: {<<: [&a {x: !!int y, [1]: 1}, *a]}\n",
+    "a: &a {k: [1]}\nb: {<<: *a, ? [2] : 1}\n",
+    "a: &x [1, *x, !!int y]\n",
+    "a: &x {b: [*x], c: !!int y}\n",
+    "<<: [&x {a: 1}, *x]\n",
+    "<<: [&x {a: *x}, *x]\n",
+    "<<: [&x {a: 1, [1]: 2}, &y {b: *x}]\n",
+    "a: &x {<<: [*x]}\n",
+    "? &k [1]\n: *k\n",
+    "a: &a {b: 1}\n? *a\n: !!int x\n",
+    "x: {<<: [&a 1]}\n",
+    "x: {<<: [&a [1]]}\n",
+    "x: {<<: [{}, &a 1, *b]}\n",
+    "a: &b {x: 1}\nx: {<<: [*b, &a 1]}\n",
+    "x: {<<: &a [{a: 1}, 2]}\ny: {<<: *a}\n",
+    "a: &a {x: 1}\nb: {<<: *a, x: 2}\nc: {x: 2, <<: *a}\n",
+    "a: &a {x: 1, x: 3}\nb: {? {x: 1, x: 2} : 1}\n",
+    "b: {? {x: 1, y: 2, x: 3} : 1}\n",
+    "b: {? {<<: {n: 2}, x: 1} : 1}\n",
+    "b: {? {<<: [{n: 2}, {n: 3, m: 1}], n: 4} : 1}\n",
+    "a: &a <<\nb: {*a : {x: 1}}\n",
+    "b: {! <<: {x: 1}}\n",
+    "b: {'<<': {x: 1}}\n",
+    "b: {!!merge '<<': {x: 1}}\n",
+    "b: {!!str <<: {x: 1}}\n",
+    "a: &a !!int x\nb: *a\n",
+    "a: &a {x: 1}\na2: &a {y: !!int z}\nb: *a\n",
+    "a: &a [1]\nb: [*a, &a [!!float q], *a]\n",
+    "a: &a {<<: {k: [1]}}\n? *a\n: 1\n",
+    "a: [&a {}, *a]\n? *a\n: 1\nc: !!int x\n",
+]
+for i, v in enumerate(_DECODER_TEXTS):
+    c(YE, f"decoder-{i:03d}", '{{ fromYaml (b64dec "%s") | toJson }}' % base64.b64encode(v.encode()).decode())
+for i, v in enumerate(t for t in _DECODER_TEXTS if not t.startswith("<<")):
+    c(YE, f"decoder-values-{i:03d}", "{{ toJson .Values }}", values=v)
+# A failure inside an alias's expansion against the alias-bomb check: a
+# merge's list is decoded from its end, so the alias is expanded before the
+# anchor's own node, and the check may stop it before or after the refused
+# tag inside. Built with `repeat` so the texts stay small here.
+_BOMB_MERGE = ('{{ $t := printf "p: [%%s1]\\nm:\\n  <<: [&a {%%sbad: !!int x, %%sz: 1}, *a]\\n" (repeat %d "1, ") '
+               '(repeat %d "k: 1, ") (repeat %d "k: 1, ") }}{{ $v := fromYaml $t }}{{ $v.Error }}|{{ len ($v.m | default dict) }}')
+_BOMB_LIST = ('{{ $t := printf "p: [%%s1]\\nm: [&a [%%s!!int x, %%s1]]\\nq: {<<: [*a]}\\n" (repeat %d "1, ") '
+              '(repeat %d "1, ") (repeat %d "1, ") }}{{ $v := fromYaml $t }}{{ $v.Error }}|{{ len ($v.m | default list) }}')
+for pad, n, pos in [(20, 600, 10), (20, 2000, 10), (20, 2000, 1000), (20, 2000, 1500), (20, 2000, 1900),
+                    (20, 3000, 1950), (20, 3000, 2050), (5, 1200, 700), (200, 9000, 4000), (200, 30000, 20000)]:
+    c(YE, f"bomb-merge-{pad}-{n}-{pos}", _BOMB_MERGE % (pad, pos, n - pos))
+    c(YE, f"bomb-list-{pad}-{n}-{pos}", _BOMB_LIST % (pad, pos, n - pos))
+for n, pos in [(2000, 1500), (2000, 1900)]:
+    c(YE, f"bomb-merge-values-{n}-{pos}", "{{ toJson .Values | sha256sum }}",
+      values="p: [" + "1, " * 20 + "1]\nm:\n  <<: [&a {" + "k: 1, " * pos + "bad: !!int x, " + "k: 1, " * (n - pos) + "z: 1}, *a]\n")
+# Past 400,000 nodes the allowed ratio of aliased nodes falls as the
+# document grows, so a plain node after the aliases can be the one the
+# check stops at (decode.go checks at every node).
+_BOMB_LATE = ('{{ $t := printf "a: &a [%%s1]\\nb: [*a,*a,*a,*a,*a]\\nc: [%%s1]\\n" (repeat 99999 "1,") (repeat %d "1,") }}'
+              '{{ $v := fromYaml $t }}{{ $v.Error }}|{{ len ($v.c | default list) }}')
+for t in [3_283_715, 3_283_716]:
+    c(YE, f"bomb-late-{t}", _BOMB_LATE % t)
+
+# ---------------------------------------------------------------- engine
+# The templates of Helm's own pkg/engine/engine_test.go (v4.2.3), as cases:
+# include and tpl with their template names and base paths, defines that
+# tpl adds, recursion, required and the rendering of partials.
+EN = "engine"
+for name, tmpl, files, values in [
+    ("title-lower", "{{.Values.outer | title }} {{.Values.inner | title}}|{{.Values.global.callme | lower }}|{{.noValue}}|{{toJson .Values}}",
+     None, "outer: spouter\ninner: inn\nglobal:\n  callme: Ishmael\n"),
+    ("tpl-include-parent", '{{ tpl "{{ include \\"test\\" . }}" . }}', {"templates/_helpers.tpl": '{{- define "test" -}}parent value{{- end -}}'}, ""),
+    ("isroot", "{{.Chart.IsRoot}}|{{.Template.Name}}{{.Chart.Name}}{{.Release.Name}}", None, ""),
+    ("files-author", '{{.Files.author | printf "%s"}} {{.Files.Get "book/title.txt"}}', {"author": "Virgil", "book/title.txt": "Aeneid"}, ""),
+    ("include-partial-indent", '{{include "mychart/templates/_partial" . | indent 2}} dead.', {"templates/_partial": "{{.Release.Name}} - he"}, ""),
+    ("required-missing", 'All your base are belong to {{ required "A valid \'who\' is required" .Values.who }}', None, ""),
+    ("required-present", 'All {{ required "A valid \'bases\' is required" .Values.bases }} of them!', None, "bases: 2\n"),
+    ("tpl-value", 'Evaluate tpl {{tpl "Value: {{ .Values.value}}" .}}', None, "value: myvalue\n"),
+    ("tpl-value-quote", 'Evaluate tpl {{tpl "Value: {{ .Values.value | quote}}" .}}', None, "value: myvalue\n"),
+    ("tpl-include-template-name", '{{ tpl "{{include `mychart/templates/_partial` .  | quote }}" .}}', {"templates/_partial": "{{.Template.Name}}"}, ""),
+    ("include-recursion", '{{include "recursion" . }}', {"templates/recursion": '{{define "recursion"}}{{include "recursion" . }}{{end}}'}, ""),
+    ("tpl-files-defines", "{{ tpl (.Files.Get .Values.filename) . }}",
+     {"templates/_function": '{{define "test-function"}}test-function{{end}}', "test": "{{ tpl (.Files.Get .Values.filename2) .}}",
+      "test2": '{{include "test-function" .}}{{define "nested-define"}}nested-define-content{{end}} {{include "nested-define" .}}'},
+     "filename: test\nfilename2: test2\n"),
+    ("tpl-empty", '{{tpl "" .}}|{{tpl "{{ \\"\\"}}" .}}|{{tpl "{{define \\"not-invoked\\"}}not-rendered{{end}}" .}}', None, ""),
+    ("tpl-template-fields", '{{tpl "{{ .Template.BasePath }}" .}}|{{tpl "{{ .Template.Name }}" .}}|{{tpl "{{ .Template.BasePath }}" .Values.dot}}|{{tpl "{{ .Template.Name }}" .Values.dot}}|{{tpl "{{ .Template.Field }}" .Values.dot}}',
+     None, "dot:\n  Template:\n    BasePath: path/to/template\n    Name: name-of-template\n    Field: extra-field\n"),
+    ("tpl-redefines-partial", '{{tpl "{{define \\"partial\\"}}overridden-in-tpl{{end}}{{include \\"partial\\" .}}" .}}|{{include "partial" .}}',
+     {"templates/_partials": '{{define "partial"}}original-in-partial{{end}}'}, ""),
+    ("tpl-undefined-in-tpl", '{{tpl "{{include \\"nope\\" .}}" .}}', None, ""),
+    ("fail-in-include", '{{ include "f" . }}', {"templates/_f.tpl": '{{ define "f" }}{{ fail "boom" }}{{ end }}'}, ""),
+]:
+    c(EN, name, tmpl, values=values, files=files)
+# pkg/engine/funcs_test.go's templates, their data given as values.
+for i, (tmpl, values) in enumerate([
+    ("{{ toYaml .Values.v }}", "v: {foo: bar}\n"),
+    ("{{ toYamlPretty .Values.v }}", "v: {baz: [1, 2, 3]}\n"),
+    ("{{ toToml .Values.v }}", "v: {foo: bar}\n"),
+    ("{{ fromToml .Values.v }}", 'v: hello = "world"\n'),
+    ("{{ fromToml .Values.v }}", 'v: "\\n[table]\\nkeyInTable = \\"valueInTable\\"\\n[table.subtable]\\nkeyInSubtable = \\"valueInSubTable\\""\n'),
+    ("{{ fromToml .Values.v }}", 'v: "\\n[[tableArray]]\\nkeyInElement0 = \\"valueInElement0\\"\\n[[tableArray]]\\nkeyInElement1 = \\"valueInElement1\\""\n'),
+    ("{{ fromToml .Values.v }}", "v: one\n"),
+    ("{{ toJson .Values.v }}", "v: {foo: bar}\n"),
+    ("{{ fromYaml .Values.v }}", "v: 'hello: world'\n"),
+    ("{{ fromYamlArray .Values.v }}", 'v: "- one\\n- 2\\n- name: helm\\n"\n'),
+    ("{{ fromYamlArray .Values.v }}", "v: '[\"one\", 2, { \"name\": \"helm\" }]'\n"),
+    ("{{ toToml .Values.v }}", "v: {mast: {sail: white}}\n"),
+    ("{{ fromYaml .Values.v }}", 'v: "- one\\n- two\\n"\n'),
+    ("{{ fromJson .Values.v }}", "v: '{\"hello\":\"world\"}'\n"),
+    ("{{ fromJson .Values.v }}", "v: '[\"one\", \"two\"]'\n"),
+    ("{{ fromJsonArray .Values.v }}", "v: '[\"one\", 2, { \"name\": \"helm\" }]'\n"),
+    ("{{ fromJsonArray .Values.v }}", "v: '{\"hello\": \"world\"}'\n"),
+    ("{{ merge .Values.dict (fromYaml .Values.yaml) }}", "dict: {a: {b: c}}\nyaml: '{\"a\":{\"b\":\"d\"}}'\n"),
+    ("{{ merge (fromYaml .Values.yaml) .Values.dict }}", "dict: {a: {b: c}}\nyaml: '{\"a\":{\"b\":\"d\"}}'\n"),
+    ("{{ fromYaml .Values.v }}", "v: '[\"one\", \"two\"]'\n"),
+    ("{{ fromYamlArray .Values.v }}", "v: 'hello: world'\n"),
+    ('{{ lookup "v1" "Namespace" "" "unlikelynamespace99999999" }}', ""),
+    ("{{ mustToToml (dict \"foo\" \"bar\") }}", ""),
+]):
+    c(EN, f"funcs-{i:03d}", tmpl, values=values)
+
+# ---------------------------------------------------------------- schema
+# values.schema.json as Helm v4 checks it (santhosh-tekuri/jsonschema v6):
+# the error tree (a schema's several errors grouped as "validation failed",
+# the root's group lifted, a $ref shown only when it holds more than one
+# cause), each keyword's words, and the draft `$schema` names ($ref alone
+# before 2019-09, exclusiveMinimum a boolean in draft 4). Go visits an
+# object's properties in map order (random), so no case has two failing
+# properties at one level. (Keys such as `n` and `y` are YAML 1.1 booleans:
+# `num` below.) Invalid schemas (Helm checks each against its draft's
+# metaschema) and `format` (asserted before 2019-09) are not here: see
+# DIFFERENCES.md.
+import json as _json
+SC = "schema"
+D7 = "http://json-schema.org/draft-07/schema#"
+D4 = "http://json-schema.org/draft-04/schema#"
+D6 = "http://json-schema.org/draft-06/schema#"
+D2019 = "https://json-schema.org/draft/2019-09/schema"
+D2020 = "https://json-schema.org/draft/2020-12/schema"
+
+
+def schema_case(name, schema, values, draft=D7, sub=None):
+    if draft is not None:
+        schema = dict({"$schema": draft}, **schema)
+    files = {"values.schema.json": _json.dumps(schema)}
+    if sub is not None:
+        files.update({"charts/sub/Chart.yaml": "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+                      "charts/sub/values.schema.json": _json.dumps(sub[0]), "charts/sub/values.yaml": sub[1]})
+    c(SC, name, "ok", values=values, files=files)
+
+
+_obj = {"type": "object", "properties": {"a": {"type": "string"}, "num": {"type": "number", "minimum": 0}}}
+for draft_name, draft in [("d7", D7), ("d4", D4), ("d6", D6), ("d2019", D2019), ("d2020", D2020), ("none", None)]:
+    schema_case(f"{draft_name}-type", _obj, "a: 1\n", draft)
+    schema_case(f"{draft_name}-root-group", dict(_obj, required=["b"]), "a: x\nnum: -1\n", draft)
+    schema_case(f"{draft_name}-nested-group", {"properties": {"o": {"type": "object", "required": ["x", "y"], "properties": {"z": {"maxLength": 1}}}}}, "o:\n  z: abc\n", draft)
+    schema_case(f"{draft_name}-ref-one", {"$ref": "#/definitions/v", "definitions": {"v": _obj}}, "num: -2\n", draft)
+    schema_case(f"{draft_name}-ref-many", {"$ref": "#/definitions/v", "definitions": {"v": dict(_obj, required=["q"])}}, "num: -2\n", draft)
+    schema_case(f"{draft_name}-ref-siblings", {"$ref": "#/definitions/v", "required": ["zz"], "definitions": {"v": _obj}}, "a: x\n", draft)
+    if draft == D4:
+        schema_case(f"{draft_name}-exclusive", {"properties": {"num": {"minimum": 5, "exclusiveMinimum": True, "maximum": 3, "exclusiveMaximum": True}}}, "num: 5\n", draft)
+    else:
+        schema_case(f"{draft_name}-exclusive", {"properties": {"num": {"exclusiveMinimum": 5, "exclusiveMaximum": 3}}}, "num: 5\n", draft)
+    schema_case(f"{draft_name}-const", {"properties": {"c": {"const": "x"}, "d": {"const": [1]}}}, "c: z\n", draft)
+    schema_case(f"{draft_name}-const-list", {"properties": {"d": {"const": [1]}}}, "d: [2]\n", draft)
+    schema_case(f"{draft_name}-if", {"if": {"properties": {"k": {"const": 1}}}, "then": {"required": ["t"]}, "else": {"required": ["e"]}}, "k: 1\n", draft)
+    if draft in (D4, D6, D7, D2019):
+        schema_case(f"{draft_name}-items", {"properties": {"l": {"items": [{"type": "string"}, {"type": "number"}], "additionalItems": False}}}, "l: [a, b, c, d]\n", draft)
+        schema_case(f"{draft_name}-items-more", {"properties": {"l": {"items": [{"type": "string"}], "additionalItems": {"type": "number"}}}}, "l: [a, b, c]\n", draft)
+    schema_case(f"{draft_name}-prefix", {"properties": {"l": {"prefixItems": [{"type": "string"}], "items": {"type": "number"}}}}, "l: [a, b, c]\n", draft)
+    schema_case(f"{draft_name}-contains", {"properties": {"l": {"contains": {"type": "string"}, "minContains": 2, "maxContains": 1}}}, "l: [1, a, 2]\n", draft)
+    schema_case(f"{draft_name}-deps", {"dependencies": {"a": ["b", "c"]}, "dependentRequired": {"a": ["d"]}, "propertyNames": {"maxLength": 3}}, "a: 1\nlong: 2\n", draft)
+for i, (schema, values) in enumerate([
+    ({"type": "object", "required": ["a", "b", "c"]}, "x: 1\n"),
+    ({"required": ["a"]}, "{}\n"),
+    ({"properties": {"e": {"enum": ["a", "b", 3, None, True]}}}, "e: z\n"),
+    ({"properties": {"e": {"enum": ["only"]}}}, "e: z\n"),
+    ({"properties": {"e": {"enum": [[1], {"a": 1}]}}}, "e: z\n"),
+    ({"properties": {"e": {"enum": [1.5, 2]}}}, "e: 1\n"),
+    ({"properties": {"t": {"type": ["string", "null", "integer", "array"]}}}, "t: 1.5\n"),
+    ({"properties": {"t": {"type": "integer"}}}, "t: 1.0\n"),
+    ({"properties": {"t": {"type": "integer"}}}, "t: 2.5\n"),
+    ({"properties": {"t": {"type": "object"}}}, "t: [1]\n"),
+    ({"properties": {"t": {"type": "boolean"}}}, "t: ~\n"),
+    ({"additionalProperties": False, "properties": {"a": {}}}, "a: 1\nb: 2\nc: 3\n"),
+    ({"patternProperties": {"^x": {"type": "string"}}, "additionalProperties": {"type": "number"}}, "xa: 1\n"),
+    ({"patternProperties": {"^x": {"type": "string"}}, "additionalProperties": {"type": "number"}}, "y: s\n"),
+    ({"properties": {"s": {"pattern": "^a+$", "minLength": 5}}}, "s: \"it's \\\"b\\\"\"\n"),
+    ({"properties": {"s": {"maxLength": 2}}}, "s: héllo\n"),
+    ({"properties": {"num": {"multipleOf": 0.1}}}, "num: 0.3\n"),
+    ({"properties": {"num": {"multipleOf": 0.1}}}, "num: 0.35\n"),
+    ({"properties": {"num": {"multipleOf": 3, "maximum": 2}}}, "num: 4\n"),
+    ({"properties": {"num": {"exclusiveMaximum": 1e21}}}, "num: 1e22\n"),
+    ({"properties": {"l": {"uniqueItems": True, "minItems": 5, "maxItems": 1}}}, "l: [1, a, 1.0, a]\n"),
+    ({"properties": {"l": {"uniqueItems": True}}}, "l: [{a: 1}, {a: 1.0}]\n"),
+    ({"properties": {"o": {"minProperties": 3, "maxProperties": 0}}}, "o: {a: 1}\n"),
+    ({"properties": {"v": {"allOf": [{"type": "string"}, {"minimum": 1}, {"maximum": 0}]}}}, "v: 5\n"),
+    ({"properties": {"v": {"anyOf": [{"type": "string"}, {"type": "array", "minItems": 1}]}}}, "v: 5\n"),
+    ({"properties": {"v": {"oneOf": [{"type": "string"}, {"maxLength": 1}]}}}, "v: abc\n"),
+    ({"properties": {"v": {"oneOf": [{"type": "string"}, {"maxLength": 5}]}}}, "v: abc\n"),
+    ({"properties": {"v": {"oneOf": [{"type": "number"}, {"type": "boolean"}]}}}, "v: abc\n"),
+    ({"properties": {"v": {"not": {"type": "string"}}}}, "v: abc\n"),
+    ({"properties": {"a/b": {"properties": {"c~d": {"type": "string"}}}}}, "a/b:\n  c~d: 1\n"),
+    ({"properties": {"it's": {"type": "string"}}}, "\"it's\": 1\n"),
+    ({"properties": {"f": False}}, "f: 1\n"),
+    ({"properties": {"o": {"properties": {"p": {"properties": {"q": {"required": ["r", "s"], "minProperties": 9}}}}}}}, "o: {p: {q: {}}}\n"),
+    ({"properties": {"o": {"$ref": "#/definitions/d"}}, "definitions": {"d": {"required": ["x"], "minProperties": 2}}}, "o: {}\n"),
+    ({"properties": {"o": {"$ref": "#/definitions/d"}}, "definitions": {"d": {"$ref": "#/definitions/e"}, "e": {"type": "string"}}}, "o: {}\n"),
+    ({"properties": {"num": {"multipleOf": 0.01}}}, "num: 1.23\n"),
+    ({"properties": {"num": {"multipleOf": 7}}}, "num: -21\n"),
+    ({"properties": {"num": {"minimum": -1.5, "maximum": 1e300}}}, "num: -2\n"),
+    ({"properties": {"e": {"enum": ["a"]}, "c": {"const": None}}}, "c: 1\n"),
+    ({"properties": {"l": {"contains": {"const": 5}}}}, "l: [1, 2]\n"),
+    ({"properties": {"o": {"anyOf": [{"required": ["a"]}, {"required": ["b"], "minProperties": 3}]}}}, "o: {c: 1}\n"),
+    ({"properties": {"o": {"allOf": [{"$ref": "#/definitions/r"}]}}, "definitions": {"r": {"required": ["x"], "properties": {"p": {"type": "string"}}}}}, "o: {p: 1}\n"),
+    ({"properties": {"o": {"additionalProperties": {"type": "string"}, "propertyNames": {"pattern": "^[a-z]+$"}}}}, "o: {B: x, c: 1}\n"),
+    # Numbers in messages as golang.org/x/text/message prints them (English).
+    ({"properties": {"num": {"minimum": 1234.5}}}, "num: 1000\n"),
+    ({"properties": {"num": {"maximum": -1234567.25}}}, "num: 1e6\n"),
+    ({"properties": {"num": {"maximum": 0.000001}}}, "num: 0.00002\n"),
+    ({"properties": {"num": {"maximum": 123456789012}}}, "num: 1.5e15\n"),
+    ({"properties": {"num": {"multipleOf": 1000}}}, "num: 1234\n"),
+    ({"properties": {"num": {"maximum": 0.0001}}}, "num: 0.00015\n"),
+    ({"properties": {"s": {"minLength": 1500}}}, "s: abc\n"),
+    ({"properties": {"l": {"minItems": 2000}}}, "l: [1]\n"),
+    ({"properties": {"num": {"enum": [1500, 2.5e30, 1e-7]}}}, "num: 1\n"),
+    ({"properties": {"num": {"const": 123456}}}, "num: 1\n"),
+    ({"properties": {"num": {"exclusiveMinimum": 100000}}}, "num: 100000\n"),
+]):
+    schema_case(f"keyword-{i:03d}", schema, values)
+# A schema that is not valid against its draft's metaschema (drafts 4, 6
+# and 7): Helm refuses it before reading any value, the chart's error
+# without a newline of its own.
+for draft_name, draft in [("d7", D7), ("d4", D4), ("d6", D6)]:
+    for i, sch in enumerate([
+        {"properties": {"a": {"type": "string", "required": True}}},
+        {"properties": {"a": {"minimum": "x"}}},
+        {"type": "objekt"},
+        {"properties": 5},
+        {"properties": {"a": {"minLength": -1}}},
+        {"properties": {"a": {"minLength": 1.5}}},
+        {"properties": {"a": {"enum": []}}},
+        {"properties": {"a": {"items": [5]}}},
+        {"properties": {"a": {"allOf": []}}},
+        {"definitions": {"x": {"type": ["string", "string"]}}},
+        {"properties": {"a": {"multipleOf": 0}}},
+        {"properties": {"a": {"dependencies": {"b": 5}}}},
+    ]):
+        schema_case(f"meta-{draft_name}-{i:03d}", sch, "a: x\n", draft)
+schema_case("meta-then-subchart", {"properties": 5}, "sub:\n  n: x\n", sub=({"required": ["m"]}, "n: 1\n"))
+schema_case("meta-https-no-hash", dict({"$schema": "https://json-schema.org/draft-07/schema"}, properties=5), "a: 1\n", None)
+schema_case("subchart-one", {"type": "object"}, "sub:\n  n: x\n", sub=({"properties": {"n": {"type": "number"}}, "required": ["m"]}, "n: 1\n"))
+schema_case("subchart-both", {"required": ["top"]}, "sub:\n  n: x\n", sub=({"properties": {"n": {"type": "number"}}}, "n: 1\n"))
+schema_case("subchart-not-a-map", {"type": "object"}, "sub: 5\n", sub=({"type": "object"}, "n: 1\n"))
 
 # ---------------------------------------------------------------- yamlreader
 # go-yaml's reader decodes 512 bytes at a time, when the scanner needs more

@@ -141,6 +141,17 @@ fn cases() -> Vec<Case> {
         case("yaml-flow-mapping-lines", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: {a: 1,\n  b: 2\n\n")]),
         case("yaml-anchor-contains-itself", "rel", &[("Chart.yaml", CHART), t("kind: A\nx: &a [*a]\n")]),
         case("yaml-bom-inside", "rel", &[("Chart.yaml", CHART), t("kind: A\n\u{feff}x: 1\n")]),
+        // decode.go's order in a manifest: a merge's list is decoded from its
+        // end, so the alias is expanded before its anchor's node and the
+        // alias-bomb check stops it before the refused tag inside; a map
+        // printed in an invalid-key error shows its merges applied.
+        case("yaml-refused-tag-inside-expansion", "rel", &[("Chart.yaml", CHART),
+            t("kind: A\n{{ printf \"p: [%s1]\\nm:\\n  <<: [&a {%sbad: !!int x, %sz: 1}, *a]\\n\" (repeat 20 \"1, \") (repeat 1500 \"k: 1, \") (repeat 500 \"k: 1, \") }}")]),
+        case("yaml-refused-tag-before-bomb-check", "rel", &[("Chart.yaml", CHART),
+            t("kind: A\n{{ printf \"p: [%s1]\\nm:\\n  <<: [&a {%sbad: !!int x, %sz: 1}, *a]\\n\" (repeat 20 \"1, \") (repeat 1000 \"k: 1, \") (repeat 1000 \"k: 1, \") }}")]),
+        case("yaml-invalid-key-merged-map", "rel", &[("Chart.yaml", CHART), t("kind: A\nb: {? {<<: {q: 2}, x: 1, x: 3} : 1}\n")]),
+        case("yaml-invalid-key-then-refused-tag", "rel", &[("Chart.yaml", CHART), t("kind: A\na: &a {x: 1}\nb: {*a : 1, c: !!int x}\n")]),
+        case("yaml-alias-of-merge-key", "rel", &[("Chart.yaml", CHART), t("kind: A\na: &a <<\nb: {*a : {x: 1}}\n")]),
         // What the decoder and sigs.k8s.io/yaml refuse below the head.
         case("deep-null-key", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  ? \n")]),
         case("deep-list-key", "rel", &[("Chart.yaml", CHART), t("kind: A\nspec:\n  ? [1]\n  : 2\n")]),
@@ -174,6 +185,89 @@ fn cases() -> Vec<Case> {
             ("Chart.yaml", b"apiVersion: v2\nname: mychart\nversion: 0.1.0\nkubeVersion: '>= 1.20.0-0'\n"),
             t("kind: ConfigMap\n")]),
     ];
+    // Chart archives as Helm's archive.LoadArchiveFiles reads them: every
+    // entry that is not a directory is a file (links, devices and FIFOs
+    // with no data), the first path element is dropped, and the rest is
+    // refused when it is outside the chart's folder, above it, absolute or
+    // a drive path.
+    let chart_yaml = ("c/Chart.yaml", b'0', CHART);
+    let tmpl = (
+        "c/templates/t.yaml",
+        b'0',
+        &b"kind: ConfigMap\nx: {{ .Files.Get \"l\" | quote }}|{{ len (.Files.Glob \"**\") }}\n"[..],
+    );
+    for (name, entries) in [
+        (
+            "tgz-symlink-is-empty-file",
+            vec![chart_yaml, tmpl, ("c/l", b'2', &b""[..])],
+        ),
+        (
+            "tgz-hardlink-is-empty-file",
+            vec![chart_yaml, tmpl, ("c/l", b'1', &b""[..])],
+        ),
+        ("tgz-char-device-only", vec![("dev/null", b'3', &b""[..])]),
+        ("tgz-fifo", vec![chart_yaml, tmpl, ("c/l", b'6', &b""[..])]),
+        (
+            "tgz-entry-without-folder",
+            vec![chart_yaml, tmpl, ("README", b'0', &b"x"[..])],
+        ),
+        ("tgz-chart-yaml-at-top", vec![("Chart.yaml", b'0', CHART)]),
+        (
+            "tgz-chart-yaml-folder",
+            vec![chart_yaml, tmpl, ("Chart.yaml/x", b'0', &b"x"[..])],
+        ),
+        (
+            "tgz-dot-entry",
+            vec![chart_yaml, tmpl, ("c/.", b'0', &b"x"[..])],
+        ),
+        (
+            "tgz-parent",
+            vec![chart_yaml, tmpl, ("c/../x", b'0', &b"x"[..])],
+        ),
+        (
+            "tgz-dotdot-prefix",
+            vec![chart_yaml, tmpl, ("c/..x", b'0', &b"x"[..])],
+        ),
+        (
+            "tgz-drive-path",
+            vec![chart_yaml, tmpl, ("c/C:/x", b'0', &b"x"[..])],
+        ),
+        (
+            "tgz-backslashes",
+            vec![
+                ("c\\Chart.yaml", b'0', CHART),
+                ("c\\templates\\t.yaml", b'0', &b"kind: ConfigMap\n"[..]),
+            ],
+        ),
+        (
+            "tgz-bom",
+            vec![
+                (
+                    "c/Chart.yaml",
+                    b'0',
+                    &b"\xef\xbb\xbfapiVersion: v2\nname: mychart\nversion: 0.1.0\n"[..],
+                ),
+                tmpl,
+                ("c/l", b'0', &b"\xef\xbb\xbfhi"[..]),
+            ],
+        ),
+        (
+            "tgz-dir-entries",
+            vec![
+                ("c/", b'5', &b""[..]),
+                chart_yaml,
+                ("c/templates/", b'5', &b""[..]),
+                tmpl,
+            ],
+        ),
+        ("tgz-v7-dir", vec![("c/d/", 0, &b""[..]), chart_yaml, tmpl]),
+    ] {
+        v.push(Case {
+            name,
+            release: "rel".into(),
+            files: vec![("mychart.tgz", tgz(&entries))],
+        });
+    }
     // Release names.
     for name in [
         "Foo",
@@ -199,7 +293,42 @@ fn cases() -> Vec<Case> {
     v
 }
 
+/// A gzipped ustar archive of (name, type flag, data) entries.
+fn tgz(entries: &[(&str, u8, &[u8])]) -> Vec<u8> {
+    use std::io::Write;
+    let mut tar = Vec::new();
+    for (name, kind, data) in entries {
+        let mut h = [0u8; 512];
+        h[..name.len()].copy_from_slice(name.as_bytes());
+        h[100..107].copy_from_slice(b"0000644");
+        h[108..115].copy_from_slice(b"0000000");
+        h[116..123].copy_from_slice(b"0000000");
+        h[124..135].copy_from_slice(format!("{:011o}", data.len()).as_bytes());
+        h[136..147].copy_from_slice(b"00000000000");
+        h[156] = *kind;
+        h[257..263].copy_from_slice(b"ustar\0");
+        h[263..265].copy_from_slice(b"00");
+        h[148..156].copy_from_slice(b"        ");
+        let sum: u32 = h.iter().map(|&b| u32::from(b)).sum();
+        h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        tar.extend_from_slice(&h);
+        tar.extend_from_slice(data);
+        tar.resize(tar.len().div_ceil(512) * 512, 0);
+    }
+    tar.resize(tar.len() + 1024, 0);
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(&tar).unwrap();
+    e.finish().unwrap()
+}
+
 fn write_chart(root: &Path, i: usize, c: &Case) -> PathBuf {
+    if let [("mychart.tgz", data)] = &c.files[..] {
+        let dir = root.join(format!("c{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("mychart.tgz");
+        std::fs::write(&f, data).unwrap();
+        return f;
+    }
     let dir = root.join(format!("c{i}")).join("mychart");
     for (p, b) in &c.files {
         let f = dir.join(p);

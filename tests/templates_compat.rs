@@ -76,8 +76,25 @@ fn run_case(case: &Map) -> Result<(), String> {
                 },
                 ..Default::default()
             };
-            // Cases Helm rendered in a process with TZ set (area localzone).
-            let tz = get(case, "tz").map(|v| s(&v));
+            // Cases Helm rendered in a process with TZ set (area localzone);
+            // "{tzif}" in it is the path of the case's own zone file.
+            let mut tz = get(case, "tz").map(|v| s(&v));
+            let zone_file = get(case, "tzif").map(|b64| {
+                use base64::Engine as _;
+                let data = base64::engine::general_purpose::STANDARD
+                    .decode(s(&b64))
+                    .expect("tzif is base64");
+                let path = std::env::temp_dir().join(format!(
+                    "navique-tc-zone-{}-{}",
+                    std::process::id(),
+                    s(&case["name"])
+                ));
+                std::fs::write(&path, data).expect("write zone file");
+                tz = tz
+                    .as_ref()
+                    .map(|t| t.replace("{tzif}", &path.to_string_lossy()));
+                path
+            });
             navique_ai_core_operator::gotmpl::funcs::set_local_zone(tz.as_deref());
             // Helm's output reaches the oracle through encoding/json, which
             // shows each byte that is not UTF-8 as U+FFFD.
@@ -93,6 +110,9 @@ fn run_case(case: &Map) -> Result<(), String> {
                 })
                 .map_err(|e| (false, e.to_string()));
             navique_ai_core_operator::gotmpl::funcs::set_local_zone(None);
+            if let Some(path) = zone_file {
+                let _ = std::fs::remove_file(path);
+            }
             out
         }
     };

@@ -301,44 +301,73 @@ pub fn archive_files(data: &[u8]) -> Result<Vec<File>, LoadError> {
     tar_files(&bytes::Bytes::from(raw))
 }
 
+/// Helm's archive.LoadArchiveFiles over the tar entries: every entry that
+/// is not a directory is a file (a link, a device or a FIFO with no data);
+/// the first path element is the chart's folder and is dropped; the rest is
+/// cleaned and refused when absolute, outside the folder, above it or a
+/// drive path; sizes are limited per file and for the whole chart.
 fn tar_files(raw: &bytes::Bytes) -> Result<Vec<File>, LoadError> {
     let mut files: Vec<File> = Vec::new();
+    let too_large = || {
+        err(format!(
+            "decompressed chart is larger than the maximum size {MAX_DECOMPRESSED_CHART_SIZE}"
+        ))
+    };
+    let mut remaining = MAX_DECOMPRESSED_CHART_SIZE as i64;
     for entry in TarEntries::new(raw) {
         let entry = entry?;
-        let name = String::from_utf8_lossy(&entry.name).replace('\\', "/");
-        match entry.kind {
-            b'5' => continue,
-            b'1' | b'2' => return err(format!("chart contains a link: {name}")),
-            b'0' | 0 | b'7' => {}
-            _ => continue,
-        }
-        // Drop the top folder.
-        let parts: Vec<&str> = name.splitn(2, '/').collect();
-        if parts.len() < 2 {
+        let name = crate::value::gostr::from_vec(entry.name.clone());
+        // FileInfo().IsDir(): a directory entry, or a V7 file named with a
+        // trailing slash.
+        if entry.kind == b'5' || (entry.kind == 0 && name.ends_with('/')) {
             continue;
         }
-        let rel = parts[1];
-        if name.starts_with('/') || rel.starts_with('/') {
-            return err(format!("chart illegally contains absolute paths"));
+        // Archives made on Windows separate with '\\'.
+        let delimiter = if name.contains('\\') { '\\' } else { '/' };
+        let parts: Vec<&str> = name.split(delimiter).collect();
+        let n = parts[1..]
+            .join(&delimiter.to_string())
+            .replace(delimiter, "/");
+        if n.starts_with('/') {
+            return err("chart illegally contains absolute paths");
         }
-        let clean = crate::gotmpl::funcs::strings::path_clean(rel);
-        if clean.starts_with("../") || clean == ".." || rel.split('/').any(|s| s == "..") {
-            return err(format!("chart illegally references parent directory"));
-        }
-        if entry.data.len() as u64 > MAX_DECOMPRESSED_FILE_SIZE {
+        let n = crate::gotmpl::funcs::strings::path_clean(&n);
+        if n == "." {
             return err(format!(
-                "decompressed chart file {:?} is larger than the maximum file size {}",
-                rel, MAX_DECOMPRESSED_FILE_SIZE
+                "chart illegally contains content outside the base directory: {}",
+                crate::gotmpl::format::quote_go(&name)
             ));
         }
-        let buf = raw.slice_ref(entry.data);
-        if let Some(existing) = files.iter_mut().find(|f| f.name == clean) {
+        if n.starts_with("..") {
+            return err("chart illegally references parent directory");
+        }
+        let b = n.as_bytes();
+        if b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'/' {
+            return err("chart contains illegally named files");
+        }
+        if parts[0] == "Chart.yaml" {
+            return err("chart yaml not in base directory");
+        }
+        if entry.size > remaining {
+            return too_large();
+        }
+        if entry.size > MAX_DECOMPRESSED_FILE_SIZE as i64 {
+            return err(format!(
+                "decompressed chart file {} is larger than the maximum file size {}",
+                crate::gotmpl::format::quote_go(&name),
+                MAX_DECOMPRESSED_FILE_SIZE
+            ));
+        }
+        let written = entry.data.len().min(remaining.max(0) as usize);
+        remaining -= written as i64;
+        if (written as i64) < entry.size || remaining <= 0 {
+            return too_large();
+        }
+        let buf = raw.slice_ref(&entry.data[..written]);
+        if let Some(existing) = files.iter_mut().find(|f| f.name == n) {
             existing.data = buf;
         } else {
-            files.push(File {
-                name: clean,
-                data: buf,
-            });
+            files.push(File { name: n, data: buf });
         }
     }
     if files.is_empty() {
@@ -350,6 +379,8 @@ fn tar_files(raw: &bytes::Bytes) -> Result<Vec<File>, LoadError> {
 struct TarEntry<'a> {
     name: Vec<u8>,
     kind: u8,
+    /// The size its header gives (a link's, a device's: no data follows).
+    size: i64,
     data: &'a [u8],
 }
 
@@ -423,11 +454,18 @@ impl<'a> Iterator for TarEntries<'a> {
             };
             let kind = h[156];
             let start = self.pos + 512;
-            let Some(data) = self.raw.get(start..start + size as usize) else {
+            // archive/tar: header-only types carry no data, whatever their
+            // size says.
+            let stored = if matches!(kind, b'1' | b'2' | b'3' | b'4' | b'5' | b'6') {
+                0
+            } else {
+                size as usize
+            };
+            let Some(data) = self.raw.get(start..start + stored) else {
                 self.done = true;
                 return Some(err("unexpected EOF"));
             };
-            self.pos = start + (size as usize).div_ceil(512) * 512;
+            self.pos = start + stored.div_ceil(512) * 512;
             let mut name = cstr(&h[0..100]).to_vec();
             if &h[257..262] == b"ustar" {
                 let prefix = cstr(&h[345..500]);
@@ -465,13 +503,20 @@ impl<'a> Iterator for TarEntries<'a> {
                     }
                     continue;
                 }
-                b'g' => continue,
+                // Global PAX headers and GNU long link names: read by
+                // archive/tar itself, never entries.
+                b'g' | b'K' => continue,
                 _ => {}
             }
             if let Some(n) = self.long_name.take() {
                 name = n;
             }
-            return Some(Ok(TarEntry { name, kind, data }));
+            return Some(Ok(TarEntry {
+                name,
+                kind,
+                size: size.min(i64::MAX as u64) as i64,
+                data,
+            }));
         }
     }
 }

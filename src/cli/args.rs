@@ -18,6 +18,8 @@ const SWITCHES: &[&str] = &[
     "--skip-schema-validation",
     "--validate",
     "--debug",
+    "--generate-name",
+    "-g",
     "--wait",
     "--wait-for-jobs",
     "--atomic",

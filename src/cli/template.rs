@@ -99,19 +99,12 @@ fn set_leaf(m: &mut Map, v: Value) {
 pub fn run(a: &Args) -> Result<(), String> {
     crate::par::one_shot();
     let pos = &a.positional;
-    let (name, chart_path) = match pos.len() {
-        1 => (
-            a.one(&["--name-template"])
-                .unwrap_or_else(|| "release-name".into()),
-            pos[0].clone(),
-        ),
-        2 => (pos[0].clone(), pos[1].clone()),
-        _ => {
-            return Err(format!(
-                "\"navique-operator template\" requires at least 1 argument\n\n{USAGE}"
-            ))
-        }
-    };
+    if pos.is_empty() {
+        return Err(format!(
+            "\"navique-operator template\" requires at least 1 argument\n\n{USAGE}"
+        ));
+    }
+    let (name, chart_path) = name_and_chart(a)?;
     let namespace = a
         .one(&["-n", "--namespace"])
         .unwrap_or_else(|| "default".into());
@@ -164,14 +157,42 @@ pub fn run(a: &Args) -> Result<(), String> {
     // rendered: Helm's template command then points at --debug.
     const DEBUG_HINT: &str = "\n\nUse --debug flag to render out invalid YAML";
     let mut rendered = render_chart(&chart, &user, &opts).map_err(|e| {
-        if e.while_rendering_resources() {
-            format!("{e}{DEBUG_HINT}")
-        } else {
+        if !e.while_rendering_resources() {
             e.to_string()
+        } else if a.flag("--debug") {
+            // The release holds an empty manifest: --debug prints it.
+            println!();
+            e.to_string()
+        } else {
+            format!("{e}{DEBUG_HINT}")
         }
     })?;
-    let sorted = sort_manifests(std::mem::take(&mut rendered.files), rendered.chart.name())
-        .map_err(|e| format!("{e}{DEBUG_HINT}"))?;
+    let debug = a.flag("--debug");
+    let files = std::mem::take(&mut rendered.files);
+    // With --debug Helm prints what was rendered before the error (every
+    // file that is not blank; Go's map order, here the files' order).
+    let blob = debug.then(|| {
+        files
+            .iter()
+            .filter(|(_, text)| !text.trim().is_empty())
+            .map(|(name, text)| format!("---\n# Source: {name}\n{text}\n"))
+            .collect::<String>()
+    });
+    let sorted = match sort_manifests(files, rendered.chart.name()) {
+        Ok(sorted) => sorted,
+        Err(e) => {
+            if let Some(blob) = blob {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let text = format!("{}\n", blob.trim());
+                out.write_all(&crate::value::gostr::to_bytes(&text))
+                    .and_then(|_| out.flush())
+                    .map_err(|e| e.to_string())?;
+                return Err(e.to_string());
+            }
+            return Err(format!("{e}{DEBUG_HINT}"));
+        }
+    };
     let crds: Vec<(String, String)> = if a.flag("--include-crds") && !a.flag("--skip-crds") {
         crd_objects(&rendered.chart, None)
             .into_iter()
@@ -226,6 +247,35 @@ pub fn run(a: &Args) -> Result<(), String> {
         .write_all(&crate::value::gostr::to_bytes(&out))
         .map_err(|e| e.to_string())?;
     Ok(())
+}
+
+/// Helm's Install.NameAndChart for `helm template` (its ReleaseName is
+/// "release-name"): two arguments are a name and a chart, one a chart named
+/// by `--name-template` when given.
+fn name_and_chart(a: &Args) -> Result<(String, String), String> {
+    let pos = &a.positional;
+    let name_template = a.one(&["--name-template"]).unwrap_or_default();
+    if pos.len() > 2 {
+        return Err(format!(
+            "expected at most two arguments, unexpected arguments: {}",
+            pos[2..].join(", ")
+        ));
+    }
+    if pos.len() == 2 {
+        if a.flag("--generate-name") || a.flag("-g") {
+            return Err("cannot set --generate-name and also specify a name".into());
+        }
+        if !name_template.is_empty() {
+            return Err("cannot set --name-template and also specify a name".into());
+        }
+        return Ok((pos[0].clone(), pos[1].clone()));
+    }
+    if !name_template.is_empty() {
+        let name =
+            crate::gotmpl::render_name_template(&name_template).map_err(|e| e.to_string())?;
+        return Ok((name, pos[0].clone()));
+    }
+    Ok(("release-name".into(), pos[0].clone()))
 }
 
 /// Trims the text the pieces make up together, as `str::trim` trims it.

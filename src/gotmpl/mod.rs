@@ -22,3 +22,17 @@ pub fn render_str(name: &str, text: &str, data: Value) -> Result<String, Error> 
     let out = exec.execute(name, data)?;
     Ok(out.replace("<no value>", ""))
 }
+
+/// Helm's action.TemplateName (`--name-template`): the text parsed as template
+/// "name-template" with Sprig's functions only (`env` and `expandenv`
+/// included, Helm's own not) and executed with nil data, `<no value>` kept.
+pub fn render_name_template(text: &str) -> Result<String, Error> {
+    const NAME: &str = "name-template";
+    let trees = parse::parse(NAME, NAME, text, &funcs::exists_in_sprig).map_err(Error::Parse)?;
+    let mut set = TemplateSet::new();
+    for t in trees {
+        set.add(t);
+    }
+    let mut exec = Exec::new(&set);
+    exec.execute(NAME, Value::Nil)
+}

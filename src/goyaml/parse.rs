@@ -8,25 +8,14 @@ use super::resolve::{resolve_plain, Scalar};
 use crate::value::{Map, Value};
 use std::collections::HashMap;
 
-/// A YAML node with go-yaml v2 types, before JSON conversion.
+/// A YAML node as go-yaml v2's decoder leaves it in `interface{}` (aliases
+/// expanded, merges applied), before sigs.k8s.io/yaml's JSON conversion.
 #[derive(Debug, Clone)]
 pub enum Node {
     Scalar(Scalar),
     Seq(Vec<Node>),
-    /// Keys in document order; duplicates are resolved on conversion.
+    /// Keys in the order the decoder sets them; a later duplicate wins.
     Map(Vec<(Node, Node)>),
-    /// What go-yaml's decoder refuses once the whole document has parsed
-    /// (a tagged scalar it cannot resolve, an alias inside its own
-    /// anchor's value), with the kind of node it stands for: reported by
-    /// `decode_check` in the decoder's order.
-    Fail(String, Kind),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Scalar,
-    Seq,
-    Map,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -154,20 +143,42 @@ impl<'a> Events<'a> {
     }
 }
 
-enum Anchored {
-    /// A collection still being read (its id and kind).
-    Open(usize, Kind),
-    /// A node, and how many nodes the decoder walks in it.
-    Done(Node, u64),
+/// A node of go-yaml's parser (decode.go's `node`), before decoding: the
+/// whole first document is read into these before the decoder starts.
+struct GNode {
+    kind: GKind,
+    /// The scalar's text; for an alias, its anchor's name.
+    value: String,
+    tag: String,
+    implicit: bool,
+    children: Vec<usize>,
+    /// For an alias, the node its anchor named when the alias was read.
+    alias: usize,
+    /// Reachable through an alias (anchored, or inside an anchored node):
+    /// the decoder may walk it more than once, so it is copied, not moved.
+    shared: bool,
+    /// decoder.aliases: this alias is being expanded.
+    expanding: bool,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GKind {
+    Scalar,
+    Seq,
+    Map,
+    Alias,
+}
+
+/// decode.go's parser: the node tree of the first document, anchors
+/// recorded as each node starts (so an alias inside its anchor's value
+/// points at the node still being read, and a later anchor of the same
+/// name replaces the earlier one for what follows).
 struct Loader<'a> {
     ev: Events<'a>,
-    anchors: HashMap<Vec<u8>, Anchored>,
-    open_ids: usize,
-    /// The decoder's decodeCount and aliasCount, counted as it would.
-    decode_count: u64,
-    alias_count: u64,
+    nodes: Vec<GNode>,
+    anchors: HashMap<Vec<u8>, usize>,
+    /// How many anchored collections are open around the current node.
+    in_anchor: usize,
 }
 
 /// decode.go's allowedAliasRatio.
@@ -191,113 +202,235 @@ fn text_of(v: Vec<u8>) -> String {
 }
 
 impl<'a> Loader<'a> {
-    /// parser.parse() below the document: the node and how many nodes the
-    /// decoder walks in it (an alias and all of its anchor's value).
-    fn node(&mut self) -> Result<(Node, u64), YamlError> {
-        self.decode_count += 1;
+    fn push(&mut self, kind: GKind, anchor: Option<Vec<u8>>) -> usize {
+        let id = self.nodes.len();
+        self.nodes.push(GNode {
+            kind,
+            value: String::new(),
+            tag: String::new(),
+            implicit: false,
+            children: Vec::new(),
+            alias: 0,
+            shared: self.in_anchor > 0 || anchor.is_some(),
+            expanding: false,
+        });
+        if let Some(a) = anchor {
+            self.anchors.insert(a, id);
+        }
+        id
+    }
+
+    /// parser.parse() below the document.
+    fn node(&mut self) -> Result<usize, YamlError> {
         match self.ev.peek()? {
             EventType::Scalar => {
                 let e = self.ev.expect(EventType::Scalar)?;
-                let implicit = e.implicit;
-                let tag = text_of(e.tag);
-                let n = match resolve_scalar(text_of(e.value), &tag, implicit) {
-                    Ok(s) => Node::Scalar(s),
-                    Err(err) => Node::Fail(err.msg, Kind::Scalar),
-                };
-                if let Some(a) = e.anchor {
-                    self.anchors.insert(a, Anchored::Done(n.clone(), 1));
-                }
-                Ok((n, 1))
+                let id = self.push(GKind::Scalar, e.anchor);
+                let n = &mut self.nodes[id];
+                n.value = text_of(e.value);
+                n.tag = text_of(e.tag);
+                n.implicit = e.implicit;
+                Ok(id)
             }
             EventType::Alias => {
                 let name = self.ev.current()?.anchor.clone().unwrap_or_default();
-                let n = match self.anchors.get(&name) {
-                    None => {
-                        return Err(failf(format!(
-                            "unknown anchor '{}' referenced",
-                            text_of(name)
-                        )))
-                    }
-                    Some(Anchored::Done(n, w)) => {
-                        // The decoder's check against alias bombs, made
-                        // before the copy.
-                        let (w, n) = (*w, n);
-                        self.decode_count += w;
-                        self.alias_count += w;
-                        let (d, a) = (self.decode_count, self.alias_count);
-                        if a > 100 && d > 1000 && a as f64 / d as f64 > allowed_alias_ratio(d) {
-                            let kind = match n {
-                                Node::Map(_) => Kind::Map,
-                                Node::Seq(_) => Kind::Seq,
-                                _ => Kind::Scalar,
-                            };
-                            Node::Fail("yaml: document contains excessive aliasing".into(), kind)
-                        } else {
-                            n.clone()
-                        }
-                    }
-                    Some(Anchored::Open(_, kind)) => Node::Fail(
-                        format!(
-                            "yaml: anchor '{}' value contains itself",
-                            text_of(name.clone())
-                        ),
-                        *kind,
-                    ),
-                };
-                let w = match self.anchors.get(&name) {
-                    Some(Anchored::Done(_, w)) => 1 + w,
-                    _ => 1,
+                let Some(&target) = self.anchors.get(&name) else {
+                    return Err(failf(format!(
+                        "unknown anchor '{}' referenced",
+                        text_of(name)
+                    )));
                 };
                 self.ev.expect(EventType::Alias)?;
-                Ok((n, w))
+                let id = self.push(GKind::Alias, None);
+                self.nodes[id].value = text_of(name);
+                self.nodes[id].alias = target;
+                Ok(id)
             }
             t @ (EventType::SequenceStart | EventType::MappingStart) => {
                 let anchor = self.ev.current()?.anchor.clone();
-                let id = self.open_ids;
-                self.open_ids += 1;
-                let kind = if t == EventType::SequenceStart {
-                    Kind::Seq
+                let anchored = anchor.is_some();
+                let (kind, end) = if t == EventType::SequenceStart {
+                    (GKind::Seq, EventType::SequenceEnd)
                 } else {
-                    Kind::Map
+                    (GKind::Map, EventType::MappingEnd)
                 };
-                if let Some(a) = &anchor {
-                    self.anchors.insert(a.clone(), Anchored::Open(id, kind));
-                }
+                let id = self.push(kind, anchor);
                 self.ev.expect(t)?;
-                let mut weight = 1;
-                let n = if t == EventType::SequenceStart {
-                    let mut items = Vec::new();
-                    while self.ev.peek()? != EventType::SequenceEnd {
-                        let (n, w) = self.node()?;
-                        weight += w;
-                        items.push(n);
-                    }
-                    self.ev.expect(EventType::SequenceEnd)?;
-                    Node::Seq(items)
-                } else {
-                    let mut pairs = Vec::new();
-                    while self.ev.peek()? != EventType::MappingEnd {
-                        let (k, wk) = self.node()?;
-                        let (v, wv) = self.node()?;
-                        weight += wk + wv;
-                        pairs.push((k, v));
-                    }
-                    self.ev.expect(EventType::MappingEnd)?;
-                    Node::Map(pairs)
-                };
-                if let Some(a) = anchor {
-                    if let Some(slot) = self.anchors.get_mut(&a) {
-                        if matches!(slot, Anchored::Open(i, _) if *i == id) {
-                            *slot = Anchored::Done(n.clone(), weight);
-                        }
+                self.in_anchor += usize::from(anchored);
+                let mut children = Vec::new();
+                while self.ev.peek()? != end {
+                    children.push(self.node()?);
+                    if kind == GKind::Map {
+                        children.push(self.node()?);
                     }
                 }
-                Ok((n, weight))
+                self.in_anchor -= usize::from(anchored);
+                self.ev.expect(end)?;
+                self.nodes[id].children = children;
+                Ok(id)
             }
             other => Err(failf(format!(
                 "attempted to parse unknown event: {}",
                 other.go_name()
             ))),
+        }
+    }
+}
+
+/// decode.go's decoder, unmarshalling into `interface{}`: it walks the
+/// tree in document order (a merge's list from its end), expanding each
+/// alias where it stands, and stops at the first failure in that order:
+/// a scalar its tag refuses, an alias met again inside its own expansion,
+/// a merge whose value is not a map, a key that is a list or a map, or
+/// the check against alias bombs, made at every node it walks.
+struct Decoder {
+    nodes: Vec<GNode>,
+    decode_count: u64,
+    alias_count: u64,
+    alias_depth: u32,
+}
+
+const MERGE_TAG: &str = "tag:yaml.org,2002:merge";
+
+impl Decoder {
+    /// decoder.unmarshal's count and check, made before every node.
+    fn count(&mut self) -> Result<(), YamlError> {
+        self.decode_count += 1;
+        if self.alias_depth > 0 {
+            self.alias_count += 1;
+        }
+        let (d, a) = (self.decode_count, self.alias_count);
+        if a > 100 && d > 1000 && a as f64 / d as f64 > allowed_alias_ratio(d) {
+            return Err(failf("document contains excessive aliasing".into()));
+        }
+        Ok(())
+    }
+
+    /// decoder.alias around `then`, which decodes the anchor's node.
+    fn alias<T>(
+        &mut self,
+        id: usize,
+        then: impl FnOnce(&mut Self, usize) -> Result<T, YamlError>,
+    ) -> Result<T, YamlError> {
+        if self.nodes[id].expanding {
+            return Err(failf(format!(
+                "anchor '{}' value contains itself",
+                self.nodes[id].value
+            )));
+        }
+        self.nodes[id].expanding = true;
+        self.alias_depth += 1;
+        let r = then(self, self.nodes[id].alias);
+        self.alias_depth -= 1;
+        self.nodes[id].expanding = false;
+        r
+    }
+
+    fn children(&mut self, id: usize) -> Vec<usize> {
+        if self.nodes[id].shared {
+            self.nodes[id].children.clone()
+        } else {
+            std::mem::take(&mut self.nodes[id].children)
+        }
+    }
+
+    fn unmarshal(&mut self, id: usize) -> Result<Node, YamlError> {
+        self.count()?;
+        match self.nodes[id].kind {
+            GKind::Alias => self.alias(id, Self::unmarshal),
+            GKind::Scalar => {
+                let n = &mut self.nodes[id];
+                let text = if n.shared {
+                    n.value.clone()
+                } else {
+                    std::mem::take(&mut n.value)
+                };
+                match resolve_scalar(text, &n.tag, n.implicit)? {
+                    // Only a key is a merge; as a value, "<<" is a string.
+                    Scalar::Merge => Ok(Node::Scalar(Scalar::Str("<<".into()))),
+                    s => Ok(Node::Scalar(s)),
+                }
+            }
+            GKind::Seq => {
+                let items = self.children(id);
+                let mut out = Vec::with_capacity(items.len());
+                for i in items {
+                    out.push(self.unmarshal(i)?);
+                }
+                Ok(Node::Seq(out))
+            }
+            GKind::Map => {
+                let mut pairs = Vec::new();
+                self.mapping(id, &mut pairs)?;
+                Ok(Node::Map(pairs))
+            }
+        }
+    }
+
+    /// decoder.mapping into a map already made (a merge decodes into the
+    /// map that holds it): pairs in the order they are set.
+    fn mapping(&mut self, id: usize, pairs: &mut Vec<(Node, Node)>) -> Result<(), YamlError> {
+        let children = self.children(id);
+        for kv in children.chunks(2) {
+            let (k, v) = (kv[0], kv[1]);
+            let kn = &self.nodes[k];
+            if kn.kind == GKind::Scalar && kn.value == "<<" && (kn.implicit || kn.tag == MERGE_TAG)
+            {
+                self.merge(v, pairs)?;
+                continue;
+            }
+            let key = self.unmarshal(k)?;
+            if let Node::Seq(_) | Node::Map(_) = key {
+                return Err(failf(format!("invalid map key: {}", go_sharp_v(&key))));
+            }
+            let value = self.unmarshal(v)?;
+            pairs.push((key, value));
+        }
+        Ok(())
+    }
+
+    /// decoder.unmarshal of a map node (or an alias of one) into `pairs`.
+    fn unmarshal_into(
+        &mut self,
+        id: usize,
+        pairs: &mut Vec<(Node, Node)>,
+    ) -> Result<(), YamlError> {
+        self.count()?;
+        match self.nodes[id].kind {
+            GKind::Alias => self.alias(id, |d, target| d.unmarshal_into(target, pairs)),
+            GKind::Map => self.mapping(id, pairs),
+            // merge() lets only maps and aliases of maps through.
+            GKind::Scalar | GKind::Seq => Err(merge_error()),
+        }
+    }
+
+    /// decoder.merge.
+    fn merge(&mut self, id: usize, pairs: &mut Vec<(Node, Node)>) -> Result<(), YamlError> {
+        let is_map_alias = |d: &Self, i: usize| d.nodes[d.nodes[i].alias].kind == GKind::Map;
+        match self.nodes[id].kind {
+            GKind::Map => self.unmarshal_into(id, pairs),
+            GKind::Alias => {
+                if !is_map_alias(self, id) {
+                    return Err(merge_error());
+                }
+                self.unmarshal_into(id, pairs)
+            }
+            GKind::Seq => {
+                // Step backwards as earlier nodes take precedence.
+                let items = self.children(id);
+                for &i in items.iter().rev() {
+                    let ok = match self.nodes[i].kind {
+                        GKind::Alias => is_map_alias(self, i),
+                        k => k == GKind::Map,
+                    };
+                    if !ok {
+                        return Err(merge_error());
+                    }
+                    self.unmarshal_into(i, pairs)?;
+                }
+                Ok(())
+            }
+            GKind::Scalar => Err(merge_error()),
         }
     }
 }
@@ -382,70 +515,29 @@ pub fn parse_first_document(text: &str) -> Result<Option<Node>, YamlError> {
     let bytes = crate::value::gostr::to_bytes(text);
     let mut l = Loader {
         ev: Events::new(&bytes),
+        nodes: Vec::new(),
         anchors: HashMap::new(),
-        open_ids: 0,
-        // The document node.
-        decode_count: 1,
-        alias_count: 0,
+        in_anchor: 0,
     };
     l.ev.expect(EventType::StreamStart)?;
-    let node = match l.ev.peek()? {
+    let root = match l.ev.peek()? {
         EventType::StreamEnd => return Ok(None),
         EventType::DocumentStart => {
             l.ev.expect(EventType::DocumentStart)?;
-            let (n, _) = l.node()?;
+            let n = l.node()?;
             l.ev.expect(EventType::DocumentEnd)?;
             n
         }
-        _ => l.node()?.0,
+        _ => l.node()?,
     };
-    decode_check(&node)?;
-    Ok(Some(node))
-}
-
-/// The decoder's walk (decode.go's unmarshal into interface{}): the first
-/// error it meets, in its order: a node it refuses, a merge whose value is
-/// not a map (or a list of maps), a key that is a list or a map.
-fn decode_check(n: &Node) -> Result<(), YamlError> {
-    match n {
-        Node::Fail(msg, _) => Err(YamlError {
-            line: 0,
-            column: 0,
-            msg: msg.clone(),
-        }),
-        Node::Scalar(_) => Ok(()),
-        Node::Seq(items) => items.iter().try_for_each(decode_check),
-        Node::Map(pairs) => {
-            for (k, v) in pairs {
-                if let Node::Scalar(Scalar::Merge) = k {
-                    let is_map = |n: &Node| matches!(n, Node::Map(_) | Node::Fail(_, Kind::Map));
-                    match v {
-                        Node::Map(_) | Node::Fail(_, Kind::Map) => decode_check(v)?,
-                        Node::Seq(items) => {
-                            for it in items.iter().rev() {
-                                if !is_map(it) {
-                                    return Err(merge_error());
-                                }
-                                decode_check(it)?;
-                            }
-                        }
-                        _ => return Err(merge_error()),
-                    }
-                    continue;
-                }
-                decode_check(k)?;
-                if let Node::Seq(_) | Node::Map(_) = k {
-                    return Err(YamlError {
-                        line: 0,
-                        column: 0,
-                        msg: format!("yaml: invalid map key: {}", go_sharp_v(k)),
-                    });
-                }
-                decode_check(v)?;
-            }
-            Ok(())
-        }
-    }
+    let mut d = Decoder {
+        nodes: l.nodes,
+        // The document node.
+        decode_count: 1,
+        alias_count: 0,
+        alias_depth: 0,
+    };
+    d.unmarshal(root).map(Some)
 }
 
 fn merge_error() -> YamlError {
@@ -460,21 +552,6 @@ fn merge_error() -> YamlError {
 /// followed by sigs.k8s.io's conversion of keys to strings.
 fn map_to_json(pairs: &[(Node, Node)], out: &mut Map) -> Result<(), YamlError> {
     for (k, v) in pairs {
-        if let Node::Scalar(Scalar::Merge) = k {
-            match v {
-                Node::Map(p) => map_to_json(p, out)?,
-                Node::Seq(items) => {
-                    for it in items.iter().rev() {
-                        match it {
-                            Node::Map(p) => map_to_json(p, out)?,
-                            _ => return Err(merge_error()),
-                        }
-                    }
-                }
-                _ => return Err(merge_error()),
-            }
-            continue;
-        }
         let key = match k {
             Node::Scalar(s) => match s {
                 Scalar::Str(s) | Scalar::Timestamp(s) => s.clone(),
@@ -523,7 +600,6 @@ fn go_sharp_v(n: &Node) -> String {
             Scalar::Null => "interface {}(nil)".into(),
             Scalar::Merge => quote_go("<<"),
         },
-        Node::Fail(..) => "interface {}(nil)".into(),
         Node::Seq(items) => format!(
             "[]interface {{}}{{{}}}",
             items.iter().map(go_sharp_v).collect::<Vec<_>>().join(", ")
@@ -534,7 +610,9 @@ fn go_sharp_v(n: &Node) -> String {
                 .iter()
                 .map(|(k, v)| (go_sharp_v(k), go_sharp_v(v)))
                 .collect();
-            kv.sort();
+            // Go's map holds the value set last for a key.
+            kv.reverse();
+            kv.sort_by(|a, b| a.0.cmp(&b.0));
             kv.dedup_by(|a, b| a.0 == b.0);
             format!(
                 "map[interface {{}}]interface {{}}{{{}}}",
@@ -566,7 +644,7 @@ fn float32_key(f: f64) -> String {
 fn first_non_finite(n: &Node) -> Option<f64> {
     match n {
         Node::Scalar(Scalar::Float(f)) if !f.is_finite() => Some(*f),
-        Node::Scalar(_) | Node::Fail(..) => None,
+        Node::Scalar(_) => None,
         Node::Seq(items) => items.iter().find_map(first_non_finite),
         Node::Map(pairs) => {
             let mut sorted: Vec<(String, &Node)> =
@@ -610,13 +688,6 @@ pub fn to_json(n: &Node) -> Result<Value, YamlError> {
 
 fn to_json_checked(n: &Node) -> Result<Value, YamlError> {
     Ok(match n {
-        Node::Fail(msg, _) => {
-            return Err(YamlError {
-                line: 0,
-                column: 0,
-                msg: msg.clone(),
-            })
-        }
         Node::Scalar(s) => match s {
             Scalar::Null => Value::Nil,
             Scalar::Bool(b) => Value::Bool(*b),

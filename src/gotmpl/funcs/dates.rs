@@ -1,13 +1,15 @@
 //! Sprig's date functions and a Go `time.Time` value with its location.
-//! The process's own zone (Go's `time.Local`) comes from `TZ` or, unset,
-//! `/etc/localtime`, as Go reads them; named zones from the IANA database
-//! embedded by chrono-tz. A zone Go cannot load is UTC, as Sprig falls back.
+//! The process's own zone (Go's `time.Local`) is read as Go's initLocal
+//! reads it: the TZif file `TZ` names (a path, or a name under the
+//! system's zone directories) or, `TZ` unset, `/etc/localtime`
+//! (`zoneinfo.rs`); named zones (`dateInZone`) are read as Go's
+//! LoadLocation reads them, from `ZONEINFO` or the system's zone
+//! directories. A zone Go cannot load is UTC, as Sprig falls back.
 
 use super::{arg_str, Registry, P};
 use crate::value::{MethodError, Object, Value};
 use chrono::{
-    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, Offset, TimeZone,
-    Timelike, Utc,
+    DateTime, Datelike, Duration, FixedOffset, NaiveDate, NaiveDateTime, TimeZone, Timelike, Utc,
 };
 use std::rc::Rc;
 
@@ -18,7 +20,9 @@ pub enum Loc {
     Utc,
     /// `time.FixedZone(name, offset)`; an empty name prints as `-0700`.
     Fixed(Option<String>, i32),
-    Zone(chrono_tz::Tz),
+    /// A zone read from a TZif file, as Go reads it: the process's zone or
+    /// one `time.LoadLocation` found by name.
+    File(std::sync::Arc<super::zoneinfo::Location>),
 }
 
 impl Loc {
@@ -26,7 +30,7 @@ impl Loc {
         match self {
             Loc::Utc => 0,
             Loc::Fixed(_, off) => *off,
-            Loc::Zone(tz) => tz.offset_from_utc_datetime(instant).fix().local_minus_utc(),
+            Loc::File(l) => l.lookup(instant.and_utc().timestamp()).offset,
         }
     }
 
@@ -34,6 +38,7 @@ impl Loc {
     fn name_at(&self, instant: &NaiveDateTime) -> String {
         match self {
             Loc::Utc => "UTC".into(),
+            Loc::File(l) => l.lookup(instant.and_utc().timestamp()).name,
             Loc::Fixed(Some(name), _) if !name.is_empty() => name.clone(),
             Loc::Fixed(_, off) => {
                 let (sign, m) = if *off < 0 {
@@ -43,20 +48,6 @@ impl Loc {
                 };
                 format!("{sign}{:02}{:02}", m / 60, m % 60)
             }
-            Loc::Zone(tz) => {
-                use chrono_tz::OffsetName;
-                let off = tz.offset_from_utc_datetime(instant);
-                // tzdata's numeric abbreviations ("-03", "+0530") come back as None.
-                off.abbreviation().map(str::to_string).unwrap_or_else(|| {
-                    let secs = off.fix().local_minus_utc();
-                    let (sign, abs) = if secs < 0 { ('-', -secs) } else { ('+', secs) };
-                    if abs % 3600 == 0 {
-                        format!("{sign}{:02}", abs / 3600)
-                    } else {
-                        format!("{sign}{:02}{:02}", abs / 3600, abs % 3600 / 60)
-                    }
-                })
-            }
         }
     }
 
@@ -65,40 +56,20 @@ impl Loc {
         match name {
             "" | "UTC" => Some(Loc::Utc),
             "Local" => Some(local()),
-            _ => name.parse::<chrono_tz::Tz>().ok().map(Loc::Zone),
+            _ => super::zoneinfo::load_named(name).map(Loc::File),
         }
     }
 }
 
-/// Go's initLocal: `TZ` unset means /etc/localtime, set empty or to a zone
-/// that cannot be loaded means UTC; a leading `:` is dropped.
+/// Go's initLocal over `TZ` (`None`: unset): UTC when nothing loads.
+fn init_local(tz: Option<&str>) -> Loc {
+    super::zoneinfo::init_local(tz).map_or(Loc::Utc, Loc::File)
+}
+
+/// The process's zone, from its own `TZ` (or `/etc/localtime`).
 fn process_zone() -> Loc {
-    fn from_path(path: &str) -> Option<Loc> {
-        let name = path.split_once("zoneinfo/").map(|(_, n)| n)?;
-        name.parse::<chrono_tz::Tz>().ok().map(Loc::Zone)
-    }
-    match std::env::var("TZ") {
-        Err(_) => std::fs::read_link("/etc/localtime")
-            .ok()
-            .and_then(|p| from_path(&p.to_string_lossy()))
-            .or_else(|| {
-                let name = std::fs::read_to_string("/etc/timezone").ok()?;
-                name.trim().parse::<chrono_tz::Tz>().ok().map(Loc::Zone)
-            })
-            .unwrap_or(Loc::Utc),
-        Ok(tz) => {
-            let tz = tz.strip_prefix(':').unwrap_or(&tz);
-            if tz.starts_with('/') {
-                from_path(tz).unwrap_or(Loc::Utc)
-            } else if tz.is_empty() || tz == "UTC" {
-                Loc::Utc
-            } else {
-                tz.parse::<chrono_tz::Tz>()
-                    .map(Loc::Zone)
-                    .unwrap_or(Loc::Utc)
-            }
-        }
-    }
+    let tz = std::env::var_os("TZ").map(|v| crate::value::gostr::from_vec(v.into_encoded_bytes()));
+    init_local(tz.as_deref())
 }
 
 /// A stand-in for the process's `TZ`, set by tests that render as Helm
@@ -118,16 +89,7 @@ pub fn local() -> Loc {
 /// Renders from now on as if the process's `TZ` were `tz` (`None`: the
 /// process's own zone again). Process-wide: for tests only.
 pub fn set_local_zone(tz: Option<&str>) {
-    let zone = tz.map(|tz| {
-        let tz = tz.strip_prefix(':').unwrap_or(tz);
-        if tz.is_empty() || tz == "UTC" {
-            Loc::Utc
-        } else {
-            tz.parse::<chrono_tz::Tz>()
-                .map(Loc::Zone)
-                .unwrap_or(Loc::Utc)
-        }
-    });
+    let zone = tz.map(|tz| init_local(Some(tz)));
     *LOCAL_OVERRIDE.write().unwrap_or_else(|e| e.into_inner()) = zone;
 }
 
@@ -1015,10 +977,21 @@ fn parse_in_location(layout: &str, value: &str, loc: &Loc) -> Result<GoTime, Tim
         return Ok(GoTime::at(fixed(instant, off), in_loc));
     }
     if let Some(name) = zone.name {
+        if let Loc::File(l) = loc {
+            if let Some(off) = l.lookup_name(&name, wall.and_utc().timestamp()) {
+                let instant = wall - Duration::seconds(off.into());
+                return Ok(GoTime::at(fixed(instant, off), loc.clone()));
+            }
+        }
         // lookupName: an offset of the location that has this abbreviation,
         // the one in effect at that wall time first.
         let candidates = [wall, wall - Duration::days(182), wall + Duration::days(182)];
-        for guess in candidates {
+        let candidates = if matches!(loc, Loc::File(_)) {
+            &candidates[..0]
+        } else {
+            &candidates[..]
+        };
+        for &guess in candidates {
             let off = loc.offset_at(&guess);
             let instant = wall - Duration::seconds(off.into());
             if loc.name_at(&instant) == name || loc.name_at(&guess) == name {

@@ -16,6 +16,7 @@ mod math;
 mod pki;
 pub mod semver;
 pub mod strings;
+mod zoneinfo;
 
 use super::error::ExecError;
 use super::exec::Exec;
@@ -134,8 +135,34 @@ pub fn get(name: &str) -> Option<&'static Func> {
     registry().map.get(name)
 }
 
+/// Functions of sprig.TxtFuncMap that Helm's engine deletes.
+const SPRIG_ONLY: &[&str] = &["env", "expandenv"];
+
+/// Functions Helm's engine adds to Sprig's (pkg/engine/funcs.go funcMap).
+const HELM_ONLY: &[&str] = &[
+    "toToml",
+    "mustToToml",
+    "fromToml",
+    "toYaml",
+    "mustToYaml",
+    "toYamlPretty",
+    "fromYaml",
+    "fromYamlArray",
+    "fromJsonArray",
+    "include",
+    "tpl",
+    "required",
+    "lookup",
+];
+
+/// A function a chart's templates may call (Helm's funcMap).
 pub fn exists(name: &str) -> bool {
-    registry().map.contains_key(name)
+    registry().map.contains_key(name) && !SPRIG_ONLY.contains(&name)
+}
+
+/// A function of sprig.TxtFuncMap alone (Helm's `--name-template`).
+pub fn exists_in_sprig(name: &str) -> bool {
+    registry().map.contains_key(name) && !HELM_ONLY.contains(&name)
 }
 
 pub fn names() -> Vec<&'static str> {

@@ -16,6 +16,12 @@ fn s(v: String) -> FResult {
 pub fn register(r: &mut Registry) {
     use P::*;
     r.add("hello", &[], None, |_, _| s("Hello!".into()));
+    // Sprig's env and expandenv (os.Getenv, os.ExpandEnv): Helm deletes
+    // them from a chart's functions; `--name-template` has them.
+    r.add("env", &[Str], None, |_, a| s(getenv(arg_str(&a[0]))));
+    r.add("expandenv", &[Str], None, |_, a| {
+        s(expand_env(arg_str(&a[0])))
+    });
     r.add("trim", &[Str], None, |_, a| {
         s(arg_str(&a[0]).trim_matches(char::is_whitespace).to_string())
     });
@@ -1479,4 +1485,124 @@ fn url_join(d: &Value) -> FResult {
         out.push_str(&fragment);
     }
     Ok(Value::string(out))
+}
+
+/// os.Getenv: the variable's bytes, "" when unset.
+fn getenv(name: &str) -> String {
+    if name.is_empty() || name.contains(['=', '\0']) {
+        return String::new();
+    }
+    std::env::var_os(name)
+        .map(|v| crate::value::gostr::from_vec(v.into_encoded_bytes()))
+        .unwrap_or_default()
+}
+
+/// os.ExpandEnv: os.Expand with os.Getenv.
+fn expand_env(s: &str) -> String {
+    expand(s, getenv)
+}
+
+/// os.Expand: `$name` and `${name}` replaced by `mapping`'s value (shell
+/// special variables of one character, bad syntax eaten, a lone `$` kept).
+fn expand(s: &str, mapping: impl Fn(&str) -> String) -> String {
+    fn special(c: u8) -> bool {
+        matches!(
+            c,
+            b'*' | b'#' | b'$' | b'@' | b'!' | b'?' | b'-' | b'0'..=b'9'
+        )
+    }
+    fn alnum(c: u8) -> bool {
+        c == b'_' || c.is_ascii_alphanumeric()
+    }
+    /// getShellName: the name after `$` and how many bytes it took.
+    fn shell_name(s: &[u8]) -> (&[u8], usize) {
+        if s[0] == b'{' {
+            if s.len() > 2 && special(s[1]) && s[2] == b'}' {
+                return (&s[1..2], 3);
+            }
+            for i in 1..s.len() {
+                if s[i] == b'}' {
+                    if i == 1 {
+                        return (&[], 2);
+                    }
+                    return (&s[1..i], i + 1);
+                }
+            }
+            return (&[], 1);
+        }
+        if special(s[0]) {
+            return (&s[..1], 1);
+        }
+        let n = s.iter().take_while(|&&c| alnum(c)).count();
+        (&s[..n], n)
+    }
+    let b = crate::value::gostr::to_bytes(s);
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let (mut i, mut j) = (0, 0);
+    while j < b.len() {
+        if b[j] == b'$' && j + 1 < b.len() {
+            out.extend_from_slice(&b[i..j]);
+            let (name, w) = shell_name(&b[j + 1..]);
+            if name.is_empty() && w > 0 {
+                // Bad syntax: eaten.
+            } else if name.is_empty() {
+                out.push(b'$');
+            } else {
+                let name = crate::value::gostr::from_vec(name.to_vec());
+                out.extend_from_slice(&crate::value::gostr::to_bytes(&mapping(&name)));
+            }
+            j += w;
+            i = j + 1;
+        }
+        j += 1;
+    }
+    out.extend_from_slice(&b[i.min(b.len())..]);
+    crate::value::gostr::from_vec(out)
+}
+
+#[cfg(test)]
+mod expand_tests {
+    /// Go's os/env_test.go expandTests.
+    #[test]
+    fn expands_as_os_expand() {
+        let mapping = |name: &str| -> String {
+            match name {
+                "*" => "all the args",
+                "#" => "NARGS",
+                "$" => "PID",
+                "1" => "ARGUMENT1",
+                "HOME" => "/usr/gopher",
+                "H" => "(Value of H)",
+                "home_1" => "/usr/foo",
+                "_" => "underscore",
+                _ => "",
+            }
+            .to_string()
+        };
+        for (input, want) in [
+            ("", ""),
+            ("$*", "all the args"),
+            ("$$", "PID"),
+            ("${*}", "all the args"),
+            ("$1", "ARGUMENT1"),
+            ("${1}", "ARGUMENT1"),
+            ("now is the time", "now is the time"),
+            ("$HOME", "/usr/gopher"),
+            ("$home_1", "/usr/foo"),
+            ("${HOME}", "/usr/gopher"),
+            ("${H}OME", "(Value of H)OME"),
+            (
+                "A$$$#$1$H$home_1*B",
+                "APIDNARGSARGUMENT1(Value of H)/usr/foo*B",
+            ),
+            ("start$+middle$^end$", "start$+middle$^end$"),
+            ("mixed$|bag$$$", "mixed$|bagPID$"),
+            ("$", "$"),
+            ("$}", "$}"),
+            ("${", ""),
+            ("${}", ""),
+        ] {
+            assert_eq!(super::expand(input, mapping), want, "{input:?}");
+        }
+    }
 }
