@@ -12,8 +12,9 @@
 //! resourceVersion for kinds without a generation, which have no status).
 
 use crate::operator::api;
+use crate::operator::model::light::Meta;
 use futures::StreamExt;
-use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
+use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
@@ -89,7 +90,7 @@ impl OwnedWatches {
         if !self.started.lock().expect("lock").insert(key) {
             return;
         }
-        let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(self.client.clone(), ar);
+        let api: Api<Meta<DynamicObject>> = Api::all_with(self.client.clone(), ar);
         let config = watcher::Config::default().labels(&owner.selector());
         let me = self.clone();
         let ar = ar.clone();
@@ -124,7 +125,7 @@ impl OwnedWatches {
         self.tasks.lock().expect("lock").push(task);
     }
 
-    fn changed(&self, ar: &ApiResource, o: &PartialObjectMeta<DynamicObject>, owner: Owner) {
+    fn changed(&self, ar: &ApiResource, o: &Meta<DynamicObject>, owner: Owner) {
         let m = &o.metadata;
         match owner {
             Owner::Resource => {
@@ -244,7 +245,7 @@ impl Drop for OwnedWatches {
     }
 }
 
-fn object_key(ar: &ApiResource, o: &PartialObjectMeta<DynamicObject>) -> ObjectKey {
+fn object_key(ar: &ApiResource, o: &Meta<DynamicObject>) -> ObjectKey {
     (
         ar.api_version.clone(),
         ar.kind.clone(),
@@ -253,11 +254,11 @@ fn object_key(ar: &ApiResource, o: &PartialObjectMeta<DynamicObject>) -> ObjectK
     )
 }
 
-fn uid(o: &PartialObjectMeta<DynamicObject>) -> String {
+fn uid(o: &Meta<DynamicObject>) -> String {
     o.metadata.uid.clone().unwrap_or_default()
 }
 
-fn fingerprint(o: &PartialObjectMeta<DynamicObject>) -> Seen {
+fn fingerprint(o: &Meta<DynamicObject>) -> Seen {
     use std::hash::{Hash, Hasher};
     let m = &o.metadata;
     let mut h = std::collections::hash_map::DefaultHasher::new();

@@ -13,13 +13,13 @@
 use crate::operator::api;
 use crate::operator::model::catalog::Catalog;
 use crate::operator::model::licensing::Licensing;
+use crate::operator::model::light::{CrdHead, Meta};
 use crate::operator::model::snapshot::{
     crd_info, CrdInfo, Resource, SecretMeta, Snapshot, Workload,
 };
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
@@ -215,7 +215,7 @@ impl Feeds {
         let c = self.caches.clone();
         feed(
             watcher::watcher(
-                Api::<kube::core::PartialObjectMeta<Secret>>::all(self.client.clone()),
+                Api::<Meta<Secret>>::all(self.client.clone()),
                 watcher::Config::default().labels("owner=helm"),
             ),
             &self.changes,
@@ -234,7 +234,7 @@ impl Feeds {
         let ours = format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY);
         feed(
             watcher::watcher(
-                Api::<kube::core::PartialObjectMeta<Secret>>::all(self.client.clone()),
+                Api::<Meta<Secret>>::all(self.client.clone()),
                 watcher::Config::default().labels(&ours),
             ),
             &self.changes,
@@ -254,7 +254,7 @@ impl Feeds {
         let c = self.caches.clone();
         feed(
             watcher::watcher(
-                Api::<CustomResourceDefinition>::all(self.client.clone()),
+                Api::<CrdHead>::all(self.client.clone()),
                 watcher::Config::default(),
             ),
             &self.changes,
