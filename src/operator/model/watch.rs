@@ -173,10 +173,13 @@ impl Caches {
 
     /// Starts the watches; each change is announced on `changes` once the
     /// mirror holds it. The tasks end when aborted.
+    /// `resource_changed` hears the namespace of each change of one of our
+    /// resources (after the mirror holds it).
     pub fn start(
         client: &kube::Client,
         licensing: &Licensing,
         changes: &tokio::sync::broadcast::Sender<Change>,
+        resource_changed: Arc<dyn Fn(&str) + Send + Sync>,
     ) -> (Arc<Caches>, Vec<tokio::task::JoinHandle<()>>) {
         let mut caches = Caches::default();
         for kind in crate::operator::api::Kind::resources() {
@@ -186,6 +189,7 @@ impl Caches {
             client: client.clone(),
             caches: Arc::new(caches),
             changes: changes.clone(),
+            resource_changed,
         };
         let mut tasks = vec![
             feeds.release_secrets(),
@@ -207,6 +211,7 @@ struct Feeds {
     client: kube::Client,
     caches: Arc<Caches>,
     changes: tokio::sync::broadcast::Sender<Change>,
+    resource_changed: Arc<dyn Fn(&str) + Send + Sync>,
 }
 
 impl Feeds {
@@ -296,6 +301,7 @@ impl Feeds {
     /// Our resources of one kind (PostgresClusters, say).
     fn resources(&self, kind: api::Kind) -> tokio::task::JoinHandle<()> {
         let c = self.caches.clone();
+        let changed = self.resource_changed.clone();
         let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &kind.api_resource());
         feed(
             watcher::watcher(api, watcher::Config::default()),
@@ -306,7 +312,10 @@ impl Feeds {
                     serde_json::to_value(o)
                         .ok()
                         .map(|v| crate::operator::model::snapshot::resource_from(kind, &v))
-                })
+                });
+                if let Event::Apply(o) | Event::Delete(o) = e {
+                    changed(o.metadata.namespace.as_deref().unwrap_or_default());
+                }
             },
         )
     }
