@@ -169,6 +169,7 @@ pub fn run(a: &Args) -> Result<(), String> {
         // where the operator is polled, and only a worker gives back what
         // it freed when it parks (crate::memory).
         let running = tokio::spawn(process::run(opts, stop_rx));
+        tokio::spawn(crate::memory::trim_when_idle());
         tokio::select! {
             result = running => match result {
                 Ok(result) => result.map_err(|e| e.to_string()),

@@ -332,7 +332,9 @@ pub async fn measured(
     reconcile: impl std::future::Future<Output = Result<Action, Error>>,
 ) -> Result<Action, Error> {
     let start = std::time::Instant::now();
+    crate::memory::active();
     let result = reconcile.await;
+    crate::memory::active();
     // A deletion waiting for what it deleted is not a failure.
     let ok = result.as_ref().map_or_else(Error::is_waiting, |_| true);
     op.metrics
