@@ -1,4 +1,6 @@
-//! Memory given back when a thread goes idle.
+//! Memory given back when a thread goes idle, code pages let go when the
+//! whole process is ([`trim_when_idle`]), and one memory-heavy phase of a
+//! release at a time ([`heavy`]).
 //!
 //! mimalloc (the binary's allocator) purges the pages a thread freed only
 //! later, from that same thread's next allocation or free. A worker that
