@@ -97,6 +97,18 @@ pub async fn trim_when_idle() {
         }
         let released = release_code_pages();
         tracing::debug!(kib = released, "idle: released the mapped code pages");
+        // Every worker collects once more: one that parked before its
+        // frees were due to be purged (mimalloc waits a second) never
+        // comes back to them otherwise. A task spawned here wakes a
+        // parked worker to steal it.
+        let workers = tokio::runtime::Handle::current().metrics().num_workers();
+        for _ in 0..workers * 2 {
+            tokio::spawn(async {
+                tokio::task::yield_now().await;
+                collect(true);
+            });
+        }
+        collect(true);
     }
 }
 
