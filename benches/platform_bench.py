@@ -18,6 +18,8 @@ here: this script plays CloudNativePG, the ClickHouse operator, the LiteLLM
 operator and external-secrets (it marks their objects Ready as soon as they
 appear, and writes CNPG's app Secret and each ExternalSecret's target). CPU: the operator process's user+system time over that interval
 (its start-up excluded; operator_bench.py reports what start-up costs).
+Memory: the operator's peak RSS (VmHWM) when all are Ready, and its RSS
+split into anonymous and file pages 5 s later.
 
 Helm: the same eight charts installed one after the other with --wait
 (watcher), with the values the operator computes, in-process through the
@@ -28,7 +30,7 @@ work is in our figure only.
 """
 import argparse, json, os, statistics, threading, time
 
-from operator_bench import SHARED, Server, cpu_seconds, ensure_namespace, start_operator, tear_down
+from operator_bench import SHARED, Server, cpu_seconds, ensure_namespace, start_operator, status_kib, tear_down
 
 NS = "team-a"
 CORE = "/apis/core.navique.com/v1alpha1/namespaces/" + NS
@@ -129,7 +131,11 @@ def ours_round():
             if time.perf_counter() - t > 300:
                 raise SystemExit("the platform did not become Ready in 300 s")
             time.sleep(0.05)
-        return {"wall": time.perf_counter() - t, "cpu": cpu_seconds(op.pid) - c0}
+        out = {"wall": time.perf_counter() - t, "cpu": cpu_seconds(op.pid) - c0,
+               "peak_mib": status_kib(op.pid, "VmHWM") / 1024}
+        time.sleep(5)
+        out |= {f"idle_{k}_mib": status_kib(op.pid, k) / 1024 for k in ("VmRSS", "RssAnon", "RssFile")}
+        return out
     finally:
         tear_down(s, stop, op)
 
@@ -185,6 +191,10 @@ def main():
     print("|---|---:|---:|---:|")
     print(f"| wall | {ow*1000:.0f} ms | {hw*1000:.0f} ms | {hw/ow:.1f}x |")
     print(f"| CPU | {oc*1000:.0f} ms | {hc*1000:.0f} ms | {hc/oc:.1f}x |")
+    rng = lambda k: f"{med(ours, k):.1f} MiB ({min(r[k] for r in ours):.1f}-{max(r[k] for r in ours):.1f})"
+    print(f"\nOperator peak RSS (VmHWM) through the install: {rng('peak_mib')}; 5 s after all Ready: "
+          f"VmRSS {rng('idle_VmRSS_mib')}, RssAnon {rng('idle_RssAnon_mib')}, RssFile {rng('idle_RssFile_mib')} "
+          f"(median (min-max) of {a.rounds}).")
     print(json.dumps({"ours": ours, "helm": helm}))
 
 

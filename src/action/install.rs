@@ -83,7 +83,7 @@ pub async fn install(
     }
     let revision = history.iter().map(|r| r.version).max().unwrap_or(0) + 1;
     let caps = capabilities(&ctx.cluster.client).await?;
-    let rendered = render(Request {
+    let mut rendered = render(Request {
         chart,
         values,
         name,
@@ -103,14 +103,15 @@ pub async fn install(
         labels: ctx.labels.clone(),
     });
     // Too large for a Secret: refused here, before anything is applied.
-    crate::release::storage::secret_for(&rel, true, &ctx.storage.annotations)?;
+    let record = crate::release::storage::secret_for(&rel, true, &ctx.storage.annotations)?;
     install_crds(ctx, &rendered.crds).await?;
     let mut objects = rendered.objects;
     ctx.cluster.resolve_scopes(&mut objects).await?;
     ctx.cluster
         .check_ownership(&objects, &ctx.apply_options(name), "install")
         .await?;
-    ctx.storage.create(&rel).await?;
+    ctx.storage.create_secret(&record).await?;
+    drop(record);
     let outcome = deploy(ctx, &mut rel, &objects).await;
     match outcome {
         Ok(()) => {

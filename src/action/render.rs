@@ -80,6 +80,7 @@ pub struct Request<'a> {
 }
 
 pub fn render(req: Request) -> Result<Rendered, ActionError> {
+    let _heavy = crate::memory::heavy();
     if req.chart.is_library() {
         return Err(ActionError::Invalid(
             "library charts are not installable".into(),
@@ -132,7 +133,9 @@ pub struct Pending<'a> {
 }
 
 impl Rendered {
-    pub fn pending_release(&self, p: Pending) -> crate::release::Release {
+    /// The release record, taking the chart record and the manifest (the
+    /// largest parts: an install held them twice until it ended).
+    pub fn pending_release(&mut self, p: Pending) -> crate::release::Release {
         let now = super::now_text();
         crate::release::Release {
             name: p.name.to_string(),
@@ -144,9 +147,9 @@ impl Rendered {
                 status: p.status,
                 notes: self.notes.clone(),
             },
-            chart: self.chart_record.clone(),
+            chart: std::mem::take(&mut self.chart_record),
             config: crate::release::record::values_to_json(p.values),
-            manifest: self.manifest.clone(),
+            manifest: std::mem::take(&mut self.manifest),
             hooks: super::hooks::records(&self.hooks),
             version: p.revision,
             namespace: p.namespace.to_string(),

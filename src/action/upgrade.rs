@@ -47,7 +47,7 @@ pub async fn upgrade(
         .expect("history is not empty");
     let caps = capabilities(&ctx.cluster.client).await?;
     let revision = last_version + 1;
-    let rendered = render(Request {
+    let mut rendered = render(Request {
         chart,
         values,
         name,
@@ -70,7 +70,7 @@ pub async fn upgrade(
             ctx.labels.clone()
         },
     });
-    crate::release::storage::secret_for(&rel, true, &ctx.storage.annotations)?;
+    let record = crate::release::storage::secret_for(&rel, true, &ctx.storage.annotations)?;
     super::install::install_crds(ctx, &rendered.crds).await?;
     let mut objects = rendered.objects;
     ctx.cluster.resolve_scopes(&mut objects).await?;
@@ -84,7 +84,8 @@ pub async fn upgrade(
     ctx.cluster
         .check_ownership(&fresh, &ctx.apply_options(name), "update")
         .await?;
-    ctx.storage.create(&rel).await?;
+    ctx.storage.create_secret(&record).await?;
+    drop(record);
     match deploy(ctx, &mut rel, &objects, &old, "upgrade").await {
         Ok(()) => {
             let mut prev = current.clone();

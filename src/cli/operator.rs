@@ -165,8 +165,17 @@ pub fn run(a: &Args) -> Result<(), String> {
             let _ = stopped.wait_for(|s| *s).await;
             tokio::time::sleep(SHUTDOWN_GRACE).await;
         };
+        // On a worker, not on this thread: the controllers' futures run
+        // where the operator is polled, and only a worker gives back what
+        // it freed when it parks (crate::memory).
+        let running = tokio::spawn(process::run(opts, stop_rx));
+        tokio::spawn(crate::memory::trim_when_idle());
         tokio::select! {
-            result = process::run(opts, stop_rx) => result.map_err(|e| e.to_string()),
+            result = running => match result {
+                Ok(result) => result.map_err(|e| e.to_string()),
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => Err(e.to_string()),
+            },
             _ = overdue => {
                 tracing::warn!(grace = ?SHUTDOWN_GRACE, "reconciles still in flight after the grace period; exiting without them");
                 Ok(())

@@ -108,6 +108,22 @@ pub struct Release {
     pub apply_method: String,
 }
 
+/// About the length of `v` as JSON, a little over (strings are counted
+/// with an eighth for escapes).
+fn approx_json_len(v: &Value) -> usize {
+    match v {
+        Value::Null | Value::Bool(_) | Value::Number(_) => 24,
+        Value::String(s) => s.len() + s.len() / 8 + 2,
+        Value::Array(a) => a.iter().map(|x| approx_json_len(x) + 1).sum::<usize>() + 2,
+        Value::Object(m) => {
+            m.iter()
+                .map(|(k, x)| k.len() + 4 + approx_json_len(x))
+                .sum::<usize>()
+                + 2
+        }
+    }
+}
+
 fn s(v: &Value, k: &str) -> String {
     v.get(k)
         .and_then(Value::as_str)
@@ -196,7 +212,12 @@ impl Release {
 
     /// The JSON Helm's storage drivers write (before gzip and base64).
     pub fn to_json(&self) -> String {
-        let mut out = String::with_capacity(self.manifest.len() * 2 + 4096);
+        // Sized once: megabytes of base64 chart files grown by doubling
+        // held up to twice the record at the peak of an install.
+        let hooks: usize = self.hooks.iter().map(|h| h.manifest.len() + 512).sum();
+        let text = self.manifest.len() + hooks + self.info.notes.len();
+        let cap = text + text / 8 + approx_json_len(&self.chart) + approx_json_len(&self.config);
+        let mut out = String::with_capacity(cap + 4096);
         let mut o = Obj::new(&mut out);
         o.str_opt("name", &self.name);
         o.raw("info", |out| {

@@ -411,6 +411,13 @@ impl Storage {
         Ok(())
     }
 
+    /// Creates the Secret `secret_for(r, true, ..)` made (an action that
+    /// encoded the record to check its size writes it as it is).
+    pub async fn create_secret(&self, s: &Secret) -> Result<(), StorageError> {
+        self.secrets().create(&PostParams::default(), s).await?;
+        Ok(())
+    }
+
     pub async fn update(&self, r: &Release) -> Result<(), StorageError> {
         let s = secret_for(r, false, &self.annotations)?;
         self.secrets()

@@ -4,10 +4,10 @@
 use crate::operator::api;
 use crate::operator::model::catalog::Catalog;
 use crate::operator::model::licensing::Licensing;
+use crate::operator::model::light::CrdHead;
 use crate::operator::model::snapshot::*;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
@@ -78,7 +78,7 @@ async fn catalog_crds(
     catalog: &Catalog,
     snap: &mut Snapshot,
 ) -> Result<(), kube::Error> {
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crds: Api<CrdHead> = Api::all(client.clone());
     let mut wanted: Vec<&String> = catalog.capability.iter().flat_map(|c| &c.crds).collect();
     wanted.sort();
     wanted.dedup();
@@ -103,7 +103,7 @@ async fn catalog_crds(
 }
 
 /// The CRD's objects at its storage version.
-fn stored_resource(crd: &CustomResourceDefinition) -> ApiResource {
+fn stored_resource(crd: &CrdHead) -> ApiResource {
     let version = crd
         .spec
         .versions

@@ -7,6 +7,7 @@
 pub mod catalog;
 pub mod gather;
 pub mod licensing;
+pub mod light;
 pub mod owned;
 pub mod snapshot;
 pub mod watch;

@@ -12,8 +12,9 @@
 //! resourceVersion for kinds without a generation, which have no status).
 
 use crate::operator::api;
+use crate::operator::model::light::Meta;
 use futures::StreamExt;
-use kube::api::{Api, ApiResource, DynamicObject, PartialObjectMeta};
+use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
@@ -65,6 +66,13 @@ pub struct OwnedWatches {
     looked: Mutex<BTreeSet<(String, i64)>>,
     /// Release revisions this process applied: their objects are as made.
     made: Mutex<BTreeSet<(String, i64)>>,
+    /// Resources waiting for a status (kind, namespace, name): of an object
+    /// of their own (an emitted object, a workload of their release), or of
+    /// a resource they reference, by its namespace. The next such change
+    /// wakes them at once instead of at their next poll (which stays, for
+    /// a change that came before they asked).
+    waiting_own: Mutex<BTreeSet<(String, String, String)>>,
+    waiting_refs: Mutex<BTreeMap<String, BTreeSet<(String, String)>>>,
 }
 
 /// What tells a change of what we applied from a status write.
@@ -80,6 +88,8 @@ impl OwnedWatches {
             suspects: Mutex::new(BTreeMap::new()),
             looked: Mutex::new(BTreeSet::new()),
             made: Mutex::new(BTreeSet::new()),
+            waiting_own: Mutex::new(BTreeSet::new()),
+            waiting_refs: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -89,7 +99,7 @@ impl OwnedWatches {
         if !self.started.lock().expect("lock").insert(key) {
             return;
         }
-        let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(self.client.clone(), ar);
+        let api: Api<Meta<DynamicObject>> = Api::all_with(self.client.clone(), ar);
         let config = watcher::Config::default().labels(&owner.selector());
         let me = self.clone();
         let ar = ar.clone();
@@ -107,8 +117,12 @@ impl OwnedWatches {
                     }
                     Ok(Event::Apply(o)) => {
                         let now = fingerprint(&o);
-                        if seen.insert(uid(&o), now.clone()).as_ref() != Some(&now) && !listing {
+                        let edited = seen.insert(uid(&o), now.clone()).as_ref() != Some(&now);
+                        if edited && !listing {
                             me.changed(&ar, &o, owner);
+                        } else if !listing {
+                            // A status write: news only for an owner waiting for it.
+                            me.status_changed(&o, owner);
                         }
                     }
                     Ok(Event::Delete(o)) => {
@@ -124,7 +138,7 @@ impl OwnedWatches {
         self.tasks.lock().expect("lock").push(task);
     }
 
-    fn changed(&self, ar: &ApiResource, o: &PartialObjectMeta<DynamicObject>, owner: Owner) {
+    fn changed(&self, ar: &ApiResource, o: &Meta<DynamicObject>, owner: Owner) {
         let m = &o.metadata;
         match owner {
             Owner::Resource => {
@@ -162,6 +176,82 @@ impl OwnedWatches {
                 };
                 self.suspect(resource, object_key(ar, o));
                 self.look_again(kind, namespace, name);
+            }
+        }
+    }
+
+    /// `kind namespace/name` (one of our resources) waits for a status of
+    /// an object of its own.
+    pub fn wait_for_own(&self, kind: &str, namespace: &str, name: &str) {
+        self.waiting_own
+            .lock()
+            .expect("lock")
+            .insert((kind.into(), namespace.into(), name.into()));
+    }
+
+    /// `kind namespace/name` waits for resources it references (in its
+    /// namespace) to be Ready.
+    pub fn wait_for_references(&self, kind: &str, namespace: &str, name: &str) {
+        self.waiting_refs
+            .lock()
+            .expect("lock")
+            .entry(namespace.into())
+            .or_default()
+            .insert((kind.into(), name.into()));
+    }
+
+    /// One of our resources in `namespace` changed: those waiting for their
+    /// references there look again.
+    /// A cluster-scoped one (a SecretsManagement) may be referenced from
+    /// any namespace.
+    pub fn resource_changed(&self, namespace: &str) {
+        let woken: Vec<(String, BTreeSet<(String, String)>)> = {
+            let mut waiting = self.waiting_refs.lock().expect("lock");
+            if namespace.is_empty() {
+                std::mem::take(&mut *waiting).into_iter().collect()
+            } else {
+                waiting.remove_entry(namespace).into_iter().collect()
+            }
+        };
+        for (namespace, waiters) in woken {
+            for (kind, name) in waiters {
+                self.look_again(&kind, &namespace, &name);
+            }
+        }
+    }
+
+    /// An object of ours changed only in its status: its owner looks again
+    /// if it waits for that.
+    fn status_changed(&self, o: &Meta<DynamicObject>, owner: Owner) {
+        let m = &o.metadata;
+        let namespace = m.namespace.as_deref().unwrap_or_default();
+        let owners: Vec<(String, String, String)> = match owner {
+            Owner::Capability => return,
+            Owner::Resource => m
+                .owner_references
+                .iter()
+                .flatten()
+                .filter(|r| r.api_version == api::API_VERSION)
+                .map(|r| (r.kind.clone(), namespace.to_string(), r.name.clone()))
+                .collect(),
+            Owner::Workload => {
+                let Some(resource) = m
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.get(api::OWNER_ANNOTATION))
+                else {
+                    return;
+                };
+                let mut parts = resource.splitn(3, '/');
+                match (parts.next(), parts.next(), parts.next()) {
+                    (Some(k), Some(ns), Some(n)) => vec![(k.into(), ns.into(), n.into())],
+                    _ => return,
+                }
+            }
+        };
+        for waiter in owners {
+            if self.waiting_own.lock().expect("lock").remove(&waiter) {
+                self.look_again(&waiter.0, &waiter.1, &waiter.2);
             }
         }
     }
@@ -244,7 +334,7 @@ impl Drop for OwnedWatches {
     }
 }
 
-fn object_key(ar: &ApiResource, o: &PartialObjectMeta<DynamicObject>) -> ObjectKey {
+fn object_key(ar: &ApiResource, o: &Meta<DynamicObject>) -> ObjectKey {
     (
         ar.api_version.clone(),
         ar.kind.clone(),
@@ -253,11 +343,11 @@ fn object_key(ar: &ApiResource, o: &PartialObjectMeta<DynamicObject>) -> ObjectK
     )
 }
 
-fn uid(o: &PartialObjectMeta<DynamicObject>) -> String {
+fn uid(o: &Meta<DynamicObject>) -> String {
     o.metadata.uid.clone().unwrap_or_default()
 }
 
-fn fingerprint(o: &PartialObjectMeta<DynamicObject>) -> Seen {
+fn fingerprint(o: &Meta<DynamicObject>) -> Seen {
     use std::hash::{Hash, Hasher};
     let m = &o.metadata;
     let mut h = std::collections::hash_map::DefaultHasher::new();

@@ -8,7 +8,6 @@ use crate::apply::readiness::{check, Ready};
 use crate::operator::api;
 use crate::release::Status;
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -242,15 +241,8 @@ pub fn license_data(s: &Secret) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// A CRD as decisions read it: whether it is established, and the release that owns it.
-pub fn crd_info(crd: &CustomResourceDefinition) -> (String, CrdInfo) {
-    let established = crd
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| c.type_ == "Established" && c.status == "True")
-        });
+pub fn crd_info(crd: &crate::operator::model::light::CrdHead) -> (String, CrdInfo) {
+    let established = crd.established();
     (
         crd.metadata.name.clone().unwrap_or_default(),
         CrdInfo {

@@ -13,13 +13,13 @@
 use crate::operator::api;
 use crate::operator::model::catalog::Catalog;
 use crate::operator::model::licensing::Licensing;
+use crate::operator::model::light::{CrdHead, Meta};
 use crate::operator::model::snapshot::{
     crd_info, CrdInfo, Resource, SecretMeta, Snapshot, Workload,
 };
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
@@ -173,10 +173,13 @@ impl Caches {
 
     /// Starts the watches; each change is announced on `changes` once the
     /// mirror holds it. The tasks end when aborted.
+    /// `resource_changed` hears the namespace of each change of one of our
+    /// resources (after the mirror holds it).
     pub fn start(
         client: &kube::Client,
         licensing: &Licensing,
         changes: &tokio::sync::broadcast::Sender<Change>,
+        resource_changed: Arc<dyn Fn(&str) + Send + Sync>,
     ) -> (Arc<Caches>, Vec<tokio::task::JoinHandle<()>>) {
         let mut caches = Caches::default();
         for kind in crate::operator::api::Kind::resources() {
@@ -186,6 +189,7 @@ impl Caches {
             client: client.clone(),
             caches: Arc::new(caches),
             changes: changes.clone(),
+            resource_changed,
         };
         let mut tasks = vec![
             feeds.release_secrets(),
@@ -207,6 +211,7 @@ struct Feeds {
     client: kube::Client,
     caches: Arc<Caches>,
     changes: tokio::sync::broadcast::Sender<Change>,
+    resource_changed: Arc<dyn Fn(&str) + Send + Sync>,
 }
 
 impl Feeds {
@@ -215,7 +220,7 @@ impl Feeds {
         let c = self.caches.clone();
         feed(
             watcher::watcher(
-                Api::<kube::core::PartialObjectMeta<Secret>>::all(self.client.clone()),
+                Api::<Meta<Secret>>::all(self.client.clone()),
                 watcher::Config::default().labels("owner=helm"),
             ),
             &self.changes,
@@ -234,7 +239,7 @@ impl Feeds {
         let ours = format!("{}={}", api::MANAGED_BY_LABEL, api::MANAGED_BY);
         feed(
             watcher::watcher(
-                Api::<kube::core::PartialObjectMeta<Secret>>::all(self.client.clone()),
+                Api::<Meta<Secret>>::all(self.client.clone()),
                 watcher::Config::default().labels(&ours),
             ),
             &self.changes,
@@ -254,7 +259,7 @@ impl Feeds {
         let c = self.caches.clone();
         feed(
             watcher::watcher(
-                Api::<CustomResourceDefinition>::all(self.client.clone()),
+                Api::<CrdHead>::all(self.client.clone()),
                 watcher::Config::default(),
             ),
             &self.changes,
@@ -296,6 +301,7 @@ impl Feeds {
     /// Our resources of one kind (PostgresClusters, say).
     fn resources(&self, kind: api::Kind) -> tokio::task::JoinHandle<()> {
         let c = self.caches.clone();
+        let changed = self.resource_changed.clone();
         let api: Api<DynamicObject> = Api::all_with(self.client.clone(), &kind.api_resource());
         feed(
             watcher::watcher(api, watcher::Config::default()),
@@ -306,7 +312,10 @@ impl Feeds {
                     serde_json::to_value(o)
                         .ok()
                         .map(|v| crate::operator::model::snapshot::resource_from(kind, &v))
-                })
+                });
+                if let Event::Apply(o) | Event::Delete(o) = e {
+                    changed(o.metadata.namespace.as_deref().unwrap_or_default());
+                }
             },
         )
     }

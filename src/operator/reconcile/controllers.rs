@@ -32,8 +32,8 @@ pub async fn run_controllers(op: Arc<Operator>, stop: signal::Receiver<bool>) ->
         return Ok(());
     }
     let (hub, _) = broadcast::channel(1024);
-    let feeds = start_watched_view(&op, &hub, &stop).await;
     let (owned, triggers) = start_owned_watches(&op, &hub);
+    let feeds = start_watched_view(&op, &hub, &owned, &stop).await;
     let wiring = Wiring {
         op: op.clone(),
         hub: hub.clone(),
@@ -108,9 +108,17 @@ async fn install_until_answered(op: &Operator, stop: &signal::Receiver<bool>) ->
 async fn start_watched_view(
     op: &Operator,
     hub: &broadcast::Sender<Change>,
+    owned: &Arc<OwnedWatches>,
     stop: &signal::Receiver<bool>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    let (caches, feeds) = Caches::start(&op.client, &op.licensing, hub);
+    // A resource's change wakes those waiting for it (OwnedWatches).
+    let weak = Arc::downgrade(owned);
+    let resource_changed = Arc::new(move |namespace: &str| {
+        if let Some(owned) = weak.upgrade() {
+            owned.resource_changed(namespace);
+        }
+    });
+    let (caches, feeds) = Caches::start(&op.client, &op.licensing, hub, resource_changed);
     *op.caches.write().expect("lock") = Some(caches.clone());
     for _ in 0..600 {
         if caches.synced() || *stop.borrow() {

@@ -146,6 +146,22 @@ impl Operator {
         }
     }
 
+    /// `r` waits for a status of an object of its own (an emitted object,
+    /// a workload of its release): that object's next change wakes it.
+    pub fn wait_for_own(&self, r: &crate::operator::model::snapshot::Resource) {
+        if let Some(watches) = self.owned.read().expect("lock").clone() {
+            watches.wait_for_own(r.kind.as_str(), &r.namespace, &r.name);
+        }
+    }
+
+    /// `r` waits for resources it references: the next change of one of
+    /// our resources in its namespace wakes it.
+    pub fn wait_for_references(&self, r: &crate::operator::model::snapshot::Resource) {
+        if let Some(watches) = self.owned.read().expect("lock").clone() {
+            watches.wait_for_references(r.kind.as_str(), &r.namespace, &r.name);
+        }
+    }
+
     /// Records a release revision this process applied (see
     /// `OwnedWatches::made_here`).
     pub fn made_release(&self, namespace: &str, name: &str, revision: i64) {
@@ -316,7 +332,9 @@ pub async fn measured(
     reconcile: impl std::future::Future<Output = Result<Action, Error>>,
 ) -> Result<Action, Error> {
     let start = std::time::Instant::now();
+    crate::memory::active();
     let result = reconcile.await;
+    crate::memory::active();
     // A deletion waiting for what it deleted is not a failure.
     let ok = result.as_ref().map_or_else(Error::is_waiting, |_| true);
     op.metrics

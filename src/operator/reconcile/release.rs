@@ -24,9 +24,10 @@ async fn orphan_owners(
     snap: &Snapshot,
 ) -> Result<Vec<(String, String)>, Error> {
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-    let crds: kube::Api<CustomResourceDefinition> = kube::Api::all(client.clone());
+    type CrdMeta = crate::operator::model::light::Meta<CustomResourceDefinition>;
+    let crds: kube::Api<CrdMeta> = kube::Api::all(client.clone());
     let mut owners = Vec::new();
-    for c in crds.list_metadata(&Default::default()).await?.items {
+    for c in crds.list(&Default::default()).await?.items {
         let a = c.metadata.annotations.unwrap_or_default();
         if let (Some(n), Some(ns)) = (
             a.get(crate::apply::RELEASE_NAME_ANNOTATION),

@@ -304,6 +304,9 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
     if !waits.is_empty() {
         let standing = Standing::Waiting(waits.join("; "));
         finish(op, kind, obj, &old, status, &standing, caps, licensed).await?;
+        if !realised.waiting_for.is_empty() {
+            op.wait_for_references(&r);
+        }
         return Ok(Action::requeue(op.poll));
     }
     let on = reference(obj, kind);
@@ -318,6 +321,7 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
     Ok(if ready {
         Action::requeue(until_expiry(&planned.tier).min(op.settled_after(&r.uid)))
     } else {
+        op.wait_for_own(&r);
         Action::requeue(op.poll)
     })
 }

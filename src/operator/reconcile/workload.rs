@@ -162,6 +162,7 @@ async fn apply(kind: Kind, obj: &DynamicObject, op: &Operator) -> Result<Action,
         report
             .finish(status, Standing::Waiting(w.waiting_for.join("; ")))
             .await?;
+        op.wait_for_references(&r);
         return Ok(Action::requeue(op.poll));
     }
     let on = reference(obj, kind);
@@ -246,6 +247,9 @@ async fn release_and_report(
         Some(why) => Standing::Provisioning(why),
     };
     report.finish(status, standing).await?;
+    if !settled {
+        op.wait_for_own(r);
+    }
     Ok(Action::requeue(if settled {
         op.settled_after(&r.uid)
     } else {
