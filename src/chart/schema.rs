@@ -12,13 +12,7 @@ fn kind(v: &Value) -> &'static str {
         Value::Int(_) | Value::Int64(_) | Value::Uint64(_) | Value::Uint8(_) | Value::Uint32(_) => {
             "number"
         }
-        Value::Float(f) => {
-            if f.fract() == 0.0 {
-                "number"
-            } else {
-                "number"
-            }
-        }
+        Value::Float(_) => "number",
         Value::Str(_) => "string",
         Value::List(..) | Value::Bytes(_) => "array",
         Value::Map(..) => "object",
@@ -241,7 +235,7 @@ fn loc_int(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -835,28 +829,27 @@ fn arr_validate(vd: &mut Validator, s: &Map, items: &[Value]) {
                 None
             };
             match min {
-                Some(want) => {
-                    if (matched.len() as f64) < want {
-                        let msg = if matched.is_empty() {
-                            format!(
-                                "min {} items required to match contains schema, but none matched",
-                                loc_int(want as i64)
-                            )
-                        } else {
-                            format!(
+                Some(want) if (matched.len() as f64) < want => {
+                    let msg = if matched.is_empty() {
+                        format!(
+                            "min {} items required to match contains schema, but none matched",
+                            loc_int(want as i64)
+                        )
+                    } else {
+                        format!(
                                 "min {} items required to match contains schema, but matched {} items at {}",
                                 loc_int(want as i64),
                                 loc_int(matched.len() as i64),
                                 list(&matched)
                             )
-                        };
-                        vd.add_errors(errors, msg);
-                    }
+                    };
+                    vd.add_errors(errors, msg);
                 }
+                // minContains, when given, replaces contains' own check.
                 None if matched.is_empty() => {
                     vd.add_errors(errors, "no items match contains schema".into());
                 }
-                None => {}
+                _ => {}
             }
             if draft >= 2019 {
                 if let Some(want) = num_list(get(s, "maxContains")) {
