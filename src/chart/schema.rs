@@ -12,13 +12,7 @@ fn kind(v: &Value) -> &'static str {
         Value::Int(_) | Value::Int64(_) | Value::Uint64(_) | Value::Uint8(_) | Value::Uint32(_) => {
             "number"
         }
-        Value::Float(f) => {
-            if f.fract() == 0.0 {
-                "number"
-            } else {
-                "number"
-            }
-        }
+        Value::Float(_) => "number",
         Value::Str(_) => "string",
         Value::List(..) | Value::Bytes(_) => "array",
         Value::Map(..) => "object",
@@ -58,6 +52,8 @@ fn fmt_num(f: f64) -> String {
 struct Ctx<'a> {
     root: &'a Value,
     draft: u32,
+    /// Other documents `$ref` may name by URL (a metaschema's vocabularies).
+    docs: &'a [(&'static str, Value)],
 }
 
 fn draft_of(root: &Value) -> u32 {
@@ -79,34 +75,82 @@ fn draft_of(root: &Value) -> u32 {
     }
 }
 
-/// The metaschema of a draft whose metaschema is one document (drafts 4, 6
-/// and 7; from santhosh-tekuri/jsonschema v6's metaschemas directory), with
-/// the URL v6 names it by.
-fn metaschema(draft: u32) -> Option<(&'static str, &'static str)> {
+/// The metaschema of a draft (from santhosh-tekuri/jsonschema v6's
+/// metaschemas directory), the URL v6 names it by, and the documents of its
+/// vocabularies (2019-09, 2020-12) by their `$id`.
+#[allow(clippy::type_complexity)]
+fn metaschema(draft: u32) -> Option<(&'static str, Value, Vec<(&'static str, Value)>)> {
+    let decode = |text: &str| json::decode(text).expect("a metaschema is JSON");
+    macro_rules! docs {
+        ($dir:literal, $base:literal, [$($name:literal),*]) => {
+            vec![$((
+                concat!($base, "meta/", $name),
+                decode(include_str!(concat!("metaschemas/", $dir, "/", $name, ".json"))),
+            )),*]
+        };
+    }
     match draft {
         4 => Some((
             "http://json-schema.org/draft-04/schema#",
-            include_str!("metaschemas/draft-04.json"),
+            decode(include_str!("metaschemas/draft-04.json")),
+            Vec::new(),
         )),
         6 => Some((
             "http://json-schema.org/draft-06/schema#",
-            include_str!("metaschemas/draft-06.json"),
+            decode(include_str!("metaschemas/draft-06.json")),
+            Vec::new(),
         )),
         7 => Some((
             "http://json-schema.org/draft-07/schema#",
-            include_str!("metaschemas/draft-07.json"),
+            decode(include_str!("metaschemas/draft-07.json")),
+            Vec::new(),
         )),
-        _ => None,
+        2019 => Some((
+            "https://json-schema.org/draft/2019-09/schema#",
+            decode(include_str!("metaschemas/2019-09/schema.json")),
+            docs!(
+                "2019-09",
+                "https://json-schema.org/draft/2019-09/",
+                [
+                    "applicator",
+                    "content",
+                    "core",
+                    "format",
+                    "meta-data",
+                    "validation"
+                ]
+            ),
+        )),
+        _ => Some((
+            "https://json-schema.org/draft/2020-12/schema#",
+            decode(include_str!("metaschemas/2020-12/schema.json")),
+            docs!(
+                "2020-12",
+                "https://json-schema.org/draft/2020-12/",
+                [
+                    "applicator",
+                    "content",
+                    "core",
+                    "format-annotation",
+                    "meta-data",
+                    "unevaluated",
+                    "validation"
+                ]
+            ),
+        )),
     }
 }
 
 /// v6's compiler refuses a schema its draft's metaschema refuses, before any
 /// value is read: the SchemaValidationError's words, with no newline after.
 fn metaschema_error(schema: &Value, draft: u32) -> Option<String> {
-    let (url, text) = metaschema(draft)?;
-    let meta = json::decode(text).expect("a metaschema is JSON");
-    let ctx = Ctx { root: &meta, draft };
-    let e = validate_at(&ctx, &meta, schema, Vec::new()).err()?;
+    let (url, meta, docs) = metaschema(draft)?;
+    let ctx = Ctx {
+        root: &meta,
+        draft,
+        docs: &docs,
+    };
+    let e = validate_at(&ctx, &meta, &meta, schema, Vec::new()).err()?;
     let causes = match e.kind {
         Kind::Group => e.causes,
         _ => vec![e],
@@ -121,10 +165,29 @@ fn metaschema_error(schema: &Value, draft: u32) -> Option<String> {
     Some(out)
 }
 
-fn resolve_ref<'a>(ctx: &Ctx<'a>, r: &str) -> Option<Value> {
-    let path = r.strip_prefix("#")?;
-    let mut cur = ctx.root.clone();
-    for part in path.split('/').filter(|p| !p.is_empty()) {
+/// A `$ref`: the document it lands in and the schema it names. A URL
+/// without fragment is resolved against the current document's `$id` among
+/// the known documents; the fragment is a JSON pointer.
+fn resolve_ref(ctx: &Ctx, doc: &Value, r: &str) -> Option<(Value, Value)> {
+    let (url, frag) = r.split_once('#').unwrap_or((r, ""));
+    let doc = if url.is_empty() {
+        doc.clone()
+    } else {
+        let base = match doc {
+            Value::Map(m, _) => match m.borrow().get("$id") {
+                Some(Value::Str(id)) => id.to_string(),
+                _ => String::new(),
+            },
+            _ => String::new(),
+        };
+        let abs = match base.rfind('/') {
+            Some(i) if !url.contains("://") => format!("{}{url}", &base[..=i]),
+            _ => url.to_string(),
+        };
+        ctx.docs.iter().find(|(u, _)| *u == abs)?.1.clone()
+    };
+    let mut cur = doc.clone();
+    for part in frag.split('/').filter(|p| !p.is_empty()) {
         let part = part.replace("~1", "/").replace("~0", "~");
         cur = match &cur {
             Value::Map(m, _) => m.borrow().get(&part)?.clone(),
@@ -132,7 +195,7 @@ fn resolve_ref<'a>(ctx: &Ctx<'a>, r: &str) -> Option<Value> {
             _ => return None,
         };
     }
-    Some(cur)
+    Some((doc, cur))
 }
 
 /// What a v6 ValidationError's kind prints, or how it is shown.
@@ -172,7 +235,7 @@ fn loc_int(n: i64) -> String {
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -269,6 +332,8 @@ impl VErr {
 /// its keyword order, then none, the one, or a group of them.
 struct Validator<'c, 'a> {
     ctx: &'c Ctx<'a>,
+    /// The document the schema is in (what its `$ref`s are relative to).
+    doc: Value,
     at: Vec<String>,
     errors: Vec<VErr>,
 }
@@ -297,17 +362,17 @@ impl<'c, 'a> Validator<'c, 'a> {
     }
     /// validateSelf: another schema at the same place.
     fn validate_self(&self, schema: &Value, v: &Value) -> Result<(), VErr> {
-        validate_at(self.ctx, schema, v, self.at.clone())
+        validate_at(self.ctx, &self.doc, schema, v, self.at.clone())
     }
     /// validateVal: a schema for a member of the value.
     fn validate_val(&self, schema: &Value, v: &Value, tok: String) -> Result<(), VErr> {
         let mut at = self.at.clone();
         at.push(tok);
-        validate_at(self.ctx, schema, v, at)
+        validate_at(self.ctx, &self.doc, schema, v, at)
     }
     /// validateRef: a `$ref`'s failure holds the target's errors.
-    fn validate_ref(&self, target: &Value, v: &Value) -> Result<(), VErr> {
-        self.validate_self(target, v).map_err(|e| {
+    fn validate_ref(&self, doc: &Value, target: &Value, v: &Value) -> Result<(), VErr> {
+        validate_at(self.ctx, doc, target, v, self.at.clone()).map_err(|e| {
             let mut r = self.error(Kind::Reference);
             r.causes = match e.kind {
                 Kind::Group => e.causes,
@@ -389,9 +454,16 @@ fn is_multiple(v: f64, m: f64) -> bool {
 }
 
 /// v6's validator.validate for `schema` against `v` at `at`.
-fn validate_at(ctx: &Ctx, schema: &Value, v: &Value, at: Vec<String>) -> Result<(), VErr> {
+fn validate_at(
+    ctx: &Ctx,
+    doc: &Value,
+    schema: &Value,
+    v: &Value,
+    at: Vec<String>,
+) -> Result<(), VErr> {
     let mut vd = Validator {
         ctx,
+        doc: doc.clone(),
         at,
         errors: Vec::new(),
     };
@@ -443,8 +515,8 @@ fn validate_at(ctx: &Ctx, schema: &Value, v: &Value, at: Vec<String>) -> Result<
     }
     // $ref -- (before 2019-09 its siblings are ignored)
     if let Some(Value::Str(r)) = get(s, "$ref") {
-        if let Some(target) = resolve_ref(ctx, r) {
-            let err = vd.validate_ref(&target, v);
+        if let Some((tdoc, target)) = resolve_ref(ctx, doc, r) {
+            let err = vd.validate_ref(&tdoc, &target, v);
             if draft < 2019 {
                 return err;
             }
@@ -458,6 +530,17 @@ fn validate_at(ctx: &Ctx, schema: &Value, v: &Value, at: Vec<String>) -> Result<
         _ => {
             if let Some(f) = num(v) {
                 num_validate(&mut vd, s, f);
+            }
+        }
+    }
+    // $recursiveRef and $dynamicRef (2019-09 on): to the outermost
+    // document, where the metaschemas' recursive and dynamic anchors lead.
+    if draft >= 2019 {
+        for kw in ["$recursiveRef", "$dynamicRef"] {
+            if get(s, kw).is_some() {
+                let root = ctx.root.clone();
+                let e = vd.validate_ref(&root, &root, v);
+                vd.add_err(e);
             }
         }
     }
@@ -591,7 +674,7 @@ fn obj_validate(vd: &mut Validator, s: &Map, vm: &Map) {
     if let Some(pn) = get(s, "propertyNames") {
         for pname in vm.keys() {
             let ctx = vd.ctx;
-            if let Err(e) = validate_at(ctx, pn, &Value::str(pname), Vec::new()) {
+            if let Err(e) = validate_at(ctx, &vd.doc, pn, &Value::str(pname), Vec::new()) {
                 let causes = match e.kind {
                     Kind::Group => e.causes,
                     _ => vec![e],
@@ -746,28 +829,27 @@ fn arr_validate(vd: &mut Validator, s: &Map, items: &[Value]) {
                 None
             };
             match min {
-                Some(want) => {
-                    if (matched.len() as f64) < want {
-                        let msg = if matched.is_empty() {
-                            format!(
-                                "min {} items required to match contains schema, but none matched",
-                                loc_int(want as i64)
-                            )
-                        } else {
-                            format!(
+                Some(want) if (matched.len() as f64) < want => {
+                    let msg = if matched.is_empty() {
+                        format!(
+                            "min {} items required to match contains schema, but none matched",
+                            loc_int(want as i64)
+                        )
+                    } else {
+                        format!(
                                 "min {} items required to match contains schema, but matched {} items at {}",
                                 loc_int(want as i64),
                                 loc_int(matched.len() as i64),
                                 list(&matched)
                             )
-                        };
-                        vd.add_errors(errors, msg);
-                    }
+                    };
+                    vd.add_errors(errors, msg);
                 }
+                // minContains, when given, replaces contains' own check.
                 None if matched.is_empty() => {
                     vd.add_errors(errors, "no items match contains schema".into());
                 }
-                None => {}
+                _ => {}
             }
             if draft >= 2019 {
                 if let Some(want) = num_list(get(s, "maxContains")) {
@@ -931,7 +1013,7 @@ fn cond_validate(vd: &mut Validator, s: &Map, v: &Value) {
 /// node over its causes, printed as Helm's JSONSchemaValidationError prints
 /// it (that first line cut, a newline added); None when the values pass.
 fn report(ctx: &Ctx, values: &Value) -> Option<String> {
-    let e = validate_at(ctx, ctx.root, values, Vec::new()).err()?;
+    let e = validate_at(ctx, ctx.root, ctx.root, values, Vec::new()).err()?;
     let causes = match e.kind {
         Kind::Group => e.causes,
         _ => vec![e],
@@ -1046,7 +1128,11 @@ impl PendingValidation {
                 report_all.push_str(&format!("{name}:\n{e}"));
                 continue;
             }
-            let ctx = Ctx { root: &sv, draft };
+            let ctx = Ctx {
+                root: &sv,
+                draft,
+                docs: &[],
+            };
             if let Some(r) = report(&ctx, &vals) {
                 report_all.push_str(&format!("{name}:\n{r}"));
             }
