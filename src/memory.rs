@@ -66,7 +66,7 @@ fn collect(force: bool) {
 
 /// How long the operator must have done nothing before its code pages are
 /// let go (see [`trim_when_idle`]).
-const QUIET: Duration = Duration::from_secs(1);
+const QUIET: Duration = Duration::from_secs(2);
 
 static ACTIVITY: tokio::sync::Notify = tokio::sync::Notify::const_new();
 static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
