@@ -568,26 +568,26 @@ fn join_quoted(names: &[String]) -> String {
         .join(", ")
 }
 
+/// minProperties/maxProperties, minItems/maxItems, minLength/maxLength: a
+/// count against the schema's bounds, in v6's words.
+fn count_bounds(vd: &mut Validator, s: &Map, n: usize, min: &str, max: &str) {
+    for (key, over) in [(min, false), (max, true)] {
+        let Some(m) = num_list(get(s, key)) else {
+            continue;
+        };
+        if (over && n as f64 > m) || (!over && (n as f64) < m) {
+            vd.add(format!(
+                "{key}: got {}, want {}",
+                loc_int(n as i64),
+                loc_int(m as i64)
+            ));
+        }
+    }
+}
+
 fn obj_validate(vd: &mut Validator, s: &Map, vm: &Map) {
     let draft = vd.ctx.draft;
-    if let Some(m) = num_list(get(s, "minProperties")) {
-        if (vm.len() as f64) < m {
-            vd.add(format!(
-                "minProperties: got {}, want {}",
-                loc_int(vm.len() as i64),
-                loc_int(m as i64)
-            ));
-        }
-    }
-    if let Some(m) = num_list(get(s, "maxProperties")) {
-        if (vm.len() as f64) > m {
-            vd.add(format!(
-                "maxProperties: got {}, want {}",
-                loc_int(vm.len() as i64),
-                loc_int(m as i64)
-            ));
-        }
-    }
+    count_bounds(vd, s, vm.len(), "minProperties", "maxProperties");
     let miss = missing(vm, get(s, "required"));
     if !miss.is_empty() {
         vd.add(if miss.len() == 1 {
@@ -719,24 +719,7 @@ fn obj_validate(vd: &mut Validator, s: &Map, vm: &Map) {
 fn arr_validate(vd: &mut Validator, s: &Map, items: &[Value]) {
     let draft = vd.ctx.draft;
     let n = items.len();
-    if let Some(m) = num_list(get(s, "minItems")) {
-        if (n as f64) < m {
-            vd.add(format!(
-                "minItems: got {}, want {}",
-                loc_int(n as i64),
-                loc_int(m as i64)
-            ));
-        }
-    }
-    if let Some(m) = num_list(get(s, "maxItems")) {
-        if (n as f64) > m {
-            vd.add(format!(
-                "maxItems: got {}, want {}",
-                loc_int(n as i64),
-                loc_int(m as i64)
-            ));
-        }
-    }
+    count_bounds(vd, s, n, "minItems", "maxItems");
     if let Some(Value::Bool(true)) = get(s, "uniqueItems") {
         'dups: for i in 1..n {
             for j in 0..i {
@@ -869,24 +852,7 @@ fn arr_validate(vd: &mut Validator, s: &Map, items: &[Value]) {
 
 fn str_validate(vd: &mut Validator, s: &Map, st: &str) {
     let n = st.chars().count();
-    if let Some(m) = num_list(get(s, "minLength")) {
-        if (n as f64) < m {
-            vd.add(format!(
-                "minLength: got {}, want {}",
-                loc_int(n as i64),
-                loc_int(m as i64)
-            ));
-        }
-    }
-    if let Some(m) = num_list(get(s, "maxLength")) {
-        if (n as f64) > m {
-            vd.add(format!(
-                "maxLength: got {}, want {}",
-                loc_int(n as i64),
-                loc_int(m as i64)
-            ));
-        }
-    }
+    count_bounds(vd, s, n, "minLength", "maxLength");
     if let Some(Value::Str(p)) = get(s, "pattern") {
         if let Ok(re) = regex::Regex::new(p) {
             if !re.is_match(st) {
