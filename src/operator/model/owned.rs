@@ -161,17 +161,7 @@ impl OwnedWatches {
                     .send(crate::operator::model::watch::Change::Cluster);
             }
             Owner::Workload => {
-                let Some(resource) = m
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.get(api::OWNER_ANNOTATION))
-                else {
-                    return;
-                };
-                let mut parts = resource.splitn(3, '/');
-                let (Some(kind), Some(namespace), Some(name)) =
-                    (parts.next(), parts.next(), parts.next())
-                else {
+                let Some((resource, [kind, namespace, name])) = workload_owner(m) else {
                     return;
                 };
                 self.suspect(resource, object_key(ar, o));
@@ -234,20 +224,10 @@ impl OwnedWatches {
                 .filter(|r| r.api_version == api::API_VERSION)
                 .map(|r| (r.kind.clone(), namespace.to_string(), r.name.clone()))
                 .collect(),
-            Owner::Workload => {
-                let Some(resource) = m
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.get(api::OWNER_ANNOTATION))
-                else {
-                    return;
-                };
-                let mut parts = resource.splitn(3, '/');
-                match (parts.next(), parts.next(), parts.next()) {
-                    (Some(k), Some(ns), Some(n)) => vec![(k.into(), ns.into(), n.into())],
-                    _ => return,
-                }
-            }
+            Owner::Workload => match workload_owner(m) {
+                Some((_, [k, ns, n])) => vec![(k.into(), ns.into(), n.into())],
+                None => return,
+            },
         };
         for waiter in owners {
             if self.waiting_own.lock().expect("lock").remove(&waiter) {
@@ -359,4 +339,12 @@ fn fingerprint(o: &Meta<DynamicObject>) -> Seen {
         .is_none()
         .then(|| m.resource_version.clone().unwrap_or_default());
     (m.generation, h.finish(), version)
+}
+
+/// The resource a workload release's object belongs to: its owner
+/// annotation as written, and that annotation's `kind/namespace/name`.
+fn workload_owner(m: &kube::api::ObjectMeta) -> Option<(&str, [&str; 3])> {
+    let resource = m.annotations.as_ref()?.get(api::OWNER_ANNOTATION)?;
+    let mut parts = resource.splitn(3, '/');
+    Some((resource, [parts.next()?, parts.next()?, parts.next()?]))
 }
