@@ -274,17 +274,9 @@ impl Env {
 
     /// `wait_for` for a clean-up, which runs in `drop` and must not panic
     /// (a panic while a failed test unwinds aborts the whole binary).
-    fn wait_quietly(&self, timeout: Duration, mut done: impl FnMut(&Env) -> Result<(), String>) {
-        let start = Instant::now();
-        loop {
-            match done(self) {
-                Ok(()) => return,
-                Err(left) if start.elapsed() > timeout => {
-                    eprintln!("clean-up: still there after {timeout:?}: {left}");
-                    return;
-                }
-                Err(_) => std::thread::sleep(Duration::from_millis(200)),
-            }
+    fn wait_quietly(&self, timeout: Duration, done: impl FnMut(&Env) -> Result<(), String>) {
+        if let Err(left) = self.poll(timeout, done) {
+            eprintln!("clean-up: still there after {timeout:?}: {left}");
         }
     }
 
@@ -994,18 +986,29 @@ impl Env {
         &self,
         what: &str,
         timeout: Duration,
-        mut cond: impl FnMut(&Env) -> Result<T, String>,
+        cond: impl FnMut(&Env) -> Result<T, String>,
     ) -> T {
+        self.poll(timeout, cond)
+            .unwrap_or_else(|last| panic!("timed out after {timeout:?} waiting for {what}: {last}"))
+    }
+
+    /// Tries `cond` every 100 ms until it holds or `timeout` has passed;
+    /// then its last error.
+    fn poll<T>(
+        &self,
+        timeout: Duration,
+        mut cond: impl FnMut(&Env) -> Result<T, String>,
+    ) -> Result<T, String> {
         let start = Instant::now();
         let mut last = String::new();
         while start.elapsed() < timeout {
             match cond(self) {
-                Ok(v) => return v,
+                Ok(v) => return Ok(v),
                 Err(e) => last = e,
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        panic!("timed out after {timeout:?} waiting for {what}: {last}");
+        Err(last)
     }
 
     pub fn phase_of(&self, kind: &str, ns: &str, name: &str) -> String {
