@@ -493,9 +493,23 @@ fn the_whole_platform_installs_each_capability_once_and_deletes_back_to_where_it
                 "{r}"
             );
             if labels.get("version").map(String::as_str) != Some("1") {
-                // Each revision's description says why it was made.
-                let history = env.helm(&n, &["history", r.as_str()]);
-                panic!("{r}: one install, no upgrade loop; helm history:\n{history:#}");
+                // Each revision's description says why it was made (our
+                // history prints it; the helm client's does not).
+                let history = std::process::Command::new(env!("CARGO_BIN_EXE_navique-operator"))
+                    .args([
+                        "history",
+                        r.as_str(),
+                        "-n",
+                        n.as_str(),
+                        "-o",
+                        "json",
+                        "--kubeconfig",
+                    ])
+                    .arg(&env.kubeconfig)
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                    .unwrap_or_default();
+                panic!("{r}: one install, no upgrade loop; history:\n{history}");
             }
             format!("{r}/{n}")
         })
